@@ -1,0 +1,151 @@
+#include "actors/broker/broker_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/stateful_actor.hpp>
+#include <leveldb/write_batch.h>
+
+#include "actors/broker/node_context.hpp"
+#include "actors/common/durable_queue.hpp"
+#include "actors/partition/partition_actor.hpp"
+#include "runtime/messages.hpp"
+#include "runtime/partitioner.hpp"
+#include "storage/codec.hpp"
+
+namespace caftx {
+
+status validate_topic_name(const std::string& name) {
+  if (name.empty() || name.size() > 249)
+    return {error_code::invalid_request, "topic name must have 1 to 249 characters"};
+  if (name == "." || name == "..")
+    return {error_code::invalid_request, "topic name cannot be '.' or '..'"};
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+      return {error_code::invalid_request,
+              "topic name '" + name + "' may only contain [a-zA-Z0-9._-]"};
+  if (name.rfind("__", 0) == 0)
+    return {error_code::invalid_request, "topic names starting with '__' are internal"};
+  return {};
+}
+
+namespace {
+
+struct broker_state {
+  durable_queue dq;
+  std::shared_ptr<const node_context> ctx;
+  static inline const char* name = "caftx.broker";
+};
+
+using broker_ptr = caf::stateful_actor<broker_state>*;
+
+// Persists the topic, then spawns its partition leaders; `then` gets the
+// outcome.
+void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
+                  std::function<void(const status&)> then) {
+  leveldb::WriteBatch wb;
+  wb.Put(keys::topic(name), codec::encode_topic(name, partitions));
+  self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+                        [self, name, partitions, then = std::move(then)](const status& s) {
+                          if (!s.ok()) {
+                            then(s);
+                            return;
+                          }
+                          auto& ctx = *self->state.ctx;
+                          std::vector<caf::actor> leaders;
+                          for (int32_t p = 0; p < partitions; ++p) {
+                            auto a = spawn_partition(self->system(), self->state.ctx, {name, p});
+                            ctx.directory->add(a);
+                            leaders.push_back(a);
+                          }
+                          ctx.directory->set_topic(name, std::move(leaders));
+                          then({});
+                        });
+}
+
+caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx) {
+  self->state.ctx = ctx;
+  self->state.dq = durable_queue{ctx->store};
+  return {
+    [=](storage_done& done) { self->state.dq.complete(done); },
+    [=](const create_topic_request& req) -> caf::result<caf::message> {
+      if (auto s = validate_topic_name(req.name); !s.ok())
+        return caf::make_message(txn_response{s.code(), s.message()});
+      if (req.partitions < 1 || req.partitions > 10000)
+        return caf::make_message(txn_response{
+          error_code::invalid_partitions,
+          "partition count " + std::to_string(req.partitions) + " is out of range [1, 10000]"});
+      if (self->state.ctx->directory->topic(req.name))
+        return caf::make_message(
+          txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"});
+      auto rp = self->make_response_promise();
+      create_topic(self, req.name, req.partitions, [rp](const status& s) mutable {
+        rp.deliver(txn_response{s.code(), s.message()});
+      });
+      return rp;
+    },
+    [=](const metadata_request& req) -> caf::result<caf::message> {
+      auto& ctx = *self->state.ctx;
+      auto names = req.topics.empty() ? ctx.directory->topic_names() : req.topics;
+      std::vector<std::string> to_create;
+      metadata_response resp;
+      for (auto& n : names) {
+        topic_metadata tm;
+        tm.name = n;
+        if (auto t = ctx.directory->topic(n))
+          tm.partitions = *t;
+        else if (ctx.config.auto_create_topics_enable && validate_topic_name(n).ok())
+          to_create.push_back(n);
+        else
+          tm.error = error_code::unknown_topic_or_partition;
+        resp.topics.push_back(std::move(tm));
+      }
+      if (to_create.empty())
+        return caf::make_message(std::move(resp));
+      // auto.create.topics.enable: create, then answer the same request again.
+      auto rp = self->make_response_promise();
+      auto remaining = std::make_shared<size_t>(to_create.size());
+      for (auto& n : to_create)
+        create_topic(self, n, ctx.config.num_partitions, [self, rp, remaining, req](const status&) mutable {
+          if (--*remaining == 0)
+            rp.delegate(caf::actor_cast<caf::actor>(self), req);
+        });
+      return rp;
+    },
+    [=](init_producer_id_request& req) -> caf::result<caf::message> {
+      // Idempotent producers may ask any broker (reference §2.2 step 3);
+      // shard 0 hands out their producer ids.
+      if (req.has_transactional_id)
+        return caf::make_message(
+          init_producer_id_response{error_code::not_coordinator, "ask the transaction coordinator"});
+      return self->delegate(self->state.ctx->directory->txn_coordinator(0), std::move(req));
+    },
+    [=](const find_coordinator_request& req) {
+      auto& ctx = *self->state.ctx;
+      find_coordinator_response r;
+      if (req.key_type == 1) {
+        if (req.key.empty()) {
+          r.error = error_code::invalid_request;
+          r.message = "empty transactional id";
+          return r;
+        }
+        r.partition = partition_for(req.key, ctx.config.transaction_state_log_num_partitions);
+        r.coordinator = ctx.directory->txn_coordinator(r.partition);
+      } else {
+        r.partition = partition_for(req.key, ctx.config.offsets_topic_num_partitions);
+        r.coordinator = ctx.directory->group_coordinator(r.partition);
+      }
+      if (!r.coordinator)
+        r.error = error_code::coordinator_not_available;
+      return r;
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_broker(caf::actor_system& sys, std::shared_ptr<const node_context> ctx) {
+  return sys.spawn(broker_fn, std::move(ctx));
+}
+
+} // namespace caftx

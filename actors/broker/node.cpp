@@ -1,0 +1,192 @@
+#include "actors/broker/node.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include <chrono>
+
+#include "actors/broker/broker_actor.hpp"
+#include "actors/broker/node_context.hpp"
+#include "actors/coordinator/txn_coordinator_actor.hpp"
+#include "actors/group/group_coordinator_actor.hpp"
+#include "actors/partition/partition_actor.hpp"
+#include "runtime/messages.hpp"
+#include "storage/codec.hpp"
+
+namespace caftx {
+
+// -- actor_directory ------------------------------------------------------------
+
+void actor_directory::set_topic(const std::string& name, std::vector<caf::actor> partitions) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  topics_[name] = std::move(partitions);
+}
+
+std::optional<std::vector<caf::actor>> actor_directory::topic(const std::string& name) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = topics_.find(name);
+  if (i == topics_.end())
+    return std::nullopt;
+  return i->second;
+}
+
+std::vector<std::string> actor_directory::topic_names() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<std::string> names;
+  for (auto& [n, _] : topics_)
+    names.push_back(n);
+  return names;
+}
+
+caf::actor actor_directory::leader_for(const topic_partition& tp) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (tp.topic == consumer_offsets_topic) {
+    if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(group_.size()))
+      return {};
+    return group_[tp.partition];
+  }
+  auto i = topics_.find(tp.topic);
+  if (i == topics_.end() || tp.partition < 0
+      || tp.partition >= static_cast<int32_t>(i->second.size()))
+    return {};
+  return i->second[tp.partition];
+}
+
+void actor_directory::set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  txn_ = std::move(txn);
+  group_ = std::move(group);
+}
+
+caf::actor actor_directory::txn_coordinator(int32_t shard) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return shard >= 0 && shard < static_cast<int32_t>(txn_.size()) ? txn_[shard] : caf::actor{};
+}
+
+caf::actor actor_directory::group_coordinator(int32_t partition) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return partition >= 0 && partition < static_cast<int32_t>(group_.size()) ? group_[partition]
+                                                                           : caf::actor{};
+}
+
+void actor_directory::add(const caf::actor& a) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  all_.push_back(a);
+}
+
+std::vector<caf::actor> actor_directory::all() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return all_;
+}
+
+// -- node -------------------------------------------------------------------------
+
+status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config config,
+                                             node_options opts) {
+  if (config.data_dir.empty())
+    return status{error_code::invalid_config, "config 'data.dir' must be set"};
+  node_store_options so;
+  so.sync = config.storage_sync;
+  so.background_writer = opts.background_writer;
+  auto store = node_store::open(config.data_dir, so);
+  if (!store.ok())
+    return store.error();
+  auto ctx = std::make_shared<node_context>();
+  ctx->config = config;
+  ctx->store = std::move(store).value();
+  ctx->directory = std::make_shared<actor_directory>();
+  ctx->clock_ms = opts.clock_ms;
+  if (!ctx->clock_ms)
+    ctx->clock_ms = [] {
+      return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
+    };
+  // Topics first, so that coordinators re-sending markers find the leaders.
+  std::vector<std::pair<std::string, int32_t>> topics;
+  status bad;
+  ctx->store->scan(keys::topic_prefix, [&](const std::string& key, const std::string& value) {
+    auto t = codec::decode_topic(value);
+    if (!t.ok()) {
+      bad = status{t.error().code(), "key " + key + ": " + t.error().message()};
+      return false;
+    }
+    topics.push_back(std::move(t).value());
+    return true;
+  });
+  if (!bad.ok())
+    return bad;
+  std::shared_ptr<const node_context> cctx = ctx;
+  for (auto& [name, count] : topics) {
+    std::vector<caf::actor> leaders;
+    for (int32_t p = 0; p < count; ++p) {
+      auto a = spawn_partition(sys, cctx, {name, p});
+      ctx->directory->add(a);
+      leaders.push_back(a);
+    }
+    ctx->directory->set_topic(name, std::move(leaders));
+  }
+  std::vector<caf::actor> group;
+  for (int32_t p = 0; p < config.offsets_topic_num_partitions; ++p) {
+    group.push_back(spawn_group_coordinator(sys, cctx, p));
+    ctx->directory->add(group.back());
+  }
+  // Group coordinators must be reachable before shards re-send markers.
+  ctx->directory->set_coordinators({}, group);
+  std::vector<caf::actor> txn;
+  for (int32_t s = 0; s < config.transaction_state_log_num_partitions; ++s) {
+    txn.push_back(spawn_coordinator_supervisor(sys, cctx, s));
+    ctx->directory->add(txn.back());
+  }
+  ctx->directory->set_coordinators(std::move(txn), std::move(group));
+  std::unique_ptr<node> n{new node(sys, ctx, std::move(opts))};
+  n->broker_ = spawn_broker(sys, cctx);
+  ctx->directory->add(n->broker_);
+  return n;
+}
+
+node::node(caf::actor_system& sys, std::shared_ptr<node_context> ctx, node_options opts)
+  : sys_(&sys), ctx_(std::move(ctx)), opts_(std::move(opts)) {
+}
+
+node::~node() {
+  stop();
+}
+
+const node_config& node::config() const {
+  return ctx_->config;
+}
+
+status node::create_topic(const std::string& name, int32_t partitions) {
+  caf::scoped_actor self{*sys_};
+  status result{error_code::request_timed_out, "create_topic timed out"};
+  self->request(broker_, std::chrono::seconds(30), create_topic_request{name, partitions})
+    .receive([&](const txn_response& r) { result = status{r.error, r.message}; },
+             [&](const caf::error& e) {
+               result = status{error_code::request_timed_out, sys_->render(e)};
+             });
+  return result;
+}
+
+caf::actor node::coordinator_supervisor(int32_t shard) const {
+  return ctx_->directory->txn_coordinator(shard);
+}
+
+void node::stop() {
+  if (stopped_)
+    return;
+  stopped_ = true;
+  auto actors = ctx_->directory->all();
+  for (auto& a : actors)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  if (opts_.wait_on_stop) {
+    caf::scoped_actor self{*sys_};
+    for (auto& a : actors)
+      self->wait_for(a);
+  }
+  broker_ = nullptr;
+  ctx_.reset();
+}
+
+} // namespace caftx

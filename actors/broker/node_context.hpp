@@ -1,0 +1,60 @@
+// What every actor of one node shares: its settings, its store, its clock
+// and the directory of the node's actors (who leads which partition).
+// The directory is internally synchronized; everything else is immutable
+// after start.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "config/config.hpp"
+#include "runtime/ids.hpp"
+#include "storage/node_store.hpp"
+
+namespace caftx {
+
+/// Handles of the node's actors. Thread-safe.
+class actor_directory {
+public:
+  void set_topic(const std::string& name, std::vector<caf::actor> partitions);
+  /// Partition leaders of a user topic; nullopt if the topic is unknown.
+  std::optional<std::vector<caf::actor>> topic(const std::string& name) const;
+  std::vector<std::string> topic_names() const;
+  /// The actor that takes markers and fetches for `tp`: a partition leader,
+  /// or the group coordinator of a `__consumer_offsets` partition.
+  caf::actor leader_for(const topic_partition& tp) const;
+
+  void set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group);
+  caf::actor txn_coordinator(int32_t shard) const;
+  caf::actor group_coordinator(int32_t partition) const;
+
+  /// Every actor of the node, for shutdown.
+  void add(const caf::actor& a);
+  std::vector<caf::actor> all() const;
+
+private:
+  mutable std::mutex mtx_;
+  std::map<std::string, std::vector<caf::actor>> topics_;
+  std::vector<caf::actor> txn_;
+  std::vector<caf::actor> group_;
+  std::vector<caf::actor> all_;
+};
+
+struct node_context {
+  node_config config;
+  std::shared_ptr<node_store> store;
+  std::shared_ptr<actor_directory> directory;
+  /// Milliseconds of wall-clock time for persisted timestamps and
+  /// transaction timeouts; tests replace it with simulated time.
+  std::function<int64_t()> clock_ms;
+};
+
+} // namespace caftx

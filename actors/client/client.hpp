@@ -1,0 +1,57 @@
+// Types shared by the C++ producer and consumer: records, record metadata
+// and the exception their calls throw.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "actors/client/read_committed_filter.hpp"
+#include "runtime/error_code.hpp"
+#include "runtime/record_batch.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+/// A record to send. Without a partition, a non-empty key picks the
+/// partition by hash (always the same one for a key); an empty key picks
+/// partitions round-robin.
+struct producer_record {
+  std::string topic;
+  std::optional<int32_t> partition;
+  std::string key;
+  std::string value;
+  std::vector<record_header> headers;
+  int64_t timestamp_ms = -1; // -1: the producer stamps the current time
+};
+
+/// Where a sent record landed.
+struct record_metadata {
+  topic_partition tp;
+  int64_t offset = -1;
+  int64_t timestamp_ms = -1;
+};
+
+/// Thrown by producer and consumer calls. code() is Kafka's error; cls()
+/// says what the application may do next (reference §2.12):
+///   fatal     - close the producer; every later call throws the same error
+///   abortable - call abort_transaction(), then continue
+///   retriable - the call may be repeated (it timed out or the cluster was
+///               busy beyond the producer's retry budget)
+class kafka_exception : public std::runtime_error {
+public:
+  kafka_exception(const status& st, error_class cls)
+    : std::runtime_error(st.to_string() + " (" + to_string(cls) + ")"), code_(st.code()), cls_(cls) {}
+  error_code code() const { return code_; }
+  error_class cls() const { return cls_; }
+  bool is_fatal() const { return cls_ == error_class::fatal; }
+  bool is_abortable() const { return cls_ == error_class::abortable; }
+
+private:
+  error_code code_;
+  error_class cls_;
+};
+
+} // namespace caftx

@@ -1,0 +1,48 @@
+#include "actors/client/client_context.hpp"
+
+namespace caftx::detail {
+
+status from_caf_error(caf::actor_system& sys, const caf::error& e) {
+  if (e == caf::sec::request_receiver_down)
+    return {error_code::not_coordinator, sys.render(e)};
+  return {error_code::request_timed_out, sys.render(e)};
+}
+
+client_channel::client_channel(caf::actor_system& sys, caf::actor broker)
+  : sys_(&sys), broker_(std::move(broker)), self_(sys) {
+}
+
+status_or<std::vector<caf::actor>> client_channel::partitions(const std::string& topic,
+                                                              bool refresh,
+                                                              std::chrono::milliseconds timeout) {
+  if (!refresh)
+    if (auto i = topics_.find(topic); i != topics_.end())
+      return i->second;
+  auto r = call<metadata_response>(broker_, metadata_request{{topic}}, timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->topics.size() != 1)
+    return status{error_code::unknown_server_error, "malformed metadata response"};
+  auto& tm = r->topics.front();
+  if (tm.error != error_code::none)
+    return status{tm.error, "topic '" + topic + "' does not exist"};
+  topics_[topic] = tm.partitions;
+  return tm.partitions;
+}
+
+status_or<caf::actor> client_channel::coordinator(int8_t key_type, const std::string& key,
+                                                  bool refresh, std::chrono::milliseconds timeout) {
+  auto k = std::make_pair(key_type, key);
+  if (!refresh)
+    if (auto i = coordinators_.find(k); i != coordinators_.end())
+      return i->second;
+  auto r = call<find_coordinator_response>(broker_, find_coordinator_request{key_type, key}, timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  coordinators_[k] = r->coordinator;
+  return r->coordinator;
+}
+
+} // namespace caftx::detail

@@ -1,0 +1,58 @@
+// Internal to the client API: a blocking channel from plain C++ threads to
+// a node's actors, with a metadata and coordinator cache. One per producer
+// or consumer; used under that client's mutex.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include "runtime/messages.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx::detail {
+
+/// Maps a CAF delivery failure (no reply) to a retriable Kafka error.
+status from_caf_error(caf::actor_system& sys, const caf::error& e);
+
+class client_channel {
+public:
+  client_channel(caf::actor_system& sys, caf::actor broker);
+
+  /// One request/response with a timeout; no reply -> REQUEST_TIMED_OUT
+  /// (or NOT_COORDINATOR if the receiver is gone).
+  template <class Resp, class Req>
+  status_or<Resp> call(const caf::actor& dest, Req req, std::chrono::milliseconds timeout) {
+    status_or<Resp> result{status{error_code::request_timed_out, "no reply"}};
+    if (!dest)
+      return status{error_code::not_coordinator, "no destination"};
+    self_->request(dest, timeout, std::move(req))
+      .receive([&](Resp& r) { result = std::move(r); },
+               [&](caf::error& e) { result = from_caf_error(*sys_, e); });
+    return result;
+  }
+
+  /// Partition leaders of `topic`; UNKNOWN_TOPIC_OR_PARTITION if unknown.
+  status_or<std::vector<caf::actor>> partitions(const std::string& topic, bool refresh,
+                                                std::chrono::milliseconds timeout);
+  /// The coordinator for key_type 1 (transactional id) or 0 (group).
+  status_or<caf::actor> coordinator(int8_t key_type, const std::string& key, bool refresh,
+                                    std::chrono::milliseconds timeout);
+
+  caf::scoped_actor& self() { return self_; }
+  caf::actor_system& system() { return *sys_; }
+  const caf::actor& broker() const { return broker_; }
+
+private:
+  caf::actor_system* sys_;
+  caf::actor broker_;
+  caf::scoped_actor self_;
+  std::map<std::string, std::vector<caf::actor>> topics_;
+  std::map<std::pair<int8_t, std::string>, caf::actor> coordinators_;
+};
+
+} // namespace caftx::detail

@@ -1,0 +1,231 @@
+#include "actors/client/consumer.hpp"
+
+#include <mutex>
+#include <thread>
+
+#include "actors/client/client_context.hpp"
+
+namespace caftx {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+consumer_config parse_or_throw(const properties& props) {
+  auto c = consumer_config::parse(props);
+  if (!c.ok())
+    throw kafka_exception(c.error(), error_class::fatal);
+  return c.value();
+}
+
+[[noreturn]] void raise(const status& st) {
+  throw kafka_exception(st, is_retriable(st.code()) ? error_class::retriable : error_class::fatal);
+}
+
+} // namespace
+
+struct consumer::impl {
+  consumer_config cfg;
+  detail::client_channel ch;
+  std::vector<topic_partition> assigned;
+  std::map<topic_partition, int64_t> positions;
+  size_t next_partition = 0;
+  mutable std::mutex mtx;
+
+  impl(caf::actor_system& sys, caf::actor broker, consumer_config c)
+    : cfg(std::move(c)), ch(sys, std::move(broker)) {
+  }
+
+  milliseconds timeout() const { return milliseconds(cfg.request_timeout_ms); }
+
+  caf::actor leader(const topic_partition& tp) {
+    auto parts = ch.partitions(tp.topic, false, timeout());
+    if (!parts.ok())
+      raise(parts.error());
+    if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(parts->size()))
+      raise(status{error_code::unknown_topic_or_partition, "unknown partition " + to_string(tp)});
+    return (*parts)[tp.partition];
+  }
+
+  int64_t list_offset(const topic_partition& tp, int64_t timestamp) {
+    auto r = ch.call<list_offsets_response>(leader(tp),
+                                            list_offsets_request{tp, timestamp, cfg.isolation},
+                                            timeout());
+    if (!r.ok())
+      raise(r.error());
+    if (r->error != error_code::none)
+      raise(status{r->error, "ListOffsets " + to_string(tp)});
+    return r->offset;
+  }
+
+  const std::string& group() {
+    if (!cfg.group_id)
+      raise(status{error_code::invalid_request, "config 'group.id' is required for offsets"});
+    return *cfg.group_id;
+  }
+
+  caf::actor group_coordinator() {
+    auto c = ch.coordinator(0, group(), false, timeout());
+    if (!c.ok())
+      raise(c.error());
+    return c.value();
+  }
+
+  std::optional<int64_t> fetch_committed(const topic_partition& tp) {
+    auto r = ch.call<offset_fetch_response>(group_coordinator(),
+                                            offset_fetch_request{group(), {tp}, false}, timeout());
+    if (!r.ok())
+      raise(r.error());
+    if (r->error != error_code::none)
+      raise(status{r->error, "OffsetFetch " + to_string(tp)});
+    if (r->offsets.empty() || r->offsets.front() < 0)
+      return std::nullopt;
+    return r->offsets.front();
+  }
+
+  int64_t reset_position(const topic_partition& tp) {
+    if (cfg.auto_offset_reset == "earliest")
+      return list_offset(tp, -2);
+    if (cfg.auto_offset_reset == "latest")
+      return list_offset(tp, -1);
+    raise(status{error_code::offset_out_of_range, "no committed offset for " + to_string(tp)
+                                                    + " and auto.offset.reset=none"});
+  }
+
+  int64_t position_of(const topic_partition& tp) {
+    auto i = positions.find(tp);
+    if (i != positions.end())
+      return i->second;
+    std::optional<int64_t> pos;
+    if (cfg.group_id)
+      pos = fetch_committed(tp);
+    if (!pos)
+      pos = reset_position(tp);
+    positions[tp] = *pos;
+    return *pos;
+  }
+
+  // One round of fetches over the assignment.
+  std::vector<consumer_record> fetch_once() {
+    std::vector<consumer_record> out;
+    size_t max = static_cast<size_t>(cfg.max_poll_records);
+    for (size_t k = 0; k < assigned.size() && out.size() < max; ++k) {
+      auto& tp = assigned[(next_partition + k) % assigned.size()];
+      auto pos = position_of(tp);
+      auto r = ch.call<fetch_response>(
+        leader(tp), fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation}, timeout());
+      if (!r.ok())
+        raise(r.error());
+      if (r->error == error_code::offset_out_of_range) {
+        positions[tp] = reset_position(tp);
+        continue;
+      }
+      if (r->error != error_code::none)
+        raise(status{r->error, r->message});
+      auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
+                              max - out.size());
+      positions[tp] = f.next_offset;
+      for (auto& rec : f.records)
+        out.push_back(std::move(rec));
+    }
+    if (!assigned.empty())
+      next_partition = (next_partition + 1) % assigned.size();
+    return out;
+  }
+};
+
+consumer::consumer(caf::actor_system& sys, caf::actor broker, const properties& props)
+  : consumer(sys, std::move(broker), parse_or_throw(props)) {
+}
+
+consumer::consumer(caf::actor_system& sys, caf::actor broker, consumer_config config)
+  : impl_(std::make_unique<impl>(sys, std::move(broker), std::move(config))) {
+}
+
+consumer::~consumer() = default;
+
+void consumer::assign(const std::vector<topic_partition>& partitions) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  for (auto& tp : partitions)
+    (void) d.leader(tp); // throws for unknown partitions
+  std::map<topic_partition, int64_t> kept;
+  for (auto& tp : partitions)
+    if (auto i = d.positions.find(tp); i != d.positions.end())
+      kept.insert(*i);
+  d.positions = std::move(kept);
+  d.assigned = partitions;
+  d.next_partition = 0;
+}
+
+std::vector<topic_partition> consumer::assignment() const {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  return impl_->assigned;
+}
+
+std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto records = impl_->fetch_once();
+    auto now = std::chrono::steady_clock::now();
+    if (!records.empty() || now >= deadline)
+      return records;
+    // Nothing visible yet: wait a little, as a broker's fetch.max.wait.ms would.
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+      milliseconds(5), deadline - now));
+  }
+}
+
+int64_t consumer::position(const topic_partition& tp) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  return impl_->position_of(tp);
+}
+
+void consumer::seek(const topic_partition& tp, int64_t offset) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->positions[tp] = offset;
+}
+
+int64_t consumer::end_offset(const topic_partition& tp) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  return impl_->list_offset(tp, -1);
+}
+
+void consumer::commit() {
+  std::map<topic_partition, int64_t> offsets;
+  {
+    std::lock_guard<std::mutex> guard{impl_->mtx};
+    for (auto& tp : impl_->assigned)
+      offsets[tp] = impl_->position_of(tp);
+  }
+  commit(offsets);
+}
+
+void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  offset_commit_request req{d.group(), {}, {}};
+  for (auto& [tp, off] : offsets) {
+    req.partitions.push_back(tp);
+    req.offsets.push_back(off);
+  }
+  auto r = d.ch.call<txn_response>(d.group_coordinator(), req, d.timeout());
+  if (!r.ok())
+    raise(r.error());
+  if (r->error != error_code::none)
+    raise(status{r->error, r->message});
+}
+
+std::optional<int64_t> consumer::committed(const topic_partition& tp) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  return impl_->fetch_committed(tp);
+}
+
+void consumer::close() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->assigned.clear();
+  impl_->positions.clear();
+}
+
+} // namespace caftx

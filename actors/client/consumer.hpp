@@ -1,0 +1,68 @@
+// caftx::consumer — Kafka's consumer API with manual assignment:
+// isolation.level, group.id, assign, poll, position, seek, commit,
+// committed. Dynamic group membership and rebalancing are not provided.
+//
+// Thread-safety: calls are serialized by an internal mutex; they block the
+// calling thread. Errors: kafka_exception with Kafka's error code
+// (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE with
+// auto.offset.reset=none, INVALID_REQUEST without group.id, REQUEST_TIMED_OUT).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/client/client.hpp"
+#include "config/config.hpp"
+
+namespace caftx {
+
+class consumer {
+public:
+  /// Throws kafka_exception(INVALID_CONFIG) when `props` does not parse.
+  consumer(caf::actor_system& sys, caf::actor broker, const properties& props);
+  consumer(caf::actor_system& sys, caf::actor broker, consumer_config config);
+  ~consumer();
+
+  /// Replaces the assignment. Positions of newly assigned partitions start
+  /// at the group's committed offset, else at auto.offset.reset.
+  /// Throws UNKNOWN_TOPIC_OR_PARTITION.
+  void assign(const std::vector<topic_partition>& partitions);
+  std::vector<topic_partition> assignment() const;
+
+  /// Fetches from the assigned partitions with isolation.level, waiting up
+  /// to `timeout` for at least one record; returns at most
+  /// max.poll.records. read_committed never returns records of aborted or
+  /// open transactions, nor anything at or above the last stable offset;
+  /// control records are never returned in either level.
+  std::vector<consumer_record> poll(std::chrono::milliseconds timeout);
+
+  /// The offset of the next record poll() returns for `tp`.
+  int64_t position(const topic_partition& tp);
+  void seek(const topic_partition& tp, int64_t offset);
+
+  /// ListOffsets latest: the last stable offset under read_committed, the
+  /// high watermark under read_uncommitted.
+  int64_t end_offset(const topic_partition& tp);
+
+  /// Commits the current positions of all assigned partitions (or the
+  /// given offsets) for group.id. Throws INVALID_REQUEST without group.id.
+  void commit();
+  void commit(const std::map<topic_partition, int64_t>& offsets);
+
+  /// The group's committed offset, or nullopt if none.
+  std::optional<int64_t> committed(const topic_partition& tp);
+
+  void close();
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace caftx

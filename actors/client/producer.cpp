@@ -1,0 +1,420 @@
+#include "actors/client/producer.hpp"
+
+#include <mutex>
+#include <thread>
+
+#include "actors/client/client_context.hpp"
+#include "actors/client/transaction_manager.hpp"
+#include "runtime/partitioner.hpp"
+
+namespace caftx {
+
+namespace {
+
+using std::chrono::milliseconds;
+using clock_type = std::chrono::steady_clock;
+
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+producer_config parse_or_throw(const properties& props) {
+  auto c = producer_config::parse(props);
+  if (!c.ok())
+    throw kafka_exception(c.error(), error_class::fatal);
+  return c.value();
+}
+
+bool needs_rediscovery(error_code e) {
+  return e == error_code::not_coordinator || e == error_code::coordinator_not_available;
+}
+
+} // namespace
+
+struct producer::impl {
+  struct pending_record {
+    record rec;
+    send_callback cb;
+  };
+  struct buffer {
+    std::vector<pending_record> records;
+    size_t bytes = 0;
+  };
+
+  producer_config cfg;
+  detail::client_channel ch;
+  transaction_manager tm;
+  std::map<topic_partition, buffer> buffers;
+  std::function<void(const char*)> hook;
+  std::mutex mtx;
+  int32_t round_robin = 0;
+  bool closed = false;
+
+  impl(caf::actor_system& sys, caf::actor broker, producer_config c)
+    : cfg(std::move(c)), ch(sys, std::move(broker)), tm(cfg.transactional_id.has_value()) {
+  }
+
+  milliseconds request_timeout() const { return milliseconds(cfg.request_timeout_ms); }
+
+  const std::string& tid() const { return *cfg.transactional_id; }
+
+  void fault(const char* point) {
+    if (hook)
+      hook(point);
+  }
+
+  [[noreturn]] void fail(api_kind api, const status& st) {
+    auto cls = classify(api, st.code());
+    tm.fail(cls, st);
+    throw kafka_exception(st, cls);
+  }
+
+  void check(const status& st) {
+    if (!st.ok())
+      throw kafka_exception(st, tm.state() == client_txn_state::fatal_error ? error_class::fatal
+                                : tm.state() == client_txn_state::abortable_error
+                                  ? error_class::abortable
+                                  : error_class::fatal);
+  }
+
+  // Sends a coordinator request until it succeeds, fails for good, or
+  // delivery.timeout.ms passes. `make` builds the request, `dest` finds
+  // where to send it.
+  template <class Resp, class Req>
+  Resp coordinator_call(api_kind api, int8_t key_type, const std::string& key, const Req& req,
+                        const char* after_send_point = nullptr) {
+    auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
+    bool refresh = false;
+    for (int attempt = 0;; ++attempt) {
+      status err;
+      auto coord = ch.coordinator(key_type, key, refresh, request_timeout());
+      if (!coord.ok()) {
+        err = coord.error();
+      } else {
+        auto handle = ch.self()->request(coord.value(), request_timeout(), req);
+        if (after_send_point != nullptr && attempt == 0)
+          fault(after_send_point);
+        status_or<Resp> r{status{error_code::request_timed_out, "no reply"}};
+        handle.receive([&](Resp& x) { r = std::move(x); },
+                       [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
+        if (r.ok() && r->error == error_code::none)
+          return std::move(r).value();
+        err = r.ok() ? status{r->error, r->message} : r.error();
+      }
+      if (!is_retriable(err.code()) || clock_type::now() >= deadline)
+        fail(api, err);
+      refresh = needs_rediscovery(err.code()) || err.code() == error_code::request_timed_out;
+      std::this_thread::sleep_for(milliseconds(
+        err.code() == error_code::concurrent_transactions ? std::min(cfg.retry_backoff_ms, 20)
+                                                          : cfg.retry_backoff_ms));
+    }
+  }
+
+  void init_producer_id(producer_id expected_pid, producer_epoch expected_epoch) {
+    check(tm.begin_init());
+    init_producer_id_request req{true, tid(), cfg.transaction_timeout_ms, expected_pid,
+                                 expected_epoch};
+    auto r = coordinator_call<init_producer_id_response>(api_kind::init_producer_id, 1, tid(), req);
+    tm.init_succeeded(r.pid, r.epoch);
+  }
+
+  void init_idempotent() {
+    check(tm.begin_init());
+    auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
+    for (;;) {
+      init_producer_id_request req;
+      auto r = ch.call<init_producer_id_response>(ch.broker(), req, request_timeout());
+      status err = r.ok() ? status{r->error, r->message} : r.error();
+      if (err.ok()) {
+        tm.init_succeeded(r->pid, r->epoch);
+        return;
+      }
+      if (!is_retriable(err.code()) || clock_type::now() >= deadline)
+        fail(api_kind::init_producer_id, err);
+      std::this_thread::sleep_for(milliseconds(cfg.retry_backoff_ms));
+    }
+  }
+
+  topic_partition choose_partition(const producer_record& r) {
+    auto parts = ch.partitions(r.topic, false, request_timeout());
+    if (!parts.ok())
+      throw kafka_exception(parts.error(), error_class::abortable);
+    auto n = static_cast<int32_t>(parts->size());
+    if (r.partition) {
+      if (*r.partition < 0 || *r.partition >= n)
+        throw kafka_exception(status{error_code::unknown_topic_or_partition,
+                                     "topic '" + r.topic + "' has no partition "
+                                       + std::to_string(*r.partition)},
+                              error_class::abortable);
+      return {r.topic, *r.partition};
+    }
+    if (!r.key.empty())
+      return {r.topic, partition_for_key(r.key, n)};
+    return {r.topic, round_robin++ % n};
+  }
+
+  // AddPartitionsToTxn for the partitions about to get their first batch.
+  void add_partitions(const std::vector<topic_partition>& tps) {
+    std::vector<topic_partition> fresh;
+    for (auto& tp : tps)
+      if (!tm.is_added(tp))
+        fresh.push_back(tp);
+    if (fresh.empty())
+      return;
+    add_partitions_to_txn_request req{tid(), tm.pid(), tm.epoch(), fresh};
+    coordinator_call<txn_response>(api_kind::add_partitions_to_txn, 1, tid(), req);
+    for (auto& tp : fresh)
+      tm.mark_added(tp);
+  }
+
+  // Sends the buffered batches of `tps` (in parallel) and waits for them.
+  // Returns the first error.
+  status dispatch(const std::vector<topic_partition>& tps) {
+    if (tps.empty())
+      return {};
+    if (tm.transactional())
+      add_partitions(tps);
+    struct in_flight {
+      topic_partition tp;
+      produce_request req;
+      std::vector<send_callback> cbs;
+      caf::actor dest;
+    };
+    std::vector<in_flight> batches;
+    for (auto& tp : tps) {
+      auto& buf = buffers[tp];
+      if (buf.records.empty())
+        continue;
+      in_flight f;
+      f.tp = tp;
+      f.req.tp = tp;
+      f.req.transactional_id = tm.transactional() ? tid() : std::string{};
+      auto& b = f.req.batch;
+      b.pid = tm.pid();
+      b.epoch = tm.epoch();
+      b.attributes = tm.transactional() ? attr_transactional : 0;
+      for (auto& pr : buf.records) {
+        b.records.push_back(std::move(pr.rec));
+        f.cbs.push_back(std::move(pr.cb));
+      }
+      b.base_sequence = tm.next_base_sequence(tp, b.record_count());
+      buf = buffer{};
+      batches.push_back(std::move(f));
+    }
+    status first_error;
+    auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
+    std::vector<in_flight*> todo;
+    for (auto& f : batches)
+      todo.push_back(&f);
+    bool refresh = false;
+    int32_t retries_left = cfg.retries;
+    while (!todo.empty()) {
+      using handle_t = decltype(ch.self()->request(caf::actor{}, request_timeout(), produce_request{}));
+      std::vector<std::pair<in_flight*, std::optional<handle_t>>> sent;
+      for (auto* f : todo) {
+        auto parts = ch.partitions(f->tp.topic, refresh, request_timeout());
+        if (parts.ok() && f->tp.partition < static_cast<int32_t>(parts->size())) {
+          f->dest = (*parts)[f->tp.partition];
+          sent.emplace_back(f, ch.self()->request(f->dest, request_timeout(), f->req));
+        } else {
+          sent.emplace_back(f, std::nullopt);
+        }
+      }
+      std::vector<in_flight*> again;
+      for (auto& [f, h] : sent) {
+        status_or<produce_response> r{status{error_code::unknown_topic_or_partition, "no leader"}};
+        if (h)
+          h->receive([&](produce_response& x) { r = std::move(x); },
+                     [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
+        status err = r.ok() ? status{r->error, r->message} : r.error();
+        if (err.ok()) {
+          for (size_t i = 0; i < f->cbs.size(); ++i)
+            if (f->cbs[i])
+              f->cbs[i]({f->tp, r->base_offset + static_cast<int64_t>(i),
+                         f->req.batch.records[i].timestamp_ms},
+                        {});
+          continue;
+        }
+        if (is_retriable(err.code()) && clock_type::now() < deadline && retries_left > 0) {
+          again.push_back(f);
+          continue;
+        }
+        // Failed for good: report to the callbacks, classify.
+        for (auto& cb : f->cbs)
+          if (cb)
+            cb({f->tp, -1, -1}, err);
+        auto cls = classify(api_kind::produce, err.code());
+        if (cls == error_class::retriable)
+          cls = error_class::abortable; // delivery timeout expired
+        if (tm.transactional()) {
+          tm.fail(cls, err);
+          tm.require_epoch_bump();
+        } else if (cls != error_class::fatal) {
+          // KIP-360: the idempotent producer bumps its epoch locally and
+          // restarts sequences, so later batches are not out of order.
+          tm.init_succeeded(tm.pid(), producer_epoch{static_cast<int16_t>(tm.epoch().value + 1)});
+        } else {
+          tm.fail(cls, err);
+        }
+        if (first_error.ok())
+          first_error = err;
+      }
+      todo = std::move(again);
+      if (!todo.empty()) {
+        --retries_left;
+        refresh = true;
+        std::this_thread::sleep_for(milliseconds(cfg.retry_backoff_ms));
+      }
+    }
+    return first_error;
+  }
+
+  status flush_all() {
+    std::vector<topic_partition> tps;
+    for (auto& [tp, buf] : buffers)
+      if (!buf.records.empty())
+        tps.push_back(tp);
+    return dispatch(tps);
+  }
+
+  void throw_batch_error(const status& err) {
+    auto cls = tm.state() == client_txn_state::fatal_error       ? error_class::fatal
+               : tm.state() == client_txn_state::abortable_error ? error_class::abortable
+                                                                 : classify(api_kind::produce, err.code());
+    throw kafka_exception(err, cls);
+  }
+};
+
+producer::producer(caf::actor_system& sys, caf::actor broker, const properties& props)
+  : producer(sys, std::move(broker), parse_or_throw(props)) {
+}
+
+producer::producer(caf::actor_system& sys, caf::actor broker, producer_config config)
+  : impl_(std::make_unique<impl>(sys, std::move(broker), std::move(config))) {
+}
+
+producer::~producer() = default;
+
+void producer::init_transactions() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  if (!d.tm.transactional())
+    throw kafka_exception(status{error_code::invalid_txn_state, "transactional.id is not set"},
+                          error_class::fatal);
+  if (d.tm.state() != client_txn_state::uninitialized)
+    throw kafka_exception(status{error_code::invalid_txn_state,
+                                 std::string("init_transactions in state ") + to_string(d.tm.state())},
+                          error_class::fatal);
+  d.init_producer_id(no_producer_id, no_producer_epoch);
+}
+
+void producer::begin_transaction() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->check(impl_->tm.begin_transaction());
+}
+
+void producer::send(const producer_record& r, send_callback cb) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  if (d.closed)
+    throw kafka_exception(status{error_code::invalid_txn_state, "producer is closed"},
+                          error_class::fatal);
+  if (!d.tm.transactional() && d.tm.state() == client_txn_state::uninitialized)
+    d.init_idempotent();
+  d.check(d.tm.check_send());
+  auto tp = d.choose_partition(r);
+  auto& buf = d.buffers[tp];
+  record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : wall_clock_ms()};
+  buf.bytes += rec.key.size() + rec.value.size() + 20;
+  buf.records.push_back({std::move(rec), std::move(cb)});
+  if (buf.bytes >= static_cast<size_t>(d.cfg.batch_size))
+    if (auto st = d.dispatch({tp}); !st.ok())
+      d.throw_batch_error(st);
+}
+
+void producer::flush() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  if (auto st = impl_->flush_all(); !st.ok())
+    impl_->throw_batch_error(st);
+}
+
+void producer::send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
+                                           const std::string& group_id) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  d.check(d.tm.check_send());
+  if (group_id.empty())
+    throw kafka_exception(status{error_code::invalid_request, "empty group id"}, error_class::fatal);
+  if (!d.tm.offsets_added()) {
+    add_offsets_to_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), group_id};
+    d.coordinator_call<txn_response>(api_kind::add_offsets_to_txn, 1, d.tid(), req);
+    d.tm.mark_offsets_added();
+  }
+  d.fault("after_add_offsets");
+  txn_offset_commit_request req{d.tid(), group_id, d.tm.pid(), d.tm.epoch(), {}, {}};
+  for (auto& [tp, off] : offsets) {
+    req.partitions.push_back(tp);
+    req.offsets.push_back(off);
+  }
+  d.coordinator_call<txn_response>(api_kind::txn_offset_commit, 0, group_id, req);
+  d.fault("after_send_offsets");
+}
+
+void producer::commit_transaction() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  if (d.tm.state() == client_txn_state::abortable_error)
+    d.check(d.tm.begin_commit());
+  if (auto st = d.flush_all(); !st.ok())
+    d.throw_batch_error(st);
+  d.check(d.tm.begin_commit());
+  if (d.tm.needs_end_txn()) {
+    d.fault("before_end_txn");
+    end_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), true};
+    d.coordinator_call<txn_response>(api_kind::end_txn, 1, d.tid(), req, "after_end_txn_sent");
+  }
+  d.tm.end_succeeded();
+}
+
+void producer::abort_transaction() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  d.check(d.tm.begin_abort());
+  for (auto& [tp, buf] : d.buffers)
+    for (auto& pr : buf.records)
+      if (pr.cb)
+        pr.cb({tp, -1, -1}, status{error_code::invalid_txn_state, "transaction aborted"});
+  d.buffers.clear();
+  if (d.tm.needs_end_txn()) {
+    end_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), false};
+    d.coordinator_call<txn_response>(api_kind::end_txn, 1, d.tid(), req);
+  }
+  bool bump = d.tm.epoch_bump_required();
+  d.tm.end_succeeded();
+  if (bump)
+    d.init_producer_id(d.tm.pid(), d.tm.epoch());
+}
+
+void producer::close() {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  if (d.closed)
+    return;
+  if (!d.tm.transactional() && d.tm.state() == client_txn_state::ready)
+    (void) d.flush_all();
+  d.buffers.clear();
+  d.closed = true;
+}
+
+void producer::set_fault_hook(std::function<void(const char*)> hook) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->hook = std::move(hook);
+}
+
+std::pair<int64_t, int16_t> producer::producer_identity() const {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  return {impl_->tm.pid().value, impl_->tm.epoch().value};
+}
+
+} // namespace caftx

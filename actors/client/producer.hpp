@@ -1,0 +1,112 @@
+// caftx::producer — Kafka's transactional / idempotent producer API for C++
+// applications: init_transactions, begin_transaction, send,
+// send_offsets_to_transaction, commit_transaction, abort_transaction,
+// flush, close. Configured by Kafka's names (producer_config).
+//
+// Thread-safety: every call is serialized by an internal mutex, so a
+// producer may be shared between threads; calls block the calling thread
+// (never an actor scheduler thread) until the cluster answered.
+// Errors: calls throw kafka_exception (see client.hpp) with Kafka's error
+// code and its fatal / abortable / retriable class.
+//
+// Batching: send() buffers records per partition; a partition's batch is
+// sent when it reaches batch.size bytes, and all of them on flush(),
+// commit_transaction() and send_offsets_to_transaction(). One batch per
+// partition is in flight at a time (max.in.flight.requests.per.connection
+// is validated, up to 5); batches of different partitions go in parallel.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/client/client.hpp"
+#include "config/config.hpp"
+
+namespace caftx {
+
+class producer {
+public:
+  /// Called with a record's metadata (or a non-ok status) once its batch
+  /// is acknowledged or failed; runs on the thread inside a producer call.
+  using send_callback = std::function<void(const record_metadata&, const status&)>;
+
+  /// A producer bootstrapping from `broker` (node::broker(), or a remote
+  /// broker handle). Throws kafka_exception(INVALID_CONFIG, fatal) when
+  /// `props` does not parse.
+  producer(caf::actor_system& sys, caf::actor broker, const properties& props);
+  producer(caf::actor_system& sys, caf::actor broker, producer_config config);
+
+  /// Drops the producer without finishing an open transaction, as a
+  /// crashed process would: the coordinator aborts it when it times out or
+  /// when the next producer with the same transactional.id initializes.
+  ~producer();
+
+  /// InitProducerId: registers transactional.id with its coordinator, which
+  /// fences older producers of the same id (their epoch is bumped) and
+  /// finishes any transaction they left. Retries retriable errors
+  /// (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, ...) until
+  /// delivery.timeout.ms. Throws fatal: INVALID_TRANSACTION_TIMEOUT when
+  /// transaction.timeout.ms exceeds the broker's transaction.max.timeout.ms,
+  /// PRODUCER_FENCED; INVALID_TXN_STATE without transactional.id.
+  void init_transactions();
+
+  /// Starts a transaction locally (no request). Throws INVALID_TXN_STATE
+  /// out of order.
+  void begin_transaction();
+
+  /// Buffers a record (see Batching above). Throws UNKNOWN_TOPIC_OR_PARTITION
+  /// for an unknown topic or partition (the record is dropped; the
+  /// transaction stays usable), INVALID_TXN_STATE outside a transaction of
+  /// a transactional producer, or the stored error after a fatal or
+  /// abortable one. Errors of the batch itself reach `callback` and the
+  /// next flush() or commit_transaction().
+  void send(const producer_record& record, send_callback callback = {});
+
+  /// Sends every buffered batch and waits for all of them. Throws the first
+  /// batch error (abortable for a transactional producer; the transaction
+  /// must then be aborted).
+  void flush();
+
+  /// Adds the consumer group's offsets to the transaction
+  /// (AddOffsetsToTxn, then TxnOffsetCommit to the group coordinator): they
+  /// become the group's committed offsets exactly when the transaction
+  /// commits. `offsets` maps a partition to the next offset to consume.
+  void send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
+                                   const std::string& group_id);
+
+  /// Flushes, then EndTxn(commit). Returns once the coordinator decided
+  /// (PrepareCommit durable); markers follow asynchronously and make the
+  /// data visible to read_committed consumers. Throws the abortable error
+  /// of a failed batch (call abort_transaction()), fatal PRODUCER_FENCED /
+  /// INVALID_TXN_STATE.
+  void commit_transaction();
+
+  /// Discards buffered records, then EndTxn(abort). After an error that
+  /// left the sequences unusable it also bumps the producer epoch
+  /// (KIP-360).
+  void abort_transaction();
+
+  /// Flushes (except records of an open transaction) and releases the
+  /// producer; later calls throw INVALID_TXN_STATE.
+  void close();
+
+  /// Test and drill hook: called at named points ("after_add_offsets",
+  /// "after_send_offsets", "before_end_txn", "after_end_txn_sent"); a
+  /// throwing hook makes the producer behave as if the process died there.
+  void set_fault_hook(std::function<void(const char* point)> hook);
+
+  /// The current producer id and epoch (-1 before initialization).
+  std::pair<int64_t, int16_t> producer_identity() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace caftx

@@ -1,0 +1,100 @@
+// The client transaction manager (Kafka's producer TransactionManager):
+// the producer's state machine, its producer id and epoch, per-partition
+// sequence numbers and the partitions added to the current transaction.
+// Pure: the producer facade performs the requests and reports outcomes.
+// Not thread-safe (the facade serializes calls).
+//
+//   uninitialized -> initializing -> ready -> in_transaction -> committing_transaction -> ready
+//                                       ^            |        -> aborting_transaction ---^
+//                                       |            v
+//                                       +--- abortable_error (only abort allowed)
+//   any state -> fatal_error (terminal: every call fails with the same error)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "runtime/ids.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+enum class client_txn_state : uint8_t {
+  uninitialized,
+  initializing,
+  ready,
+  in_transaction,
+  committing_transaction,
+  aborting_transaction,
+  abortable_error,
+  fatal_error,
+};
+
+const char* to_string(client_txn_state s);
+
+class transaction_manager {
+public:
+  explicit transaction_manager(bool transactional) : transactional_(transactional) {}
+
+  // -- transitions (each returns INVALID_TXN_STATE for a call out of order,
+  //    or the stored error in fatal_error / abortable_error) ---------------
+
+  status begin_init();
+  /// InitProducerId succeeded: new identity, every sequence restarts at 0.
+  void init_succeeded(producer_id pid, producer_epoch epoch);
+  status begin_transaction();
+  /// May records be sent now? (in_transaction for a transactional producer,
+  /// after init for an idempotent one)
+  status check_send() const;
+  status begin_commit();
+  status begin_abort();
+  /// EndTxn succeeded (or nothing had to be sent): back to ready.
+  void end_succeeded();
+  /// Records an error from a request with its classification: abortable
+  /// moves to abortable_error (fatal if not in a transaction), fatal to
+  /// fatal_error. Retriable errors are not reported here.
+  void fail(error_class cls, status error);
+
+  // -- sequences and partitions ---------------------------------------------
+
+  /// Base sequence for the next batch of `count` records to `tp`, advancing
+  /// the partition's sequence (with wrap-around after 2147483647).
+  int32_t next_base_sequence(const topic_partition& tp, int32_t count);
+  bool is_added(const topic_partition& tp) const { return added_.count(tp) > 0; }
+  void mark_added(const topic_partition& tp) { added_.insert(tp); }
+  bool offsets_added() const { return offsets_added_; }
+  void mark_offsets_added() { offsets_added_ = true; }
+  /// True once something was added to the coordinator's transaction, so
+  /// EndTxn must be sent (the Java client completes empty ones locally).
+  bool needs_end_txn() const { return !added_.empty() || offsets_added_; }
+  /// A produce error left sequences or epoch unusable: the next abort is
+  /// followed by an epoch bump (KIP-360).
+  void require_epoch_bump() { epoch_bump_required_ = true; }
+  bool epoch_bump_required() const { return epoch_bump_required_; }
+
+  // -- observers -------------------------------------------------------------
+
+  client_txn_state state() const { return state_; }
+  bool transactional() const { return transactional_; }
+  producer_id pid() const { return pid_; }
+  producer_epoch epoch() const { return epoch_; }
+  const status& last_error() const { return last_error_; }
+
+private:
+  status transition(client_txn_state from_a, client_txn_state to);
+  status invalid(const char* action) const;
+
+  bool transactional_;
+  client_txn_state state_ = client_txn_state::uninitialized;
+  producer_id pid_ = no_producer_id;
+  producer_epoch epoch_ = no_producer_epoch;
+  std::map<topic_partition, int32_t> next_sequence_;
+  std::set<topic_partition> added_;
+  bool offsets_added_ = false;
+  bool epoch_bump_required_ = false;
+  status last_error_;
+};
+
+} // namespace caftx

@@ -1,0 +1,49 @@
+// Durable writes for an actor shell without blocking its scheduler thread:
+// the write goes to the node_store's writer thread (group commit) and its
+// completion comes back to the actor as a storage_done message, in the
+// order the writes were submitted. The continuation then runs inside the
+// actor, like any other handler. Owned by one actor; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include <caf/actor.hpp>
+
+#include "runtime/messages.hpp"
+#include "runtime/status.hpp"
+#include "storage/node_store.hpp"
+
+namespace leveldb {
+class WriteBatch;
+}
+
+namespace caftx {
+
+class durable_queue {
+public:
+  using continuation = std::function<void(const status&)>;
+
+  durable_queue() = default;
+  explicit durable_queue(std::shared_ptr<node_store> store) : store_(std::move(store)) {}
+
+  /// Queues `batch`; `then` runs in the actor when `self` handles the
+  /// matching storage_done. `self` must be the owning actor.
+  void submit(const caf::actor& self, leveldb::WriteBatch batch, continuation then);
+
+  /// Runs the continuation of `done`. Returns false for an unknown ticket.
+  bool complete(const storage_done& done);
+
+  node_store& store() { return *store_; }
+  const std::shared_ptr<node_store>& store_ptr() const { return store_; }
+  size_t in_flight() const { return pending_.size(); }
+
+private:
+  std::shared_ptr<node_store> store_;
+  uint64_t next_ticket_ = 1;
+  std::map<uint64_t, continuation> pending_;
+};
+
+} // namespace caftx

@@ -1,0 +1,415 @@
+#include "actors/coordinator/txn_coordinator_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/stateful_actor.hpp>
+#include <leveldb/write_batch.h>
+
+#include <chrono>
+#include <set>
+#include <stdexcept>
+
+#include "actors/broker/node_context.hpp"
+#include "actors/common/durable_queue.hpp"
+#include "actors/coordinator/txn_coordinator_core.hpp"
+#include "runtime/partitioner.hpp"
+#include "storage/codec.hpp"
+
+namespace caftx {
+
+namespace {
+
+constexpr auto marker_request_timeout = std::chrono::seconds(10);
+
+struct coordinator_state {
+  std::unique_ptr<txn_coordinator_core> core;
+  durable_queue dq;
+  std::shared_ptr<const node_context> ctx;
+  int32_t shard = 0;
+  coordinator_epoch cepoch{0};
+  bool loading = true;
+  // Transactions whose markers are not all acknowledged: the card they are
+  // for and the partitions still missing.
+  struct marker_round {
+    txn_card card;
+    std::set<topic_partition> missing;
+  };
+  std::map<std::string, marker_round> markers;
+  static inline const char* name = "caftx.txn_coordinator";
+};
+
+using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
+
+void start_markers(coordinator_ptr self, const txn_card& card);
+
+// Persists the card of `d` (with the producer id counter); `then` runs
+// after complete() applied it, or after the failure was undone.
+void persist(coordinator_ptr self, txn_decision d, std::function<void(const status&)> then) {
+  auto& st = self->state;
+  leveldb::WriteBatch wb;
+  wb.Put(keys::card(st.shard, d.card->transactional_id), codec::encode(*d.card));
+  wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.core->next_pid_counter()));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, d = std::move(d), then = std::move(then)](const status& s) {
+                 auto& st = self->state;
+                 if (!s.ok()) {
+                   st.core->abort_pending(d.card->transactional_id);
+                   then(status{error_code::coordinator_not_available, s.message()});
+                   return;
+                 }
+                 if (!st.core->complete(d)) {
+                   then(status{error_code::not_coordinator, "transition no longer pending"});
+                   return;
+                 }
+                 if (d.send_markers)
+                   start_markers(self, *d.card);
+                 then({});
+               });
+}
+
+void finish_markers(coordinator_ptr self, const std::string& tid) {
+  auto& st = self->state;
+  st.markers.erase(tid);
+  auto d = st.core->markers_written(tid, st.ctx->clock_ms());
+  if (!d)
+    return;
+  persist(self, std::move(*d), [self, tid](const status& s) {
+    if (!s.ok()) // still Prepare*: deliver the markers again, then retry
+      if (auto* card = self->state.core->find(tid))
+        start_markers(self, *card);
+  });
+}
+
+void schedule_retry(coordinator_ptr self, const std::string& tid) {
+  self->delayed_send(self, std::chrono::milliseconds(self->state.ctx->config.marker_retry_backoff_ms),
+                     marker_retry{tid, 0});
+}
+
+void send_marker(coordinator_ptr self, const txn_card& card, const topic_partition& tp) {
+  auto& st = self->state;
+  auto dest = st.ctx->directory->leader_for(tp);
+  auto tid = card.transactional_id;
+  auto epoch = card.epoch;
+  auto state = card.state;
+  auto still_wanted = [self, tid, epoch, state] {
+    auto i = self->state.markers.find(tid);
+    return i != self->state.markers.end() && i->second.card.epoch == epoch
+           && i->second.card.state == state;
+  };
+  if (!dest) {
+    // No leader at all (unknown topic): the partition is dropped from the
+    // transaction, as Kafka does for deleted topics.
+    auto& missing = st.markers[tid].missing;
+    missing.erase(tp);
+    if (missing.empty())
+      finish_markers(self, tid);
+    return;
+  }
+  write_txn_marker_request req{card.pid, card.epoch, st.cepoch.value,
+                               card.state == txn_state::prepare_commit, tp};
+  self->request(dest, marker_request_timeout, std::move(req))
+    .then(
+      [self, tid, tp, still_wanted](const txn_response& r) {
+        if (!still_wanted())
+          return;
+        auto& round = self->state.markers[tid];
+        switch (r.error) {
+          case error_code::none:
+            round.missing.erase(tp);
+            if (round.missing.empty())
+              finish_markers(self, tid);
+            return;
+          case error_code::invalid_producer_epoch:
+          case error_code::transaction_coordinator_fenced:
+            // Someone newer owns this transaction: never complete it here.
+            self->state.markers.erase(tid);
+            return;
+          default:
+            schedule_retry(self, tid);
+        }
+      },
+      [self, tid, still_wanted](const caf::error&) {
+        if (still_wanted())
+          schedule_retry(self, tid);
+      });
+}
+
+void start_markers(coordinator_ptr self, const txn_card& card) {
+  auto& round = self->state.markers[card.transactional_id];
+  round.card = card;
+  round.missing = std::set<topic_partition>(card.partitions.begin(), card.partitions.end());
+  if (round.missing.empty()) {
+    finish_markers(self, card.transactional_id);
+    return;
+  }
+  auto missing = round.missing;
+  for (auto& tp : missing)
+    send_marker(self, card, tp);
+}
+
+// Unknown topics or partitions give UNKNOWN_TOPIC_OR_PARTITION (§2.3 step 2).
+status check_partitions(coordinator_ptr self, const std::vector<topic_partition>& tps) {
+  for (auto& tp : tps) {
+    auto t = self->state.ctx->directory->topic(tp.topic);
+    if (!t || tp.partition < 0 || tp.partition >= static_cast<int32_t>(t->size()))
+      return {error_code::unknown_topic_or_partition, "unknown partition " + to_string(tp)};
+  }
+  return {};
+}
+
+caf::result<caf::message> txn_reply(coordinator_ptr self, txn_decision d) {
+  if (!d.card)
+    return caf::make_message(txn_response{d.error, d.message});
+  auto rp = self->make_response_promise();
+  persist(self, std::move(d), [rp](const status& s) mutable {
+    rp.deliver(txn_response{s.code(), s.message()});
+  });
+  return rp;
+}
+
+caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_context> ctx,
+                             int32_t shard) {
+  auto& st = self->state;
+  st.ctx = ctx;
+  st.shard = shard;
+  st.dq = durable_queue{ctx->store};
+  st.core = std::make_unique<txn_coordinator_core>(txn_coordinator_settings{
+    shard, ctx->config.transaction_state_log_num_partitions, ctx->config.transaction_max_timeout_ms});
+  // Load: coordinator epoch + 1, every card of the shard, the pid counter.
+  auto& store = *ctx->store;
+  if (auto v = store.get(keys::coordinator_epoch(shard))) {
+    auto e = codec::decode_int64(*v);
+    if (!e.ok())
+      throw std::runtime_error("shard " + std::to_string(shard) + ": " + e.error().to_string());
+    st.cepoch = coordinator_epoch{static_cast<int32_t>(e.value() + 1)};
+  }
+  int64_t counter = 0;
+  if (auto v = store.get(keys::next_pid(shard))) {
+    auto c = codec::decode_int64(*v);
+    if (!c.ok())
+      throw std::runtime_error("shard " + std::to_string(shard) + ": " + c.error().to_string());
+    counter = c.value();
+  }
+  std::vector<txn_card> cards;
+  store.scan(keys::card_prefix(shard), [&](const std::string& key, const std::string& value) {
+    auto c = codec::decode_card(value);
+    if (!c.ok())
+      throw std::runtime_error("key " + key + ": " + c.error().to_string());
+    cards.push_back(std::move(c).value());
+    return true;
+  });
+  auto resume = st.core->load(std::move(cards), counter);
+  leveldb::WriteBatch wb;
+  wb.Put(keys::coordinator_epoch(shard), codec::encode_int64(st.cepoch.value));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, resume](const status& s) {
+                 if (!s.ok()) {
+                   self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+                   return;
+                 }
+                 self->state.loading = false;
+                 for (auto& tid : resume)
+                   if (auto* card = self->state.core->find(tid))
+                     start_markers(self, *card);
+               });
+  auto interval = std::chrono::milliseconds(
+    ctx->config.transaction_abort_timed_out_transaction_cleanup_interval_ms);
+  self->delayed_send(self, interval, coordinator_tick{});
+  auto loading_error = [] {
+    return status{error_code::coordinator_load_in_progress, "coordinator is loading"};
+  };
+  return {
+    [=](storage_done& done) { self->state.dq.complete(done); },
+    [=](const coordinator_tick&) {
+      auto& st = self->state;
+      if (!st.loading)
+        for (auto& d : st.core->abort_timed_out(st.ctx->clock_ms()))
+          persist(self, std::move(d), [](const status&) {});
+      self->delayed_send(self, interval, coordinator_tick{});
+    },
+    [=](const marker_retry& m) {
+      auto& st = self->state;
+      auto i = st.markers.find(m.transactional_id);
+      if (i == st.markers.end())
+        return;
+      auto card = i->second.card;
+      auto missing = i->second.missing;
+      for (auto& tp : missing)
+        send_marker(self, card, tp);
+    },
+    [=](const init_producer_id_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      if (st.loading)
+        return caf::make_message(init_producer_id_response{loading_error().code(), "loading"});
+      auto rp = self->make_response_promise();
+      if (!req.has_transactional_id) {
+        auto pid = st.core->allocate_idempotent_pid();
+        leveldb::WriteBatch wb;
+        wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.core->next_pid_counter()));
+        st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+                     [rp, pid](const status& s) mutable {
+                       if (!s.ok())
+                         rp.deliver(init_producer_id_response{error_code::coordinator_not_available,
+                                                              s.message()});
+                       else
+                         rp.deliver(init_producer_id_response{error_code::none, {}, pid,
+                                                              producer_epoch{0}});
+                     });
+        return rp;
+      }
+      init_producer_id_args args{req.transactional_id, req.transaction_timeout_ms, req.pid, req.epoch};
+      auto d = st.core->init_producer_id(args, st.ctx->clock_ms());
+      if (!d.card)
+        return caf::make_message(init_producer_id_response{d.error, d.message});
+      auto after = d.error_after_write;
+      auto tid = req.transactional_id;
+      persist(self, std::move(d), [self, rp, after, tid](const status& s) mutable {
+        if (!s.ok()) {
+          rp.deliver(init_producer_id_response{s.code(), s.message()});
+        } else if (after != error_code::none) {
+          rp.deliver(init_producer_id_response{after, "fenced the ongoing transaction; retry"});
+        } else {
+          auto* card = self->state.core->find(tid);
+          rp.deliver(init_producer_id_response{error_code::none, {}, card->pid, card->epoch});
+        }
+      });
+      return rp;
+    },
+    [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      if (st.loading)
+        return caf::make_message(txn_response{loading_error().code(), "loading"});
+      if (auto s = check_partitions(self, req.partitions); !s.ok())
+        return caf::make_message(txn_response{s.code(), s.message()});
+      return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
+                                                     req.partitions, st.ctx->clock_ms()));
+    },
+    [=](const add_offsets_to_txn_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      if (st.loading)
+        return caf::make_message(txn_response{loading_error().code(), "loading"});
+      if (req.group_id.empty())
+        return caf::make_message(txn_response{error_code::invalid_request, "empty group id"});
+      topic_partition tp{consumer_offsets_topic,
+                         partition_for(req.group_id, st.ctx->config.offsets_topic_num_partitions)};
+      return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
+                                                     {tp}, st.ctx->clock_ms()));
+    },
+    [=](const end_txn_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      if (st.loading)
+        return caf::make_message(txn_response{loading_error().code(), "loading"});
+      return txn_reply(self, st.core->end_txn(req.transactional_id, req.pid, req.epoch,
+                                              req.committed, st.ctx->clock_ms()));
+    },
+    [=](const describe_transaction_request& req) {
+      auto& st = self->state;
+      describe_transaction_response r;
+      r.coordinator_epoch = st.cepoch.value;
+      if (st.loading) {
+        r.error = error_code::coordinator_load_in_progress;
+        return r;
+      }
+      auto* card = st.core->find(req.transactional_id);
+      if (!card) {
+        r.error = error_code::invalid_producer_id_mapping;
+        return r;
+      }
+      r.state = to_string(card->state);
+      r.pid = card->pid;
+      r.epoch = card->epoch;
+      r.partitions = card->partitions;
+      return r;
+    },
+  };
+}
+
+// -- supervisor ----------------------------------------------------------------
+
+struct supervisor_state {
+  caf::actor child;
+  std::deque<caf::actor_clock::time_point> restarts;
+  int32_t restart_count = 0;
+  bool gave_up = false;
+  static inline const char* name = "caftx.coordinator_supervisor";
+};
+
+using supervisor_ptr = caf::stateful_actor<supervisor_state>*;
+
+template <class Response, class Request>
+caf::result<caf::message> forward(supervisor_ptr self, Request& req) {
+  if (!self->state.child) {
+    Response r;
+    r.error = error_code::coordinator_not_available;
+    return caf::make_message(std::move(r));
+  }
+  return self->delegate(self->state.child, std::move(req));
+}
+
+caf::behavior supervisor_fn(supervisor_ptr self, std::shared_ptr<const node_context> ctx,
+                            int32_t shard) {
+  auto start_child = [self, ctx, shard] {
+    self->state.child = spawn_txn_coordinator(self->system(), ctx, shard);
+    self->monitor(self->state.child);
+  };
+  start_child();
+  self->set_down_handler([self, ctx, start_child](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (!st.child || dm.source != st.child.address())
+      return;
+    st.child = nullptr;
+    if (!dm.reason || dm.reason == caf::exit_reason::user_shutdown)
+      return;
+    // Restart intensity: at most N restarts within the window.
+    auto now = self->clock().now();
+    auto window = std::chrono::milliseconds(ctx->config.coordinator_restart_window_ms);
+    while (!st.restarts.empty() && now - st.restarts.front() > window)
+      st.restarts.pop_front();
+    if (static_cast<int32_t>(st.restarts.size()) >= ctx->config.coordinator_max_restarts) {
+      st.gave_up = true;
+      return;
+    }
+    st.restarts.push_back(now);
+    ++st.restart_count;
+    start_child();
+  });
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    if (self->state.child)
+      self->send_exit(self->state.child, em.reason);
+    self->quit(em.reason);
+  });
+  return {
+    [=](init_producer_id_request& r) {
+      return forward<init_producer_id_response>(self, r);
+    },
+    [=](add_partitions_to_txn_request& r) { return forward<txn_response>(self, r); },
+    [=](add_offsets_to_txn_request& r) { return forward<txn_response>(self, r); },
+    [=](end_txn_request& r) { return forward<txn_response>(self, r); },
+    [=](describe_transaction_request& r) {
+      return forward<describe_transaction_response>(self, r);
+    },
+    [=](const supervisor_stats_request&) {
+      return supervisor_stats{self->state.restart_count, self->state.gave_up};
+    },
+    [=](const kill_child_request&) {
+      if (self->state.child)
+        self->send_exit(self->state.child, caf::exit_reason::kill);
+      return supervisor_stats{self->state.restart_count, self->state.gave_up};
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
+                                 int32_t shard) {
+  return sys.spawn(coordinator_fn, std::move(ctx), shard);
+}
+
+caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
+                                        std::shared_ptr<const node_context> ctx, int32_t shard) {
+  return sys.spawn(supervisor_fn, std::move(ctx), shard);
+}
+
+} // namespace caftx

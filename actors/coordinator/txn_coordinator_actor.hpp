@@ -1,0 +1,37 @@
+// The transaction coordinator shard actor: the thin shell around
+// txn_coordinator_core for one partition of `__transaction_state`. On start
+// it bumps and persists its coordinator epoch, loads the shard's cards,
+// answers COORDINATOR_LOAD_IN_PROGRESS until both are done, then re-sends
+// the markers of every PrepareCommit/PrepareAbort card (reference §1.7).
+// Each transition is persisted before the reply (prepare -> persist ->
+// complete); markers are retried until every partition acknowledged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+namespace caftx {
+
+struct node_context;
+
+/// Spawns the coordinator of shard `shard`. Handles
+/// init_producer_id_request -> init_producer_id_response;
+/// add_partitions_to_txn_request, add_offsets_to_txn_request,
+/// end_txn_request -> txn_response;
+/// describe_transaction_request -> describe_transaction_response.
+caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
+                                 int32_t shard);
+
+/// Spawns the supervisor of shard `shard`: it owns the coordinator actor,
+/// forwards every request to it, and restarts it (with a higher
+/// coordinator epoch) when it dies abnormally; more than
+/// caftx.coordinator.max.restarts within caftx.coordinator.restart.window.ms
+/// and it gives up, answering COORDINATOR_NOT_AVAILABLE.
+/// Also handles supervisor_stats_request -> supervisor_stats and
+/// kill_child_request (a drill: kills the current coordinator).
+caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
+                                        std::shared_ptr<const node_context> ctx, int32_t shard);
+
+} // namespace caftx

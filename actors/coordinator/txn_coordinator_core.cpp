@@ -1,0 +1,295 @@
+#include "actors/coordinator/txn_coordinator_core.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace caftx {
+
+namespace {
+
+txn_decision reject(error_code code, std::string message) {
+  txn_decision d;
+  d.error = code;
+  d.message = std::move(message);
+  return d;
+}
+
+} // namespace
+
+txn_coordinator_core::txn_coordinator_core(txn_coordinator_settings settings)
+  : settings_(settings) {
+}
+
+std::vector<std::string> txn_coordinator_core::load(std::vector<txn_card> cards,
+                                                    int64_t next_pid_counter) {
+  std::vector<std::string> in_prepare;
+  next_pid_counter_ = next_pid_counter;
+  for (auto& c : cards) {
+    if (c.state == txn_state::prepare_commit || c.state == txn_state::prepare_abort)
+      in_prepare.push_back(c.transactional_id);
+    auto id = c.transactional_id;
+    txns_[id] = metadata{std::move(c), std::nullopt, no_producer_epoch, false};
+  }
+  return in_prepare;
+}
+
+producer_id txn_coordinator_core::allocate_pid() {
+  // Producer ids of shard s are s, s + n, s + 2n, ... for n shards, so
+  // shards never collide without talking to each other.
+  return producer_id{settings_.shard + settings_.shard_count * next_pid_counter_++};
+}
+
+txn_decision txn_coordinator_core::prepare(metadata& m, txn_card next,
+                                           txn_state pending_state) {
+  assert(!m.pending);
+  m.pending = pending_state;
+  txn_decision d;
+  d.card = std::move(next);
+  return d;
+}
+
+txn_decision txn_coordinator_core::fence_and_abort(metadata& m, int64_t now_ms) {
+  // PrepareEpochFence is only ever pending: bump the epoch and abort with
+  // it, so the old producer's next request is fenced (T4, T10).
+  txn_card next = m.card;
+  if (!m.has_failed_epoch_fence)
+    next.epoch = producer_epoch{static_cast<int16_t>(m.card.epoch.value + 1)};
+  next.state = txn_state::prepare_abort;
+  next.last_update_ms = now_ms;
+  auto d = prepare(m, std::move(next), txn_state::prepare_abort);
+  d.send_markers = true;
+  return d;
+}
+
+txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args& args,
+                                                    int64_t now_ms) {
+  if (args.transactional_id.empty())
+    return reject(error_code::invalid_request, "transactional.id must not be empty");
+  if (args.transaction_timeout_ms <= 0
+      || args.transaction_timeout_ms > settings_.transaction_max_timeout_ms)
+    return reject(error_code::invalid_transaction_timeout,
+                  "transaction.timeout.ms " + std::to_string(args.transaction_timeout_ms)
+                    + " is not in [1, transaction.max.timeout.ms = "
+                    + std::to_string(settings_.transaction_max_timeout_ms) + "]");
+  if ((args.expected_pid == no_producer_id) != (args.expected_epoch == no_producer_epoch))
+    return reject(error_code::invalid_request,
+                  "producer id and producer epoch must both be set or both be -1");
+  auto i = txns_.find(args.transactional_id);
+  bool allocated = false;
+  if (i == txns_.end()) {
+    txn_card fresh;
+    fresh.transactional_id = args.transactional_id;
+    fresh.pid = allocate_pid();
+    fresh.txn_timeout_ms = args.transaction_timeout_ms;
+    fresh.last_update_ms = now_ms;
+    i = txns_.emplace(args.transactional_id, metadata{fresh, {}, no_producer_epoch, false}).first;
+    allocated = true;
+  }
+  auto& m = i->second;
+  if (m.pending)
+    return reject(error_code::concurrent_transactions, "a state transition is pending");
+  bool has_expected = args.expected_pid != no_producer_id;
+  if (has_expected) {
+    bool valid = m.card.epoch == no_producer_epoch || args.expected_pid == m.card.pid
+                 || (args.expected_pid == m.card.previous_pid
+                     && is_epoch_exhausted(args.expected_epoch));
+    if (!valid)
+      return reject(error_code::producer_fenced, "producer id " + std::to_string(args.expected_pid.value)
+                                                   + " is not the current one");
+  }
+  switch (m.card.state) {
+    case txn_state::prepare_commit:
+    case txn_state::prepare_abort:
+      return reject(error_code::concurrent_transactions,
+                    std::string("transaction is in ") + to_string(m.card.state));
+    case txn_state::ongoing: {
+      auto d = fence_and_abort(m, now_ms);
+      d.error_after_write = error_code::concurrent_transactions;
+      return d;
+    }
+    default:
+      break;
+  }
+  txn_card next = m.card;
+  next.state = txn_state::empty;
+  next.partitions.clear();
+  next.txn_start_ms = -1;
+  next.txn_timeout_ms = args.transaction_timeout_ms;
+  next.last_update_ms = now_ms;
+  producer_epoch last_epoch = no_producer_epoch;
+  auto e = m.card.epoch;
+  if (is_epoch_exhausted(e) && (!has_expected || args.expected_epoch == e)) {
+    next.previous_pid = m.card.pid;
+    next.pid = allocate_pid();
+    next.epoch = producer_epoch{0};
+    allocated = true;
+  } else if (!has_expected || e == no_producer_epoch) {
+    next.epoch = producer_epoch{static_cast<int16_t>(e.value + 1)};
+  } else if (args.expected_epoch == e) {
+    next.epoch = producer_epoch{static_cast<int16_t>(e.value + 1)};
+    last_epoch = e;
+  } else if (args.expected_epoch == m.last_epoch) {
+    last_epoch = m.last_epoch; // retry of a bump whose reply was lost
+  } else {
+    return reject(error_code::producer_fenced, "producer epoch "
+                                                 + std::to_string(args.expected_epoch.value)
+                                                 + " is not the current one");
+  }
+  (void) allocated;
+  auto d = prepare(m, std::move(next), txn_state::empty);
+  d.last_epoch = last_epoch;
+  return d;
+}
+
+txn_decision txn_coordinator_core::add_partitions(const std::string& tid, producer_id pid,
+                                                  producer_epoch epoch,
+                                                  const std::vector<topic_partition>& partitions,
+                                                  int64_t now_ms) {
+  if (tid.empty())
+    return reject(error_code::invalid_request, "transactional.id must not be empty");
+  auto i = txns_.find(tid);
+  if (i == txns_.end() || i->second.card.pid != pid)
+    return reject(error_code::invalid_producer_id_mapping,
+                  "producer id " + std::to_string(pid.value) + " is not mapped to " + tid);
+  auto& m = i->second;
+  if (m.card.epoch != epoch)
+    return reject(error_code::producer_fenced, "producer epoch " + std::to_string(epoch.value)
+                                                 + " is not the current "
+                                                 + std::to_string(m.card.epoch.value));
+  if (m.pending)
+    return reject(error_code::concurrent_transactions, "a state transition is pending");
+  if (m.card.state == txn_state::prepare_commit || m.card.state == txn_state::prepare_abort)
+    return reject(error_code::concurrent_transactions,
+                  std::string("the previous transaction is in ") + to_string(m.card.state));
+  std::vector<topic_partition> merged = m.card.partitions;
+  merged.insert(merged.end(), partitions.begin(), partitions.end());
+  std::sort(merged.begin(), merged.end());
+  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  if (m.card.state == txn_state::ongoing && merged == m.card.partitions)
+    return {}; // NONE without a write
+  txn_card next = m.card;
+  if (m.card.state != txn_state::ongoing)
+    next.txn_start_ms = now_ms;
+  next.state = txn_state::ongoing;
+  next.partitions = std::move(merged);
+  next.last_update_ms = now_ms;
+  return prepare(m, std::move(next), txn_state::ongoing);
+}
+
+txn_decision txn_coordinator_core::end_txn(const std::string& tid, producer_id pid,
+                                           producer_epoch epoch, bool commit, int64_t now_ms) {
+  if (tid.empty())
+    return reject(error_code::invalid_request, "transactional.id must not be empty");
+  auto i = txns_.find(tid);
+  if (i == txns_.end() || i->second.card.pid != pid)
+    return reject(error_code::invalid_producer_id_mapping,
+                  "producer id " + std::to_string(pid.value) + " is not mapped to " + tid);
+  auto& m = i->second;
+  if (m.card.epoch != epoch)
+    return reject(error_code::producer_fenced, "producer epoch " + std::to_string(epoch.value)
+                                                 + " is not the current "
+                                                 + std::to_string(m.card.epoch.value));
+  if (m.pending)
+    return reject(error_code::concurrent_transactions, "a state transition is pending");
+  auto invalid = [&] {
+    return reject(error_code::invalid_txn_state,
+                  std::string(commit ? "commit" : "abort") + " in state " + to_string(m.card.state));
+  };
+  switch (m.card.state) {
+    case txn_state::ongoing: {
+      txn_card next = m.card;
+      next.state = commit ? txn_state::prepare_commit : txn_state::prepare_abort;
+      next.last_update_ms = now_ms;
+      auto d = prepare(m, std::move(next), commit ? txn_state::prepare_commit
+                                                  : txn_state::prepare_abort);
+      d.send_markers = true;
+      return d;
+    }
+    case txn_state::prepare_commit:
+      return commit ? reject(error_code::concurrent_transactions, "commit in progress")
+                    : invalid();
+    case txn_state::prepare_abort:
+      return commit ? invalid()
+                    : reject(error_code::concurrent_transactions, "abort in progress");
+    case txn_state::complete_commit:
+      return commit ? txn_decision{} : invalid();
+    case txn_state::complete_abort:
+      return commit ? invalid() : txn_decision{};
+    default:
+      return invalid();
+  }
+}
+
+std::vector<txn_decision> txn_coordinator_core::abort_timed_out(int64_t now_ms) {
+  std::vector<txn_decision> result;
+  for (auto& [id, m] : txns_) {
+    if (m.pending || m.card.state != txn_state::ongoing)
+      continue;
+    if (m.card.txn_start_ms + m.card.txn_timeout_ms < now_ms)
+      result.push_back(fence_and_abort(m, now_ms));
+  }
+  return result;
+}
+
+std::optional<txn_decision> txn_coordinator_core::markers_written(const std::string& tid,
+                                                                  int64_t now_ms) {
+  auto i = txns_.find(tid);
+  if (i == txns_.end())
+    return std::nullopt;
+  auto& m = i->second;
+  if (m.pending)
+    return std::nullopt;
+  txn_state target;
+  if (m.card.state == txn_state::prepare_commit)
+    target = txn_state::complete_commit;
+  else if (m.card.state == txn_state::prepare_abort)
+    target = txn_state::complete_abort;
+  else
+    return std::nullopt;
+  txn_card next = m.card;
+  next.state = target;
+  next.partitions.clear();
+  next.last_update_ms = now_ms;
+  return prepare(m, std::move(next), target);
+}
+
+bool txn_coordinator_core::complete(const txn_decision& d) {
+  if (!d.card)
+    return false;
+  auto i = txns_.find(d.card->transactional_id);
+  if (i == txns_.end())
+    return false;
+  auto& m = i->second;
+  if (!m.pending || *m.pending != d.card->state
+      || !(is_valid_transition(m.card.state, d.card->state)
+           || (m.card.state == d.card->state && d.card->state == txn_state::empty)))
+    return false;
+  m.card = *d.card;
+  m.pending.reset();
+  m.has_failed_epoch_fence = false;
+  if (d.card->state == txn_state::empty)
+    m.last_epoch = d.last_epoch;
+  return true;
+}
+
+void txn_coordinator_core::abort_pending(const std::string& tid) {
+  auto i = txns_.find(tid);
+  if (i == txns_.end())
+    return;
+  auto& m = i->second;
+  if (m.pending == txn_state::prepare_abort && m.card.state == txn_state::ongoing)
+    m.has_failed_epoch_fence = false; // the epoch was not bumped in memory here
+  m.pending.reset();
+}
+
+const txn_card* txn_coordinator_core::find(const std::string& tid) const {
+  auto i = txns_.find(tid);
+  return i == txns_.end() ? nullptr : &i->second.card;
+}
+
+bool txn_coordinator_core::has_pending(const std::string& tid) const {
+  auto i = txns_.find(tid);
+  return i != txns_.end() && i->second.pending.has_value();
+}
+
+} // namespace caftx

@@ -1,0 +1,139 @@
+// The pure core of a transaction coordinator shard: one partition of
+// `__transaction_state` and the state cards of the transactional ids that
+// hash to it. Mirrors Kafka's TransactionCoordinator / TransactionMetadata
+// for transaction.version 1 (reference §1, §2.2-2.6). No CAF, no clock, no
+// disk: every handler takes `now_ms` and returns a decision; the actor shell
+// persists the card, then calls complete(). Not thread-safe.
+//
+//            AddPartitions            EndTxn(commit)           markers acked
+//   Empty ----------------> Ongoing ----------------> PrepareCommit ------> CompleteCommit
+//     ^                      |   \  EndTxn(abort), timeout,                     |
+//     |  InitProducerId      |    \ InitProducerId (epoch fence)                |
+//     +----------------------+     +------------> PrepareAbort ------> CompleteAbort
+//     (from Empty / CompleteCommit / CompleteAbort; Ongoing is fenced first)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/ids.hpp"
+#include "runtime/status.hpp"
+#include "runtime/txn_card.hpp"
+
+namespace caftx {
+
+/// What the shell must do for a request.
+struct txn_decision {
+  /// Reply right away with this error when `card` is empty.
+  error_code error = error_code::none;
+  std::string message;
+  /// A transition to persist; the reply waits until it is durable, then
+  /// the shell calls complete(card) and replies.
+  std::optional<txn_card> card;
+  /// The error to reply after the card is durable (CONCURRENT_TRANSACTIONS
+  /// after InitProducerId fenced an ongoing transaction), else NONE.
+  error_code error_after_write = error_code::none;
+  /// After the card is durable, write markers to card->partitions.
+  bool send_markers = false;
+  /// Producer epoch before this bump (KIP-360 retry detection); applied by
+  /// complete(). Not persisted, as in Kafka.
+  producer_epoch last_epoch = no_producer_epoch;
+};
+
+/// Inputs of InitProducerId (reference §2.2).
+struct init_producer_id_args {
+  std::string transactional_id;
+  int32_t transaction_timeout_ms = 60000;
+  producer_id expected_pid = no_producer_id;
+  producer_epoch expected_epoch = no_producer_epoch;
+};
+
+/// Static settings of a shard.
+struct txn_coordinator_settings {
+  int32_t shard = 0;
+  int32_t shard_count = 50;
+  int32_t transaction_max_timeout_ms = 900000;
+};
+
+class txn_coordinator_core {
+public:
+  explicit txn_coordinator_core(txn_coordinator_settings settings);
+
+  // -- loading --------------------------------------------------------------
+
+  /// Installs the cards read back from storage and the producer id counter.
+  /// Returns the ids whose card is PrepareCommit/PrepareAbort: the shell
+  /// re-sends their markers, then completes them (reference §1.7).
+  std::vector<std::string> load(std::vector<txn_card> cards, int64_t next_pid_counter);
+
+  // -- requests ------------------------------------------------------------
+
+  /// InitProducerId with checks 4-13 of reference §2.2: INVALID_REQUEST
+  /// for "", INVALID_TRANSACTION_TIMEOUT for a timeout <= 0 or above
+  /// transaction.max.timeout.ms, CONCURRENT_TRANSACTIONS while a transition
+  /// is pending or the id is in PrepareCommit/PrepareAbort, PRODUCER_FENCED
+  /// for a stale (pid, epoch); an Ongoing transaction is fenced (epoch + 1,
+  /// PrepareAbort) and the reply is CONCURRENT_TRANSACTIONS.
+  txn_decision init_producer_id(const init_producer_id_args& args, int64_t now_ms);
+
+  /// AddPartitionsToTxn (reference §2.3, checks 3 and 5-11).
+  txn_decision add_partitions(const std::string& transactional_id, producer_id pid,
+                              producer_epoch epoch,
+                              const std::vector<topic_partition>& partitions, int64_t now_ms);
+
+  /// EndTxn for transaction.version 1 (reference §2.6).
+  txn_decision end_txn(const std::string& transactional_id, producer_id pid,
+                       producer_epoch epoch, bool commit, int64_t now_ms);
+
+  /// A producer id for an idempotent (non-transactional) producer, epoch 0
+  /// (reference §2.2 step 3). The shell persists next_pid_counter().
+  producer_id allocate_idempotent_pid() { return allocate_pid(); }
+
+  /// Ongoing transactions whose start + timeout < now: fence (epoch + 1)
+  /// and abort, as InitProducerId would (T10).
+  std::vector<txn_decision> abort_timed_out(int64_t now_ms);
+
+  /// Every marker of `transactional_id`'s Prepare* card was acknowledged:
+  /// the CompleteCommit/CompleteAbort card to persist (T9).
+  std::optional<txn_decision> markers_written(const std::string& transactional_id,
+                                              int64_t now_ms);
+
+  // -- completion ------------------------------------------------------------
+
+  /// Applies a durable card: the state changes only here. Returns false
+  /// (and changes nothing) if no matching transition is pending.
+  bool complete(const txn_decision& d);
+
+  /// The card's write failed: drops the pending transition, the state stays.
+  void abort_pending(const std::string& transactional_id);
+
+  // -- observers -------------------------------------------------------------
+
+  const txn_card* find(const std::string& transactional_id) const;
+  bool has_pending(const std::string& transactional_id) const;
+  /// The counter behind the next producer id this shard hands out; the
+  /// shell persists it with every card that allocated a producer id.
+  int64_t next_pid_counter() const { return next_pid_counter_; }
+  const txn_coordinator_settings& settings() const { return settings_; }
+
+private:
+  struct metadata {
+    txn_card card;
+    std::optional<txn_state> pending;
+    producer_epoch last_epoch = no_producer_epoch;
+    bool has_failed_epoch_fence = false;
+  };
+
+  producer_id allocate_pid();
+  txn_decision fence_and_abort(metadata& m, int64_t now_ms);
+  txn_decision prepare(metadata& m, txn_card next, txn_state pending_state);
+
+  txn_coordinator_settings settings_;
+  std::map<std::string, metadata> txns_;
+  int64_t next_pid_counter_ = 0;
+};
+
+} // namespace caftx

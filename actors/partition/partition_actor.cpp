@@ -1,0 +1,147 @@
+#include "actors/partition/partition_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/response_promise.hpp>
+#include <leveldb/write_batch.h>
+
+#include <deque>
+#include <stdexcept>
+
+#include "actors/broker/node_context.hpp"
+#include "actors/common/durable_queue.hpp"
+#include "actors/partition/partition_core.hpp"
+#include "storage/codec.hpp"
+
+namespace caftx {
+
+namespace {
+
+struct partition_state {
+  std::unique_ptr<partition_core> core;
+  durable_queue dq;
+  std::shared_ptr<const node_context> ctx;
+  // Replies held until the high watermark passes `offset`, in offset order.
+  struct waiter {
+    int64_t offset;
+    caf::response_promise rp;
+    caf::message reply;
+  };
+  std::deque<waiter> waiters;
+  static inline const char* name = "caftx.partition";
+};
+
+using partition_ptr = caf::stateful_actor<partition_state>*;
+
+void release_waiters(partition_ptr self) {
+  auto& st = self->state;
+  while (!st.waiters.empty() && st.waiters.front().offset < st.core->high_watermark()) {
+    st.waiters.front().rp.deliver(std::move(st.waiters.front().reply));
+    st.waiters.pop_front();
+  }
+}
+
+// Appends `batch` durably; the reply is released once it is durable.
+template <class Reply>
+caf::response_promise append_and_reply(partition_ptr self, record_batch batch, Reply reply,
+                                       bool set_base_offset) {
+  auto& st = self->state;
+  auto& stored = st.core->append(std::move(batch), st.ctx->clock_ms());
+  if constexpr (std::is_same_v<Reply, produce_response>)
+    if (set_base_offset)
+      reply.base_offset = stored.base_offset;
+  int64_t last = stored.last_offset();
+  leveldb::WriteBatch wb;
+  wb.Put(keys::log_entry(st.core->tp(), stored.base_offset), codec::encode(stored));
+  auto rp = self->make_response_promise();
+  st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last](const status& s) {
+    if (!s.ok()) {
+      // The in-memory log is ahead of the disk now: crash and let the
+      // restart rebuild from what is durable.
+      self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+      return;
+    }
+    self->state.core->set_high_watermark(last + 1);
+    release_waiters(self);
+  });
+  return rp;
+}
+
+caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
+                           topic_partition tp) {
+  auto& st = self->state;
+  st.ctx = ctx;
+  st.dq = durable_queue{ctx->store};
+  st.core = std::make_unique<partition_core>(tp);
+  ctx->store->scan(keys::log_prefix(tp), [&](const std::string& key, const std::string& value) {
+    auto b = codec::decode_batch(value);
+    if (!b.ok())
+      throw std::runtime_error("partition " + to_string(tp) + ": key " + key + ": "
+                               + b.error().to_string());
+    st.core->replay(std::move(b).value());
+    return true;
+  });
+  return {
+    [=](storage_done& done) { self->state.dq.complete(done); },
+    [=](produce_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      auto d = st.core->validate_produce(req.batch);
+      if (!d.ok())
+        return caf::make_message(
+          produce_response{d.error().code(), d.error().message(), -1, st.core->log_start_offset()});
+      produce_response reply{error_code::none, {}, d->base_offset, st.core->log_start_offset()};
+      if (d->duplicate) {
+        if (d->last_offset < st.core->high_watermark())
+          return caf::make_message(reply);
+        auto rp = self->make_response_promise();
+        // Still on its way to disk: answer with the original's durability.
+        auto pos = std::find_if(st.waiters.begin(), st.waiters.end(),
+                                [&](auto& w) { return w.offset > d->last_offset; });
+        st.waiters.insert(pos, {d->last_offset, rp, caf::make_message(reply)});
+        return rp;
+      }
+      return append_and_reply(self, std::move(req.batch), reply, true);
+    },
+    [=](const fetch_request& req) {
+      auto& st = self->state;
+      auto r = st.core->fetch(req.fetch_offset, req.max_bytes, req.isolation);
+      fetch_response resp;
+      resp.high_watermark = st.core->high_watermark();
+      resp.last_stable_offset = st.core->last_stable_offset();
+      resp.log_start_offset = st.core->log_start_offset();
+      if (!r.ok()) {
+        resp.error = r.error().code();
+        resp.message = r.error().message();
+        return resp;
+      }
+      resp.aborted_transactions = std::move(r->aborted);
+      resp.batches = std::move(r->batches);
+      return resp;
+    },
+    [=](const list_offsets_request& req) {
+      return list_offsets_response{error_code::none,
+                                   self->state.core->list_offset(req.timestamp, req.isolation)};
+    },
+    [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,
+                            coordinator_epoch{req.coordinator_epoch}};
+      auto v = st.core->validate_marker(req.pid, req.epoch, marker);
+      if (!v.ok())
+        return caf::make_message(txn_response{v.code(), v.message()});
+      auto batch = make_control_batch(req.pid, req.epoch, marker, st.ctx->clock_ms());
+      return append_and_reply(self, std::move(batch), txn_response{}, false);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
+                           topic_partition tp) {
+  return sys.spawn(partition_fn, std::move(ctx), std::move(tp));
+}
+
+} // namespace caftx

@@ -1,0 +1,25 @@
+// The partition leader actor: the thin shell around partition_core. It
+// appends batches to the node's LevelDB (durably, off the scheduler
+// thread), answers a produce only once its batch is durable (the high
+// watermark passed it), serves Fetch and ListOffsets, and writes markers.
+// On spawn it rebuilds the log and producer state from storage.
+#pragma once
+
+#include <memory>
+
+#include <caf/fwd.hpp>
+
+#include "runtime/ids.hpp"
+
+namespace caftx {
+
+struct node_context;
+
+/// Spawns the leader of `tp`. Handles produce_request -> produce_response,
+/// fetch_request -> fetch_response, list_offsets_request ->
+/// list_offsets_response, write_txn_marker_request -> txn_response.
+/// Throws std::runtime_error if the stored log cannot be decoded.
+caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
+                           topic_partition tp);
+
+} // namespace caftx

@@ -1,0 +1,247 @@
+#include "actors/partition/partition_core.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace caftx {
+
+namespace {
+
+bool in_sequence(int32_t last, int32_t first) {
+  return first == add_sequence(last, 1);
+}
+
+size_t approx_size(const record_batch& b) {
+  size_t n = 61; // Kafka's batch header
+  for (auto& r : b.records) {
+    n += 20 + r.key.size() + r.value.size();
+    for (auto& h : r.headers)
+      n += h.key.size() + h.value.size() + 4;
+  }
+  return n;
+}
+
+} // namespace
+
+status_or<produce_decision> partition_core::validate_produce(const record_batch& b) const {
+  if (b.records.empty())
+    return status{error_code::invalid_record, "empty batch"};
+  if (b.is_control())
+    return status{error_code::invalid_record, "clients may not write control batches"};
+  auto next = [&] {
+    produce_decision d;
+    d.base_offset = log_end_offset_;
+    d.last_offset = log_end_offset_ + b.record_count() - 1;
+    return d;
+  };
+  if (b.pid == no_producer_id) {
+    if (b.is_transactional())
+      return status{error_code::invalid_record, "transactional batch without producer id"};
+    return next();
+  }
+  if (b.pid.value < 0 || b.epoch.value < 0 || b.base_sequence < 0)
+    return status{error_code::invalid_record,
+                  "producer id, producer epoch and base sequence must be >= 0"};
+  auto i = producers_.find(b.pid);
+  if (i == producers_.end() || i->second.epoch == no_producer_epoch)
+    return next(); // Q1: unknown producer, any sequence
+  auto& e = i->second;
+  int32_t first = b.base_sequence;
+  int32_t last = b.last_sequence();
+  // 1. duplicate of one of the retained batches: exact (epoch, first, last)
+  if (e.epoch == b.epoch) {
+    for (auto& m : e.batches)
+      if (m.first_sequence == first && m.last_sequence == last) {
+        produce_decision d;
+        d.duplicate = true;
+        d.base_offset = m.base_offset;
+        d.last_offset = m.last_offset;
+        return d;
+      }
+  }
+  // 3. epoch
+  if (b.epoch < e.epoch)
+    return status{error_code::invalid_producer_epoch,
+                  "producer epoch " + std::to_string(b.epoch.value) + " is older than "
+                    + std::to_string(e.epoch.value)};
+  // 5. sequence
+  if (b.epoch > e.epoch) {
+    if (first != 0)
+      return status{error_code::out_of_order_sequence_number,
+                    "a new producer epoch must start at sequence 0, got "
+                      + std::to_string(first)};
+  } else if (e.batches.empty()) {
+    if (first != 0)
+      return status{error_code::out_of_order_sequence_number,
+                    "expected sequence 0, got " + std::to_string(first)};
+  } else if (!in_sequence(e.batches.back().last_sequence, first)) {
+    return status{error_code::out_of_order_sequence_number,
+                  "expected sequence "
+                    + std::to_string(add_sequence(e.batches.back().last_sequence, 1))
+                    + ", got " + std::to_string(first)};
+  }
+  // 6. transaction state
+  if (e.current_txn_first_offset && !b.is_transactional())
+    return status{error_code::invalid_txn_state,
+                  "non-transactional batch while the producer has an open transaction"};
+  return next();
+}
+
+const record_batch& partition_core::append(record_batch batch, int64_t) {
+  batch.base_offset = log_end_offset_;
+  apply(batch);
+  log_.push_back(std::move(batch));
+  return log_.back();
+}
+
+status partition_core::validate_marker(producer_id pid, producer_epoch epoch,
+                                       end_txn_marker marker) const {
+  auto i = producers_.find(pid);
+  if (i == producers_.end())
+    return {};
+  if (epoch < i->second.epoch)
+    return {error_code::invalid_producer_epoch,
+            "marker epoch " + std::to_string(epoch.value) + " is older than "
+              + std::to_string(i->second.epoch.value)};
+  if (marker.cepoch < i->second.cepoch)
+    return {error_code::transaction_coordinator_fenced,
+            "coordinator epoch " + std::to_string(marker.cepoch.value) + " is older than "
+              + std::to_string(i->second.cepoch.value)};
+  return {};
+}
+
+const record_batch& partition_core::append_marker(producer_id pid, producer_epoch epoch,
+                                                  end_txn_marker marker, int64_t now_ms) {
+  return append(make_control_batch(pid, epoch, marker, now_ms), now_ms);
+}
+
+void partition_core::replay(record_batch batch) {
+  assert(batch.base_offset == log_end_offset_);
+  apply(batch);
+  log_.push_back(std::move(batch));
+  // Everything read back from storage is durable.
+  set_high_watermark(log_end_offset_);
+}
+
+void partition_core::apply(const record_batch& b) {
+  int64_t base = b.base_offset;
+  int64_t last = b.last_offset();
+  log_end_offset_ = last + 1;
+  if (b.pid == no_producer_id)
+    return;
+  auto& e = producers_[b.pid];
+  if (e.epoch != b.epoch)
+    e.batches.clear();
+  e.epoch = b.epoch;
+  e.last_timestamp_ms = std::max(e.last_timestamp_ms, b.max_timestamp_ms());
+  if (b.is_control()) {
+    auto marker = parse_control_batch(b);
+    if (!marker)
+      return;
+    e.cepoch = std::max(e.cepoch, marker->cepoch);
+    if (!e.current_txn_first_offset)
+      return; // completes nothing: no index entry, no LSO change
+    int64_t first = *e.current_txn_first_offset;
+    e.current_txn_first_offset.reset();
+    ongoing_txns_.erase(first);
+    if (marker->type == control_type::abort) {
+      // LSO to record: first offset of the earliest other open transaction,
+      // or marker + 1 (§3.4 step 3).
+      int64_t lso = ongoing_txns_.empty() ? last + 1 : ongoing_txns_.begin()->first;
+      aborted_index_.push_back({b.pid, first, last, lso});
+    }
+    unreplicated_txns_[first] = last;
+    return;
+  }
+  e.batches.push_back({b.base_sequence, b.last_sequence(), base, last});
+  while (e.batches.size() > producer_state_entry::batches_to_retain)
+    e.batches.pop_front();
+  if (b.is_transactional() && !e.current_txn_first_offset) {
+    e.current_txn_first_offset = base;
+    ongoing_txns_[base] = b.pid;
+  }
+}
+
+void partition_core::set_high_watermark(int64_t hw) {
+  assert(hw >= high_watermark_ && hw <= log_end_offset_);
+  high_watermark_ = hw;
+  for (auto i = unreplicated_txns_.begin(); i != unreplicated_txns_.end();) {
+    if (i->second < hw)
+      i = unreplicated_txns_.erase(i);
+    else
+      ++i;
+  }
+}
+
+std::optional<int64_t> partition_core::first_unstable_offset() const {
+  std::optional<int64_t> result;
+  if (!ongoing_txns_.empty())
+    result = ongoing_txns_.begin()->first;
+  if (!unreplicated_txns_.empty()) {
+    int64_t u = unreplicated_txns_.begin()->first;
+    result = result ? std::min(*result, u) : u;
+  }
+  return result;
+}
+
+int64_t partition_core::last_stable_offset() const {
+  auto fu = first_unstable_offset();
+  return fu && *fu < high_watermark_ ? *fu : high_watermark_;
+}
+
+status_or<fetch_result> partition_core::fetch(int64_t fetch_offset, int32_t max_bytes,
+                                              isolation_level isolation) const {
+  if (fetch_offset < log_start_offset() || fetch_offset > log_end_offset_)
+    return status{error_code::offset_out_of_range,
+                  "fetch offset " + std::to_string(fetch_offset) + " outside ["
+                    + std::to_string(log_start_offset()) + ", "
+                    + std::to_string(log_end_offset_) + "]"};
+  fetch_result r;
+  r.high_watermark = high_watermark_;
+  r.last_stable_offset = last_stable_offset();
+  r.log_start_offset = log_start_offset();
+  int64_t upper = isolation == isolation_level::read_committed ? r.last_stable_offset
+                                                              : r.high_watermark;
+  auto it = std::lower_bound(log_.begin(), log_.end(), fetch_offset,
+                             [](const record_batch& b, int64_t off) {
+                               return b.last_offset() < off;
+                             });
+  size_t bytes = 0;
+  for (; it != log_.end() && it->base_offset < upper; ++it) {
+    if (it->last_offset() >= upper)
+      break; // never hand out a batch that straddles the bound
+    size_t sz = approx_size(*it);
+    if (!r.batches.empty() && bytes + sz > static_cast<size_t>(max_bytes))
+      break;
+    bytes += sz;
+    r.batches.push_back(*it);
+  }
+  if (isolation == isolation_level::read_committed && !r.batches.empty()) {
+    int64_t end = r.batches.back().last_offset() + 1;
+    for (auto& a : aborted_index_)
+      if (a.last_offset >= fetch_offset && a.first_offset < end)
+        r.aborted.push_back({a.pid, a.first_offset});
+  }
+  return r;
+}
+
+int64_t partition_core::list_offset(int64_t timestamp, isolation_level isolation) const {
+  int64_t bound = isolation == isolation_level::read_committed ? last_stable_offset()
+                                                               : high_watermark_;
+  if (timestamp == -1)
+    return bound;
+  if (timestamp == -2)
+    return log_start_offset();
+  for (auto& b : log_) {
+    if (b.is_control())
+      continue;
+    for (size_t k = 0; k < b.records.size(); ++k)
+      if (b.records[k].timestamp_ms >= timestamp) {
+        int64_t off = b.base_offset + static_cast<int64_t>(k);
+        return off < bound ? off : -1;
+      }
+  }
+  return -1;
+}
+
+} // namespace caftx

@@ -1,0 +1,152 @@
+// The pure core of a partition leader: the log index, producer state with
+// the last 5 batches per producer (reference §3.1-3.4), the high watermark,
+// the last stable offset (§3.7) and the aborted-transaction index (§3.8).
+// No CAF, no clock, no disk. Owned by exactly one partition actor; not
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "runtime/record_batch.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+/// What the partition remembers of one appended batch (Kafka's
+/// BatchMetadata): enough to answer a retry with the original offset.
+struct batch_metadata {
+  int32_t first_sequence = no_sequence;
+  int32_t last_sequence = no_sequence;
+  int64_t base_offset = -1;
+  int64_t last_offset = -1;
+};
+
+/// Per-producer state on one partition (Kafka's ProducerStateEntry).
+struct producer_state_entry {
+  /// Number of batches kept for duplicate detection
+  /// (ProducerStateEntry.NUM_BATCHES_TO_RETAIN).
+  static constexpr size_t batches_to_retain = 5;
+  producer_epoch epoch = no_producer_epoch;
+  coordinator_epoch cepoch{-1};       // highest coordinator epoch of a marker
+  std::deque<batch_metadata> batches; // oldest first, at most 5
+  std::optional<int64_t> current_txn_first_offset;
+  int64_t last_timestamp_ms = -1;
+};
+
+/// One entry of the aborted-transaction index (Kafka's AbortedTxn).
+struct aborted_txn_entry {
+  producer_id pid = no_producer_id;
+  int64_t first_offset = -1;
+  int64_t last_offset = -1;        // offset of the ABORT marker
+  int64_t last_stable_offset = -1; // LSO recorded when the marker was written
+};
+
+/// Result of checking a client batch against the producer state.
+struct produce_decision {
+  /// True if the batch is a retry of one of the last 5 batches: nothing is
+  /// appended and `base_offset` is the original one.
+  bool duplicate = false;
+  int64_t base_offset = -1;
+  int64_t last_offset = -1;
+};
+
+/// What a Fetch returns (reference §2.9): whole batches in
+/// [fetch_offset, upper) where upper is the HW (read_uncommitted) or the
+/// LSO (read_committed); aborted transactions only for read_committed.
+struct fetch_result {
+  int64_t high_watermark = 0;
+  int64_t last_stable_offset = 0;
+  int64_t log_start_offset = 0;
+  std::vector<record_batch> batches;
+  std::vector<aborted_transaction> aborted;
+};
+
+class partition_core {
+public:
+  explicit partition_core(topic_partition tp) : tp_(std::move(tp)) {}
+
+  // -- client batches (origin CLIENT) -------------------------------------
+
+  /// Checks `batch` in Kafka's order (§3.2): duplicate of a retained batch
+  /// (success, original offsets), epoch (INVALID_PRODUCER_EPOCH), sequence
+  /// (OUT_OF_ORDER_SEQUENCE_NUMBER), transaction state (INVALID_TXN_STATE);
+  /// malformed batches get INVALID_RECORD. Never mutates.
+  /// Policy for a producer without state (Q1): any sequence is accepted, as
+  /// in Kafka >= 2.5 (KIP-360), so a producer whose state expired resumes.
+  status_or<produce_decision> validate_produce(const record_batch& batch) const;
+
+  /// Appends a batch that validate_produce accepted (not a duplicate) at the
+  /// log end offset and applies it to the producer state. Returns the batch
+  /// with its base offset assigned.
+  const record_batch& append(record_batch batch, int64_t now_ms);
+
+  // -- markers (origin COORDINATOR) ---------------------------------------
+
+  /// Checks a WriteTxnMarkers entry (§3.4): a lower producer epoch gives
+  /// INVALID_PRODUCER_EPOCH, a lower coordinator epoch than the highest
+  /// seen for the producer gives TRANSACTION_COORDINATOR_FENCED.
+  status validate_marker(producer_id pid, producer_epoch epoch, end_txn_marker marker) const;
+
+  /// Appends the control batch (it occupies one offset) and completes the
+  /// producer's open transaction, if any; a marker that completes nothing
+  /// changes neither the LSO nor the aborted index.
+  const record_batch& append_marker(producer_id pid, producer_epoch epoch,
+                                    end_txn_marker marker, int64_t now_ms);
+
+  // -- recovery ------------------------------------------------------------
+
+  /// Re-applies a batch read back from storage (origin REPLICATION: no
+  /// checks). Batches must be replayed in offset order.
+  void replay(record_batch batch);
+
+  // -- high watermark --------------------------------------------------------
+
+  /// Moves the high watermark to `hw` (the durable log end in a one-replica
+  /// node). Completed transactions whose marker is below it stop holding
+  /// the LSO. Requires: high_watermark() <= hw <= log_end_offset().
+  void set_high_watermark(int64_t hw);
+
+  // -- observers -------------------------------------------------------------
+
+  const topic_partition& tp() const { return tp_; }
+  int64_t log_start_offset() const { return 0; }
+  int64_t log_end_offset() const { return log_end_offset_; }
+  int64_t high_watermark() const { return high_watermark_; }
+  /// LSO = first unstable offset if below the HW, else the HW (§3.7).
+  int64_t last_stable_offset() const;
+  std::optional<int64_t> first_unstable_offset() const;
+  const std::map<producer_id, producer_state_entry>& producers() const { return producers_; }
+  const std::vector<aborted_txn_entry>& aborted_index() const { return aborted_index_; }
+
+  /// Batches in [fetch_offset, upper) up to about `max_bytes` (at least
+  /// one batch). Errors: OFFSET_OUT_OF_RANGE if fetch_offset is below the
+  /// log start or above the log end offset.
+  status_or<fetch_result> fetch(int64_t fetch_offset, int32_t max_bytes,
+                                isolation_level isolation) const;
+
+  /// ListOffsets: -1 = latest (LSO under read_committed, HW otherwise),
+  /// -2 = earliest; a timestamp gives the first offset whose batch has a
+  /// record at or after it, or -1 if that offset is at or above the bound.
+  int64_t list_offset(int64_t timestamp, isolation_level isolation) const;
+
+private:
+  void apply(const record_batch& batch);
+
+  topic_partition tp_;
+  std::vector<record_batch> log_; // in offset order
+  int64_t log_end_offset_ = 0;
+  int64_t high_watermark_ = 0;
+  std::map<producer_id, producer_state_entry> producers_;
+  // first offset -> producer id of open transactions (Kafka's ongoingTxns)
+  std::map<int64_t, producer_id> ongoing_txns_;
+  // first offset -> marker offset of completed transactions whose marker is
+  // not yet below the HW (Kafka's unreplicatedTxns)
+  std::map<int64_t, int64_t> unreplicated_txns_;
+  std::vector<aborted_txn_entry> aborted_index_;
+};
+
+} // namespace caftx

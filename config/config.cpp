@@ -1,0 +1,236 @@
+#include "config/config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <set>
+
+namespace caftx {
+
+namespace {
+
+status invalid(std::string message) {
+  return {error_code::invalid_config, std::move(message)};
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos)
+    return {};
+  auto e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// Reads the properties of one config kind, remembering which keys were used.
+class reader {
+public:
+  explicit reader(const properties& props) : props_(props) {}
+
+  status int32(const std::string& key, int32_t& out, int64_t min, int64_t max) {
+    auto v = take(key);
+    if (!v)
+      return {};
+    errno = 0;
+    char* end = nullptr;
+    long long x = std::strtoll(v->c_str(), &end, 10);
+    if (v->empty() || *end != '\0' || errno == ERANGE)
+      return invalid("config '" + key + "' = '" + *v + "' is not an integer");
+    if (x < min || x > max)
+      return invalid("config '" + key + "' = '" + *v + "' is out of range [" + std::to_string(min)
+                     + ", " + std::to_string(max) + "]");
+    out = static_cast<int32_t>(x);
+    return {};
+  }
+
+  status boolean(const std::string& key, bool& out) {
+    auto v = take(key);
+    if (!v)
+      return {};
+    if (*v == "true")
+      out = true;
+    else if (*v == "false")
+      out = false;
+    else
+      return invalid("config '" + key + "' = '" + *v + "' must be true or false");
+    return {};
+  }
+
+  std::optional<std::string> take(const std::string& key) {
+    auto i = props_.find(key);
+    if (i == props_.end())
+      return std::nullopt;
+    used_.insert(key);
+    return trim(i->second);
+  }
+
+  /// Fails on the first key that was neither used nor in `ignored`.
+  status check_unknown(const std::set<std::string>& ignored, const char* kind) {
+    for (auto& [k, v] : props_)
+      if (!used_.count(k) && !ignored.count(k))
+        return invalid(std::string("unknown ") + kind + " config '" + k + "'");
+    return {};
+  }
+
+private:
+  const properties& props_;
+  std::set<std::string> used_;
+};
+
+constexpr int64_t int_max = std::numeric_limits<int32_t>::max();
+
+#define CAFTX_TRY(expr)                                                                            \
+  do {                                                                                             \
+    if (auto st_ = (expr); !st_.ok())                                                              \
+      return st_;                                                                                  \
+  } while (false)
+
+} // namespace
+
+status_or<properties> load_properties_file(const std::string& path) {
+  std::ifstream in{path};
+  if (!in)
+    return invalid("cannot read config file " + path);
+  properties props;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    auto t = trim(line);
+    if (t.empty() || t[0] == '#' || t[0] == '!')
+      continue;
+    auto sep = t.find_first_of("=:");
+    if (sep == std::string::npos)
+      return invalid(path + ":" + std::to_string(line_no) + ": expected key=value, got '" + t + "'");
+    auto key = trim(t.substr(0, sep));
+    if (key.empty())
+      return invalid(path + ":" + std::to_string(line_no) + ": empty key");
+    if (props.count(key))
+      return invalid(path + ":" + std::to_string(line_no) + ": duplicate key '" + key + "'");
+    props[key] = trim(t.substr(sep + 1));
+  }
+  return props;
+}
+
+status_or<node_config> node_config::parse(const properties& props) {
+  node_config c;
+  reader r{props};
+  if (auto v = r.take("log.dirs"))
+    c.data_dir = *v;
+  if (auto v = r.take("data.dir"))
+    c.data_dir = *v;
+  CAFTX_TRY(r.int32("transaction.state.log.num.partitions", c.transaction_state_log_num_partitions, 1, 1000));
+  CAFTX_TRY(r.int32("offsets.topic.num.partitions", c.offsets_topic_num_partitions, 1, 1000));
+  CAFTX_TRY(r.int32("transaction.max.timeout.ms", c.transaction_max_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                    c.transaction_abort_timed_out_transaction_cleanup_interval_ms, 1, int_max));
+  CAFTX_TRY(r.boolean("auto.create.topics.enable", c.auto_create_topics_enable));
+  CAFTX_TRY(r.int32("num.partitions", c.num_partitions, 1, 10000));
+  CAFTX_TRY(r.boolean("caftx.storage.sync", c.storage_sync));
+  CAFTX_TRY(r.int32("caftx.coordinator.max.restarts", c.coordinator_max_restarts, 0, 1000));
+  CAFTX_TRY(r.int32("caftx.coordinator.restart.window.ms", c.coordinator_restart_window_ms, 1, int_max));
+  CAFTX_TRY(r.int32("caftx.marker.retry.backoff.ms", c.marker_retry_backoff_ms, 1, 60000));
+  static const std::set<std::string> ignored = {
+    "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
+    "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+    "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",
+    "offsets.topic.replication.factor", "log.segment.bytes", "log.retention.hours",
+    "default.replication.factor", "min.insync.replicas", "num.network.threads", "num.io.threads",
+  };
+  CAFTX_TRY(r.check_unknown(ignored, "broker"));
+  return c;
+}
+
+status_or<producer_config> producer_config::parse(const properties& props) {
+  producer_config c;
+  reader r{props};
+  bool idempotence_set = props.count("enable.idempotence") > 0;
+  if (auto v = r.take("transactional.id")) {
+    if (v->empty())
+      return invalid("config 'transactional.id' must not be empty when set");
+    c.transactional_id = *v;
+  }
+  CAFTX_TRY(r.boolean("enable.idempotence", c.enable_idempotence));
+  CAFTX_TRY(r.int32("transaction.timeout.ms", c.transaction_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("max.in.flight.requests.per.connection",
+                    c.max_in_flight_requests_per_connection, 1, int_max));
+  if (auto v = r.take("acks")) {
+    if (*v == "all" || *v == "-1")
+      c.acks = -1;
+    else if (*v == "1")
+      c.acks = 1;
+    else if (*v == "0")
+      c.acks = 0;
+    else
+      return invalid("config 'acks' = '" + *v + "' must be one of all, -1, 0, 1");
+  }
+  CAFTX_TRY(r.int32("retries", c.retries, 0, int_max));
+  CAFTX_TRY(r.int32("retry.backoff.ms", c.retry_backoff_ms, 0, int_max));
+  CAFTX_TRY(r.int32("delivery.timeout.ms", c.delivery_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("linger.ms", c.linger_ms, 0, int_max));
+  CAFTX_TRY(r.int32("batch.size", c.batch_size, 1, int_max));
+  static const std::set<std::string> ignored = {
+    "bootstrap.servers", "client.id", "key.serializer", "value.serializer", "compression.type",
+    "buffer.memory", "max.block.ms", "max.request.size", "partitioner.class",
+  };
+  CAFTX_TRY(r.check_unknown(ignored, "producer"));
+  if (c.transactional_id && !c.enable_idempotence)
+    return invalid("config 'transactional.id' requires 'enable.idempotence' = true");
+  if (c.enable_idempotence) {
+    // Kafka: explicit idempotence with incompatible settings is an error;
+    // implicit idempotence is silently turned off instead.
+    bool incompatible = c.acks != -1 || c.retries == 0 || c.max_in_flight_requests_per_connection > 5;
+    if (incompatible && (idempotence_set || c.transactional_id)) {
+      if (c.max_in_flight_requests_per_connection > 5)
+        return invalid("config 'max.in.flight.requests.per.connection' = "
+                       + std::to_string(c.max_in_flight_requests_per_connection)
+                       + " is out of range [1, 5] with idempotence enabled");
+      if (c.acks != -1)
+        return invalid("config 'acks' must be 'all' with idempotence enabled");
+      return invalid("config 'retries' must be > 0 with idempotence enabled");
+    }
+    if (incompatible)
+      c.enable_idempotence = false;
+  }
+  return c;
+}
+
+status_or<consumer_config> consumer_config::parse(const properties& props) {
+  consumer_config c;
+  reader r{props};
+  if (auto v = r.take("group.id")) {
+    if (v->empty())
+      return invalid("config 'group.id' must not be empty when set");
+    c.group_id = *v;
+  }
+  if (auto v = r.take("isolation.level")) {
+    if (*v == "read_committed")
+      c.isolation = isolation_level::read_committed;
+    else if (*v == "read_uncommitted")
+      c.isolation = isolation_level::read_uncommitted;
+    else
+      return invalid("config 'isolation.level' = '" + *v
+                     + "' must be read_committed or read_uncommitted");
+  }
+  if (auto v = r.take("auto.offset.reset")) {
+    if (*v != "earliest" && *v != "latest" && *v != "none")
+      return invalid("config 'auto.offset.reset' = '" + *v + "' must be earliest, latest or none");
+    c.auto_offset_reset = *v;
+  }
+  CAFTX_TRY(r.int32("max.poll.records", c.max_poll_records, 1, int_max));
+  CAFTX_TRY(r.int32("max.partition.fetch.bytes", c.max_partition_fetch_bytes, 1, int_max));
+  CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.boolean("enable.auto.commit", c.enable_auto_commit));
+  if (c.enable_auto_commit)
+    return invalid("config 'enable.auto.commit' = 'true' is not supported; commit with "
+                   "commit() or send_offsets_to_transaction()");
+  static const std::set<std::string> ignored = {
+    "bootstrap.servers", "client.id", "key.deserializer", "value.deserializer",
+    "session.timeout.ms", "heartbeat.interval.ms", "fetch.min.bytes", "fetch.max.wait.ms",
+  };
+  CAFTX_TRY(r.check_unknown(ignored, "consumer"));
+  return c;
+}
+
+} // namespace caftx

@@ -1,0 +1,111 @@
+// Typed settings with Kafka's names and defaults, parsed from
+// `key=value` properties (a Kafka .properties file or command-line
+// overrides) and validated: a bad value names the key and the allowed range.
+// Value types; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "runtime/record_batch.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+/// Kafka-style properties: key -> value, both strings.
+using properties = std::map<std::string, std::string>;
+
+/// Reads a Java-style .properties file: `key=value` (or `key: value`) per
+/// line, `#` and `!` comments, blank lines ignored. Errors: INVALID_CONFIG
+/// naming the file and line for a line without a separator or a duplicate
+/// key, and for a file that cannot be read.
+status_or<properties> load_properties_file(const std::string& path);
+
+/// Settings of one broker node (Kafka's broker configs).
+struct node_config {
+  /// Directory of the node's LevelDB database (`log.dirs` in Kafka).
+  std::string data_dir;
+  /// `transaction.state.log.num.partitions`, [1, 1000]. Must never change
+  /// for an existing data directory.
+  int32_t transaction_state_log_num_partitions = 50;
+  /// `offsets.topic.num.partitions`, [1, 1000].
+  int32_t offsets_topic_num_partitions = 50;
+  /// `transaction.max.timeout.ms`, [1, 2147483647].
+  int32_t transaction_max_timeout_ms = 900000;
+  /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`, [1, 2147483647].
+  int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;
+  /// `auto.create.topics.enable`: create a topic on first produce/fetch.
+  bool auto_create_topics_enable = false;
+  /// `num.partitions`: partition count of auto-created topics, [1, 10000].
+  int32_t num_partitions = 1;
+  /// `caftx.storage.sync`: fsync each durable write (group-committed).
+  bool storage_sync = true;
+  /// `caftx.coordinator.max.restarts` within
+  /// `caftx.coordinator.restart.window.ms`: a shard crashing more often is
+  /// not restarted again and the node reports it.
+  int32_t coordinator_max_restarts = 5;
+  int32_t coordinator_restart_window_ms = 10000;
+  /// `caftx.marker.retry.backoff.ms`: wait before re-sending a marker that
+  /// a partition did not acknowledge, [1, 60000].
+  int32_t marker_retry_backoff_ms = 100;
+
+  /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
+  /// without meaning here (replication factors, segment sizes) are ignored.
+  static status_or<node_config> parse(const properties& props);
+};
+
+/// Settings of a producer (Kafka's ProducerConfig names and defaults).
+struct producer_config {
+  /// `transactional.id`; set => transactional producer (implies idempotence).
+  std::optional<std::string> transactional_id;
+  /// `enable.idempotence`, default true.
+  bool enable_idempotence = true;
+  /// `transaction.timeout.ms`, [1, 2147483647]; the coordinator rejects
+  /// more than its transaction.max.timeout.ms with INVALID_TRANSACTION_TIMEOUT.
+  int32_t transaction_timeout_ms = 60000;
+  /// `max.in.flight.requests.per.connection`, [1, 5] with idempotence.
+  int32_t max_in_flight_requests_per_connection = 5;
+  /// `acks`: only "all" (-1) is accepted with idempotence; "1" and "0"
+  /// behave as "all" on a one-replica node.
+  int32_t acks = -1;
+  /// `retries`, [0, 2147483647].
+  int32_t retries = 2147483647;
+  /// `retry.backoff.ms`, [0, 2147483647].
+  int32_t retry_backoff_ms = 100;
+  /// `delivery.timeout.ms`, [1, 2147483647]: bound on retrying one request.
+  int32_t delivery_timeout_ms = 120000;
+  /// `request.timeout.ms`, [1, 2147483647]: wait for one reply.
+  int32_t request_timeout_ms = 30000;
+  /// `linger.ms`, [0, 2147483647]. Accepted for compatibility; records are
+  /// sent when a batch fills, and on flush, commit and abort.
+  int32_t linger_ms = 5;
+  /// `batch.size` in bytes, [1, 2147483647].
+  int32_t batch_size = 16384;
+
+  static status_or<producer_config> parse(const properties& props);
+};
+
+/// Settings of a consumer (Kafka's ConsumerConfig names).
+struct consumer_config {
+  /// `group.id`; required for commit() and committed().
+  std::optional<std::string> group_id;
+  /// `isolation.level`: read_uncommitted (default) or read_committed.
+  isolation_level isolation = isolation_level::read_uncommitted;
+  /// `auto.offset.reset`: earliest, latest (default) or none.
+  std::string auto_offset_reset = "latest";
+  /// `max.poll.records`, [1, 2147483647].
+  int32_t max_poll_records = 500;
+  /// `max.partition.fetch.bytes`, [1, 2147483647].
+  int32_t max_partition_fetch_bytes = 1048576;
+  /// `request.timeout.ms`, [1, 2147483647].
+  int32_t request_timeout_ms = 30000;
+  /// `enable.auto.commit`: only false is supported (offsets are committed
+  /// with commit() or inside a transaction); the default is false.
+  bool enable_auto_commit = false;
+
+  static status_or<consumer_config> parse(const properties& props);
+};
+
+} // namespace caftx

@@ -1,0 +1,93 @@
+#include "runtime/error_code.hpp"
+
+namespace caftx {
+
+const char* to_string(error_code code) {
+  switch (code) {
+    case error_code::none: return "NONE";
+    case error_code::offset_out_of_range: return "OFFSET_OUT_OF_RANGE";
+    case error_code::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
+    case error_code::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
+    case error_code::request_timed_out: return "REQUEST_TIMED_OUT";
+    case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
+    case error_code::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
+    case error_code::not_coordinator: return "NOT_COORDINATOR";
+    case error_code::invalid_request: return "INVALID_REQUEST";
+    case error_code::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
+    case error_code::duplicate_sequence_number: return "DUPLICATE_SEQUENCE_NUMBER";
+    case error_code::invalid_producer_epoch: return "INVALID_PRODUCER_EPOCH";
+    case error_code::invalid_txn_state: return "INVALID_TXN_STATE";
+    case error_code::invalid_producer_id_mapping: return "INVALID_PRODUCER_ID_MAPPING";
+    case error_code::invalid_transaction_timeout: return "INVALID_TRANSACTION_TIMEOUT";
+    case error_code::concurrent_transactions: return "CONCURRENT_TRANSACTIONS";
+    case error_code::transaction_coordinator_fenced: return "TRANSACTION_COORDINATOR_FENCED";
+    case error_code::operation_not_attempted: return "OPERATION_NOT_ATTEMPTED";
+    case error_code::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
+    case error_code::unknown_producer_id: return "UNKNOWN_PRODUCER_ID";
+    case error_code::invalid_record: return "INVALID_RECORD";
+    case error_code::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
+    case error_code::producer_fenced: return "PRODUCER_FENCED";
+    case error_code::invalid_config: return "INVALID_CONFIG";
+    case error_code::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
+    case error_code::invalid_partitions: return "INVALID_PARTITIONS";
+    case error_code::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
+  }
+  return "UNKNOWN_SERVER_ERROR";
+}
+
+bool is_retriable(error_code code) {
+  switch (code) {
+    case error_code::not_leader_or_follower:
+    case error_code::request_timed_out:
+    case error_code::coordinator_load_in_progress:
+    case error_code::coordinator_not_available:
+    case error_code::not_coordinator:
+    case error_code::concurrent_transactions:
+    case error_code::unknown_topic_or_partition:
+    case error_code::kafka_storage_error:
+    case error_code::unstable_offset_commit:
+      return true;
+    default:
+      return false;
+  }
+}
+
+error_class classify(api_kind api, error_code code) {
+  if (code == error_code::none)
+    return error_class::none;
+  if (is_retriable(code))
+    return error_class::retriable;
+  switch (api) {
+    case api_kind::produce:
+      // §2.8: every non-retriable produce error is abortable except the
+      // fencing and authorization ones.
+      return code == error_code::producer_fenced ? error_class::fatal
+                                                 : error_class::abortable;
+    case api_kind::add_partitions_to_txn:
+    case api_kind::add_offsets_to_txn:
+    case api_kind::end_txn:
+      if (code == error_code::operation_not_attempted
+          || code == error_code::unknown_producer_id
+          || code == error_code::invalid_producer_id_mapping)
+        return error_class::abortable;
+      return error_class::fatal;
+    case api_kind::txn_offset_commit:
+      return error_class::fatal;
+    case api_kind::init_producer_id:
+    case api_kind::find_coordinator:
+      return error_class::fatal;
+  }
+  return error_class::fatal;
+}
+
+const char* to_string(error_class c) {
+  switch (c) {
+    case error_class::none: return "none";
+    case error_class::retriable: return "retriable";
+    case error_class::abortable: return "abortable";
+    case error_class::fatal: return "fatal";
+  }
+  return "fatal";
+}
+
+} // namespace caftx

@@ -1,0 +1,70 @@
+// Kafka protocol error codes (names and numbers as in Kafka's `Errors` enum)
+// and the client-side classification of reference §2.12.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace caftx {
+
+/// Kafka error codes. Every value equals Kafka's wire number, so logs and
+/// tools read the same as Kafka's. Only codes some caller reacts to exist.
+enum class error_code : uint8_t {
+  none = 0,
+  offset_out_of_range = 1,
+  unknown_topic_or_partition = 3,
+  not_leader_or_follower = 6,
+  request_timed_out = 7,
+  coordinator_load_in_progress = 14,
+  coordinator_not_available = 15,
+  not_coordinator = 16,
+  invalid_request = 42,
+  out_of_order_sequence_number = 45,
+  duplicate_sequence_number = 46,
+  invalid_producer_epoch = 47,
+  invalid_txn_state = 48,
+  invalid_producer_id_mapping = 49,
+  invalid_transaction_timeout = 50,
+  concurrent_transactions = 51,
+  transaction_coordinator_fenced = 52,
+  operation_not_attempted = 55,
+  kafka_storage_error = 56,
+  unknown_producer_id = 59,
+  invalid_record = 87,
+  unstable_offset_commit = 88,
+  producer_fenced = 90,
+  invalid_config = 40,
+  topic_already_exists = 36,
+  invalid_partitions = 37,
+  unknown_server_error = 255,  // Kafka's -1, kept unsigned for CAF's error type
+};
+
+/// Kafka's upper-case name, e.g. "PRODUCER_FENCED".
+const char* to_string(error_code code);
+
+/// True for errors after which the same request may simply be sent again
+/// (Kafka's RetriableException subclasses).
+bool is_retriable(error_code code);
+
+/// How a transactional producer treats an error (reference §2.12).
+enum class error_class : uint8_t { none, retriable, abortable, fatal };
+
+/// Which API the error came back from; the same code is classified
+/// differently per API (INVALID_TXN_STATE is fatal from EndTxn but abortable
+/// from Produce).
+enum class api_kind : uint8_t {
+  produce,
+  init_producer_id,
+  add_partitions_to_txn,
+  add_offsets_to_txn,
+  txn_offset_commit,
+  end_txn,
+  find_coordinator,
+};
+
+/// The Java client's classification of `code` returned by `api`.
+error_class classify(api_kind api, error_code code);
+
+const char* to_string(error_class c);
+
+} // namespace caftx

@@ -1,0 +1,60 @@
+#include "runtime/messages.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+namespace caftx {
+
+#define CAFTX_MESSAGE_TYPES(X)                                                                     \
+  X(topic_partition)                                                                               \
+  X(record_header)                                                                                 \
+  X(record)                                                                                        \
+  X(record_batch)                                                                                  \
+  X(aborted_transaction)                                                                           \
+  X(create_topic_request)                                                                          \
+  X(topic_metadata)                                                                                \
+  X(metadata_request)                                                                              \
+  X(metadata_response)                                                                             \
+  X(find_coordinator_request)                                                                      \
+  X(find_coordinator_response)                                                                     \
+  X(init_producer_id_request)                                                                      \
+  X(init_producer_id_response)                                                                     \
+  X(add_partitions_to_txn_request)                                                                 \
+  X(add_offsets_to_txn_request)                                                                    \
+  X(end_txn_request)                                                                               \
+  X(txn_response)                                                                                  \
+  X(describe_transaction_request)                                                                  \
+  X(describe_transaction_response)                                                                 \
+  X(produce_request)                                                                               \
+  X(produce_response)                                                                              \
+  X(fetch_request)                                                                                 \
+  X(fetch_response)                                                                                \
+  X(list_offsets_request)                                                                          \
+  X(list_offsets_response)                                                                         \
+  X(write_txn_marker_request)                                                                      \
+  X(txn_offset_commit_request)                                                                     \
+  X(offset_commit_request)                                                                         \
+  X(offset_fetch_request)                                                                          \
+  X(offset_fetch_response)                                                                         \
+  X(storage_done)                                                                                  \
+  X(coordinator_tick)                                                                              \
+  X(marker_retry)                                                                                  \
+  X(restart_child)                                                                                 \
+  X(supervisor_stats_request)                                                                      \
+  X(supervisor_stats)                                                                              \
+  X(kill_child_request)
+
+void register_message_types(caf::actor_system_config& cfg) {
+#define CAFTX_REGISTER(type) cfg.add_message_type<type>("caftx::" #type);
+  CAFTX_MESSAGE_TYPES(CAFTX_REGISTER)
+#undef CAFTX_REGISTER
+}
+
+std::vector<std::string> registered_message_type_names() {
+  std::vector<std::string> names;
+#define CAFTX_NAME(type) names.emplace_back("caftx::" #type);
+  CAFTX_MESSAGE_TYPES(CAFTX_NAME)
+#undef CAFTX_NAME
+  return names;
+}
+
+} // namespace caftx

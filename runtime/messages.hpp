@@ -1,0 +1,321 @@
+// The typed messages actors exchange, named after Kafka's APIs, with their
+// CAF inspectors. Every message is registered by register_message_types()
+// under a fixed name, so the same messages can cross the CAF middleman.
+// Responses carry Kafka error codes; CAF errors only mean "no reply"
+// (timeout, actor down).
+#pragma once
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/error_code.hpp"
+#include "runtime/group_offsets.hpp"
+#include "runtime/record_batch.hpp"
+
+namespace caftx {
+
+// -- admin and metadata --------------------------------------------------------
+
+/// CreateTopics for one topic. Errors: TOPIC_ALREADY_EXISTS,
+/// INVALID_PARTITIONS (count outside [1, 10000]), INVALID_REQUEST (bad name).
+struct create_topic_request {
+  std::string name;
+  int32_t partitions = 1;
+};
+
+/// Metadata of one topic: one partition leader handle per partition.
+struct topic_metadata {
+  std::string name;
+  error_code error = error_code::none;
+  std::vector<caf::actor> partitions;
+};
+
+/// Metadata for the named topics (all topics if empty). An unknown topic
+/// has UNKNOWN_TOPIC_OR_PARTITION unless auto.create.topics.enable is on.
+struct metadata_request {
+  std::vector<std::string> topics;
+};
+
+struct metadata_response {
+  std::vector<topic_metadata> topics;
+};
+
+/// FindCoordinator: key_type 0 = GROUP, 1 = TRANSACTION (reference §2.1).
+struct find_coordinator_request {
+  int8_t key_type = 1;
+  std::string key;
+};
+
+struct find_coordinator_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t partition = -1; // of __transaction_state / __consumer_offsets
+  caf::actor coordinator;
+};
+
+// -- transaction coordinator -------------------------------------------------
+
+/// InitProducerId (reference §2.2). has_transactional_id = false asks for
+/// a producer id for an idempotent producer.
+struct init_producer_id_request {
+  bool has_transactional_id = false;
+  std::string transactional_id;
+  int32_t transaction_timeout_ms = 60000;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+};
+
+struct init_producer_id_response {
+  error_code error = error_code::none;
+  std::string message;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+};
+
+/// AddPartitionsToTxn (reference §2.3).
+struct add_partitions_to_txn_request {
+  std::string transactional_id;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  std::vector<topic_partition> partitions;
+};
+
+/// AddOffsetsToTxn (reference §2.4).
+struct add_offsets_to_txn_request {
+  std::string transactional_id;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  std::string group_id;
+};
+
+/// EndTxn (reference §2.6).
+struct end_txn_request {
+  std::string transactional_id;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  bool committed = false;
+};
+
+/// Reply of AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
+/// OffsetCommit and WriteTxnMarkers: one error for the whole request.
+struct txn_response {
+  error_code error = error_code::none;
+  std::string message;
+};
+
+/// DescribeTransactions (reference §2.11): the current card.
+struct describe_transaction_request {
+  std::string transactional_id;
+};
+
+struct describe_transaction_response {
+  error_code error = error_code::none;
+  std::string state; // Kafka's state name, e.g. "CompleteCommit"
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  std::vector<topic_partition> partitions;
+  int32_t coordinator_epoch = -1;
+};
+
+// -- partitions --------------------------------------------------------------
+
+/// Produce of one batch to one partition (reference §2.8).
+struct produce_request {
+  topic_partition tp;
+  std::string transactional_id; // empty for non-transactional batches
+  record_batch batch;
+};
+
+struct produce_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t base_offset = -1;
+  int64_t log_start_offset = -1;
+};
+
+/// Fetch from one partition (reference §2.9).
+struct fetch_request {
+  topic_partition tp;
+  int64_t fetch_offset = 0;
+  int32_t max_bytes = 1048576;
+  isolation_level isolation = isolation_level::read_uncommitted;
+};
+
+struct fetch_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t high_watermark = -1;
+  int64_t last_stable_offset = -1;
+  int64_t log_start_offset = -1;
+  std::vector<aborted_transaction> aborted_transactions;
+  std::vector<record_batch> batches;
+};
+
+/// ListOffsets: timestamp -1 = latest, -2 = earliest (reference §2.10).
+struct list_offsets_request {
+  topic_partition tp;
+  int64_t timestamp = -1;
+  isolation_level isolation = isolation_level::read_uncommitted;
+};
+
+struct list_offsets_response {
+  error_code error = error_code::none;
+  int64_t offset = -1;
+};
+
+/// WriteTxnMarkers for one partition (reference §2.7).
+struct write_txn_marker_request {
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  int32_t coordinator_epoch = 0;
+  bool committed = false;
+  topic_partition tp;
+};
+
+// -- group coordinator -------------------------------------------------------
+
+/// TxnOffsetCommit (reference §2.5): offsets pending until the marker.
+struct txn_offset_commit_request {
+  std::string transactional_id;
+  std::string group_id;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  std::vector<topic_partition> partitions;
+  std::vector<int64_t> offsets; // parallel to partitions
+};
+
+/// OffsetCommit outside a transaction.
+struct offset_commit_request {
+  std::string group_id;
+  std::vector<topic_partition> partitions;
+  std::vector<int64_t> offsets;
+};
+
+/// OffsetFetch; require_stable answers UNSTABLE_OFFSET_COMMIT while a
+/// transaction holds a pending offset for a requested partition (KIP-447).
+struct offset_fetch_request {
+  std::string group_id;
+  std::vector<topic_partition> partitions;
+  bool require_stable = false;
+};
+
+struct offset_fetch_response {
+  error_code error = error_code::none;
+  std::vector<int64_t> offsets; // -1 = none committed
+};
+
+// -- internal ------------------------------------------------------------------
+
+/// A durable write finished (sent by the storage writer to the actor that
+/// queued it).
+struct storage_done {
+  uint64_t ticket = 0;
+  error_code error = error_code::none;
+  std::string message;
+};
+
+/// Periodic timer of a coordinator shard (generation guards stale ticks).
+struct coordinator_tick {
+  uint64_t generation = 0;
+};
+
+/// Re-send the markers of a transaction that are not acknowledged yet.
+struct marker_retry {
+  std::string transactional_id;
+  uint64_t attempt = 0;
+};
+
+/// Restart a crashed child (supervisor timer).
+struct restart_child {
+  uint64_t generation = 0;
+};
+
+/// Ask a supervisor for its restart count.
+struct supervisor_stats_request {};
+
+struct supervisor_stats {
+  int32_t restarts = 0;
+  bool gave_up = false;
+};
+
+/// Drill: a supervisor kills its current child (exit_reason::kill).
+struct kill_child_request {};
+
+// -- inspectors ------------------------------------------------------------
+
+template <class Inspector, class Tag, class Rep>
+typename Inspector::result_type inspect(Inspector& f, strong_id<Tag, Rep>& x) {
+  return f(x.value);
+}
+
+#define CAFTX_INSPECT(type, ...)                                                                   \
+  template <class Inspector>                                                                       \
+  typename Inspector::result_type inspect(Inspector& f, type& x) {                                 \
+    return f(caf::meta::type_name("caftx::" #type), __VA_ARGS__);                                  \
+  }
+
+CAFTX_INSPECT(topic_partition, x.topic, x.partition)
+CAFTX_INSPECT(record_header, x.key, x.value)
+CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms)
+CAFTX_INSPECT(record_batch, x.base_offset, x.pid, x.epoch, x.base_sequence, x.attributes, x.records)
+CAFTX_INSPECT(aborted_transaction, x.pid, x.first_offset)
+CAFTX_INSPECT(create_topic_request, x.name, x.partitions)
+CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
+CAFTX_INSPECT(metadata_request, x.topics)
+CAFTX_INSPECT(metadata_response, x.topics)
+CAFTX_INSPECT(find_coordinator_request, x.key_type, x.key)
+CAFTX_INSPECT(find_coordinator_response, x.error, x.message, x.partition, x.coordinator)
+CAFTX_INSPECT(init_producer_id_request, x.has_transactional_id, x.transactional_id,
+              x.transaction_timeout_ms, x.pid, x.epoch)
+CAFTX_INSPECT(init_producer_id_response, x.error, x.message, x.pid, x.epoch)
+CAFTX_INSPECT(add_partitions_to_txn_request, x.transactional_id, x.pid, x.epoch, x.partitions)
+CAFTX_INSPECT(add_offsets_to_txn_request, x.transactional_id, x.pid, x.epoch, x.group_id)
+CAFTX_INSPECT(end_txn_request, x.transactional_id, x.pid, x.epoch, x.committed)
+CAFTX_INSPECT(txn_response, x.error, x.message)
+CAFTX_INSPECT(describe_transaction_request, x.transactional_id)
+CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x.partitions,
+              x.coordinator_epoch)
+CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.batch)
+CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
+CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation)
+CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
+              x.log_start_offset, x.aborted_transactions, x.batches)
+CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
+CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
+CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp)
+CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
+              x.partitions, x.offsets)
+CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
+CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
+CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets)
+CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
+CAFTX_INSPECT(coordinator_tick, x.generation)
+CAFTX_INSPECT(marker_retry, x.transactional_id, x.attempt)
+CAFTX_INSPECT(restart_child, x.generation)
+CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, supervisor_stats_request&) {
+  return f(caf::meta::type_name("caftx::supervisor_stats_request"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kill_child_request&) {
+  return f(caf::meta::type_name("caftx::kill_child_request"));
+}
+
+#undef CAFTX_INSPECT
+
+/// Registers every message type above with `cfg` under "caftx::<name>".
+/// Must be called on every node's config before the actor system starts.
+void register_message_types(caf::actor_system_config& cfg);
+
+/// Calls `fn(name)` for every registered message type name (for tests).
+std::vector<std::string> registered_message_type_names();
+
+} // namespace caftx

@@ -1,0 +1,87 @@
+// Records and record batches, shaped after Kafka's RecordBatch v2: producer
+// id, producer epoch, base sequence, attributes with the transactional and
+// control bits, and control records for commit/abort markers (reference
+// §0, §3.9). Value types; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/ids.hpp"
+
+namespace caftx {
+
+/// A record header (key, value bytes).
+struct record_header {
+  std::string key;
+  std::string value;
+};
+
+/// One record: key and value are opaque bytes.
+struct record {
+  std::string key;
+  std::string value;
+  std::vector<record_header> headers;
+  int64_t timestamp_ms = -1;
+};
+
+/// Kafka's batch attribute bits (magic v2).
+inline constexpr int16_t attr_transactional = 0x10;
+inline constexpr int16_t attr_control = 0x20;
+
+/// Control record types (reference §3.9).
+enum class control_type : int16_t { abort = 0, commit = 1 };
+
+/// A batch of records from one producer to one partition. A control batch
+/// carries exactly one control record (the marker) and occupies one offset.
+struct record_batch {
+  int64_t base_offset = -1;        // assigned by the partition leader
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  int32_t base_sequence = no_sequence;
+  int16_t attributes = 0;
+  std::vector<record> records;
+
+  bool is_transactional() const { return (attributes & attr_transactional) != 0; }
+  bool is_control() const { return (attributes & attr_control) != 0; }
+  /// Number of offsets the batch occupies (records; 1 for a control batch).
+  int32_t record_count() const { return static_cast<int32_t>(records.size()); }
+  int64_t last_offset() const { return base_offset + record_count() - 1; }
+  /// base_sequence + record_count - 1, wrapping after INT32_MAX to 0.
+  int32_t last_sequence() const;
+  int64_t max_timestamp_ms() const;
+};
+
+/// Adds `delta` to a sequence number with Kafka's wrap-around after
+/// 2147483647 to 0.
+int32_t add_sequence(int32_t sequence, int32_t delta);
+
+/// An end-transaction marker: the content of a control record.
+struct end_txn_marker {
+  control_type type = control_type::abort;
+  coordinator_epoch cepoch{0};
+};
+
+/// Builds a control batch for (pid, epoch) holding one marker record with
+/// Kafka's layout: key = int16 version 0 + int16 type, value = int16
+/// version 0 + int32 coordinator epoch (big-endian).
+record_batch make_control_batch(producer_id pid, producer_epoch epoch,
+                                end_txn_marker marker, int64_t timestamp_ms);
+
+/// Reads the marker of a control batch; nullopt if the batch is not a
+/// well-formed control batch.
+std::optional<end_txn_marker> parse_control_batch(const record_batch& batch);
+
+/// An aborted transaction as returned by Fetch under read_committed
+/// (reference §2.9, §3.8).
+struct aborted_transaction {
+  producer_id pid = no_producer_id;
+  int64_t first_offset = -1;
+};
+
+/// Fetch isolation level (Fetch v4+ `isolation_level`).
+enum class isolation_level : int8_t { read_uncommitted = 0, read_committed = 1 };
+
+} // namespace caftx

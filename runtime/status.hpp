@@ -1,0 +1,55 @@
+// status and status_or<T>: a Kafka error code plus a message, LevelDB style.
+// Value types; thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "runtime/error_code.hpp"
+
+namespace caftx {
+
+/// The outcome of an operation: ok, or a Kafka error code with a message.
+class [[nodiscard]] status {
+public:
+  status() = default;
+  status(error_code code, std::string message) : code_(code), message_(std::move(message)) {}
+  static status ok_status() { return {}; }
+  bool ok() const { return code_ == error_code::none; }
+  error_code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  /// "PRODUCER_FENCED: <message>", or "OK".
+  std::string to_string() const {
+    if (ok())
+      return "OK";
+    return std::string(caftx::to_string(code_)) + (message_.empty() ? "" : ": " + message_);
+  }
+
+private:
+  error_code code_ = error_code::none;
+  std::string message_;
+};
+
+/// A value or a non-ok status.
+template <class T>
+class [[nodiscard]] status_or {
+public:
+  status_or(T value) : value_(std::move(value)) {}
+  status_or(status st) : status_(std::move(st)) {}
+  bool ok() const { return value_.has_value(); }
+  const status& error() const { return status_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T& operator*() & { return *value_; }
+  const T& operator*() const& { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+
+private:
+  std::optional<T> value_;
+  status status_;
+};
+
+} // namespace caftx

@@ -1,0 +1,47 @@
+// The state card of a transactional id: the persisted value of its record
+// in `__transaction_state` (Kafka's TransactionLogValue, reference §1.2),
+// and the transaction states with Kafka's ids (§1.3). Value types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/ids.hpp"
+
+namespace caftx {
+
+/// Transaction states with Kafka's ids (TransactionState, reference §1.3).
+enum class txn_state : int8_t {
+  empty = 0,
+  ongoing = 1,
+  prepare_commit = 2,
+  prepare_abort = 3,
+  complete_commit = 4,
+  complete_abort = 5,
+  dead = 6,
+  prepare_epoch_fence = 7,
+};
+
+/// Kafka's display name ("PrepareCommit", ...).
+const char* to_string(txn_state s);
+
+/// True if `from` is a legal previous state of `to` (reference §1.3).
+bool is_valid_transition(txn_state from, txn_state to);
+
+/// The persisted state card of one transactional id: the value of its
+/// record in `__transaction_state` (Kafka's TransactionLogValue).
+struct txn_card {
+  std::string transactional_id;
+  producer_id pid = no_producer_id;
+  producer_id previous_pid = no_producer_id; // before the last rotation
+  producer_epoch epoch = no_producer_epoch;
+  int32_t txn_timeout_ms = 0;
+  txn_state state = txn_state::empty;
+  std::vector<topic_partition> partitions; // sorted, unique
+  int64_t txn_start_ms = -1;
+  int64_t last_update_ms = -1;
+  friend bool operator==(const txn_card& a, const txn_card& b);
+};
+
+} // namespace caftx

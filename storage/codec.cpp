@@ -1,0 +1,227 @@
+#include "storage/codec.hpp"
+
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
+#include <boost/serialization/map.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+namespace boost::serialization {
+
+template <class Archive, class Tag, class Rep>
+void serialize(Archive& ar, caftx::strong_id<Tag, Rep>& x, unsigned) {
+  ar & x.value;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::topic_partition& x, unsigned) {
+  ar & x.topic & x.partition;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::record_header& x, unsigned) {
+  ar & x.key & x.value;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::record& x, unsigned) {
+  ar & x.key & x.value & x.headers & x.timestamp_ms;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::record_batch& x, unsigned) {
+  ar & x.base_offset & x.pid & x.epoch & x.base_sequence & x.attributes & x.records;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::txn_card& x, unsigned) {
+  auto state = static_cast<int8_t>(x.state);
+  ar & x.transactional_id & x.pid & x.previous_pid & x.epoch & x.txn_timeout_ms & state
+    & x.partitions & x.txn_start_ms & x.last_update_ms;
+  x.state = static_cast<caftx::txn_state>(state);
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::group_offset_key& x, unsigned) {
+  ar & x.group & x.tp;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::offset_and_metadata& x, unsigned) {
+  ar & x.offset & x.metadata;
+}
+
+template <class Archive>
+void serialize(Archive& ar, caftx::pending_txn_offsets& x, unsigned) {
+  ar & x.epoch & x.offsets;
+}
+
+} // namespace boost::serialization
+
+namespace caftx::codec {
+
+namespace {
+
+template <class... Ts>
+std::string encode_values(Ts&... xs) {
+  std::ostringstream os;
+  os.put(static_cast<char>(value_version));
+  {
+    boost::archive::binary_oarchive oa{os, boost::archive::no_header | boost::archive::no_codecvt};
+    (oa << ... << xs);
+  }
+  return os.str();
+}
+
+template <class... Ts>
+status decode_values(std::string_view bytes, const char* what, Ts&... xs) {
+  if (bytes.empty())
+    return {error_code::kafka_storage_error, std::string("empty ") + what + " value"};
+  auto version = static_cast<uint8_t>(bytes[0]);
+  if (version != value_version)
+    return {error_code::kafka_storage_error,
+            std::string("unknown ") + what + " value version " + std::to_string(version)};
+  try {
+    std::istringstream is{std::string(bytes.substr(1))};
+    boost::archive::binary_iarchive ia{is, boost::archive::no_header | boost::archive::no_codecvt};
+    (ia >> ... >> xs);
+  } catch (const std::exception& e) {
+    return {error_code::kafka_storage_error, std::string("corrupt ") + what + " value: " + e.what()};
+  }
+  return {};
+}
+
+} // namespace
+
+std::string encode(const record_batch& batch) {
+  return encode_values(const_cast<record_batch&>(batch));
+}
+
+status_or<record_batch> decode_batch(std::string_view bytes) {
+  record_batch b;
+  if (auto st = decode_values(bytes, "record batch", b); !st.ok())
+    return st;
+  return b;
+}
+
+std::string encode(const txn_card& card) {
+  return encode_values(const_cast<txn_card&>(card));
+}
+
+status_or<txn_card> decode_card(std::string_view bytes) {
+  txn_card c;
+  if (auto st = decode_values(bytes, "transaction state card", c); !st.ok())
+    return st;
+  return c;
+}
+
+std::string encode(const group_offset_key& key, const offset_and_metadata& value) {
+  return encode_values(const_cast<group_offset_key&>(key), const_cast<offset_and_metadata&>(value));
+}
+
+status_or<std::pair<group_offset_key, offset_and_metadata>> decode_committed(std::string_view bytes) {
+  std::pair<group_offset_key, offset_and_metadata> r;
+  if (auto st = decode_values(bytes, "committed offset", r.first, r.second); !st.ok())
+    return st;
+  return r;
+}
+
+std::string encode(producer_id pid, const pending_txn_offsets& pending) {
+  return encode_values(pid, const_cast<pending_txn_offsets&>(pending));
+}
+
+status_or<std::pair<producer_id, pending_txn_offsets>> decode_pending(std::string_view bytes) {
+  std::pair<producer_id, pending_txn_offsets> r;
+  if (auto st = decode_values(bytes, "pending offsets", r.first, r.second); !st.ok())
+    return st;
+  return r;
+}
+
+std::string encode_topic(const std::string& name, int32_t partitions) {
+  auto n = name;
+  return encode_values(n, partitions);
+}
+
+status_or<std::pair<std::string, int32_t>> decode_topic(std::string_view bytes) {
+  std::pair<std::string, int32_t> r;
+  if (auto st = decode_values(bytes, "topic", r.first, r.second); !st.ok())
+    return st;
+  return r;
+}
+
+std::string encode_int64(int64_t v) {
+  return encode_values(v);
+}
+
+status_or<int64_t> decode_int64(std::string_view bytes) {
+  int64_t v = 0;
+  if (auto st = decode_values(bytes, "counter", v); !st.ok())
+    return st;
+  return v;
+}
+
+} // namespace caftx::codec
+
+namespace caftx::keys {
+
+namespace {
+
+std::string padded(int64_t v, int width) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%0*lld", width, static_cast<long long>(v));
+  return buf;
+}
+
+} // namespace
+
+std::string log_prefix(const topic_partition& tp) {
+  return "log/" + tp.topic + std::string(1, '\0') + padded(tp.partition, 10) + "/";
+}
+
+std::string log_entry(const topic_partition& tp, int64_t offset) {
+  return log_prefix(tp) + padded(offset, 20);
+}
+
+std::string topic(const std::string& name) {
+  return topic_prefix + name;
+}
+
+std::string card_prefix(int32_t shard) {
+  return "txn/" + padded(shard, 2) + "/";
+}
+
+std::string card(int32_t shard, const std::string& transactional_id) {
+  return card_prefix(shard) + transactional_id;
+}
+
+std::string coordinator_epoch(int32_t shard) {
+  return "txnmeta/" + padded(shard, 2) + "/coordinator_epoch";
+}
+
+std::string next_pid(int32_t shard) {
+  return "txnmeta/" + padded(shard, 2) + "/next_pid";
+}
+
+std::string committed_prefix(int32_t partition) {
+  return "offsets/" + padded(partition, 2) + "/c/";
+}
+
+std::string committed_offset(int32_t partition, const group_offset_key& key) {
+  std::string sep(1, '\0');
+  return committed_prefix(partition) + key.group + sep + key.tp.topic + sep
+         + padded(key.tp.partition, 10);
+}
+
+std::string pending_prefix(int32_t partition) {
+  return "offsets/" + padded(partition, 2) + "/p/";
+}
+
+std::string pending_offsets(int32_t partition, producer_id pid) {
+  return pending_prefix(partition) + padded(pid.value, 20);
+}
+
+} // namespace caftx::keys

@@ -1,0 +1,66 @@
+// Encoding of every value caftx keeps in LevelDB, and the key layout.
+// Values are one format-version byte followed by a Boost.Serialization
+// binary archive (no header); storage/FORMAT.md writes the layout down and
+// tests/storage_test.cpp locks it with golden bytes. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "runtime/group_offsets.hpp"
+#include "runtime/record_batch.hpp"
+#include "runtime/status.hpp"
+#include "runtime/txn_card.hpp"
+
+namespace caftx::codec {
+
+/// Format version written in front of every value.
+inline constexpr uint8_t value_version = 1;
+
+std::string encode(const record_batch& batch);
+status_or<record_batch> decode_batch(std::string_view bytes);
+
+std::string encode(const txn_card& card);
+status_or<txn_card> decode_card(std::string_view bytes);
+
+/// A committed consumer offset with its key (keys are only for ordering).
+std::string encode(const group_offset_key& key, const offset_and_metadata& value);
+status_or<std::pair<group_offset_key, offset_and_metadata>> decode_committed(std::string_view bytes);
+
+/// The offsets one producer committed in its open transaction.
+std::string encode(producer_id pid, const pending_txn_offsets& pending);
+status_or<std::pair<producer_id, pending_txn_offsets>> decode_pending(std::string_view bytes);
+
+/// A topic's metadata: its name and partition count.
+std::string encode_topic(const std::string& name, int32_t partitions);
+status_or<std::pair<std::string, int32_t>> decode_topic(std::string_view bytes);
+
+std::string encode_int64(int64_t v);
+status_or<int64_t> decode_int64(std::string_view bytes);
+
+} // namespace caftx::codec
+
+namespace caftx::keys {
+
+/// `log/<topic>\0<partition:010>/<offset:020>`: one record batch.
+std::string log_entry(const topic_partition& tp, int64_t offset);
+std::string log_prefix(const topic_partition& tp);
+/// `topic/<topic>`: topic metadata.
+std::string topic(const std::string& name);
+inline const std::string topic_prefix = "topic/";
+/// `txn/<shard:02>/<transactional id>`: the state card.
+std::string card(int32_t shard, const std::string& transactional_id);
+std::string card_prefix(int32_t shard);
+/// `txnmeta/<shard:02>/coordinator_epoch` and `.../next_pid`.
+std::string coordinator_epoch(int32_t shard);
+std::string next_pid(int32_t shard);
+/// `offsets/<partition:02>/c/<group>\0<topic>\0<partition:010>`.
+std::string committed_offset(int32_t partition, const group_offset_key& key);
+std::string committed_prefix(int32_t partition);
+/// `offsets/<partition:02>/p/<producer id:020>`.
+std::string pending_offsets(int32_t partition, producer_id pid);
+std::string pending_prefix(int32_t partition);
+
+} // namespace caftx::keys

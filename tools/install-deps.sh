@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages caftx needs to build and test; a no-op when
+# every package is already present. Safe to run as root on a fresh machine.
+set -euo pipefail
+
+packages=(
+  g++ cmake make ccache
+  libcaf-dev
+  libleveldb-dev libsnappy-dev
+  libboost-dev libboost-serialization-dev
+  libgtest-dev
+  libcli11-dev
+  nlohmann-json3-dev
+  libfccp-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "caftx: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
