@@ -8,6 +8,7 @@
 
 #include "actors/broker/broker_actor.hpp"
 #include "actors/broker/node_context.hpp"
+#include "actors/client/admin.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -159,14 +160,7 @@ const node_config& node::config() const {
 }
 
 status node::create_topic(const std::string& name, int32_t partitions) {
-  caf::scoped_actor self{*sys_};
-  status result{error_code::request_timed_out, "create_topic timed out"};
-  self->request(broker_, std::chrono::seconds(30), create_topic_request{name, partitions})
-    .receive([&](const txn_response& r) { result = status{r.error, r.message}; },
-             [&](const caf::error& e) {
-               result = status{error_code::request_timed_out, sys_->render(e)};
-             });
-  return result;
+  return caftx::create_topic(*sys_, broker_, name, partitions);
 }
 
 caf::actor node::coordinator_supervisor(int32_t shard) const {

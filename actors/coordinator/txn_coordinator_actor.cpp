@@ -242,8 +242,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       auto& st = self->state;
       if (st.loading)
         return caf::make_message(init_producer_id_response{loading_error().code(), "loading"});
-      auto rp = self->make_response_promise();
       if (!req.has_transactional_id) {
+        auto rp = self->make_response_promise();
         auto pid = st.core->allocate_idempotent_pid();
         leveldb::WriteBatch wb;
         wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.core->next_pid_counter()));
@@ -264,6 +264,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         return caf::make_message(init_producer_id_response{d.error, d.message});
       auto after = d.error_after_write;
       auto tid = req.transactional_id;
+      // Only now: a response promise takes over the reply of this request.
+      auto rp = self->make_response_promise();
       persist(self, std::move(d), [self, rp, after, tid](const status& s) mutable {
         if (!s.ok()) {
           rp.deliver(init_producer_id_response{s.code(), s.message()});

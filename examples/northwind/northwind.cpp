@@ -1,0 +1,169 @@
+#include "northwind.hpp"
+
+#define CSV_IO_NO_THREAD
+#include <limits> // csv.h uses std::numeric_limits without including it
+#include <libfccp/csv.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace northwind {
+
+namespace {
+
+using csv_reader_policy = io::trim_chars<' ', '\t'>;
+using csv_quote_policy = io::double_quote_escape<',', '"'>;
+template <unsigned N>
+using csv_reader = io::CSVReader<N, csv_reader_policy, csv_quote_policy, io::throw_on_overflow>;
+
+// fccp reports the file name and line in its exceptions; keep its message
+// and make it a std::runtime_error with "file:line: problem".
+template <class F>
+auto with_location(const std::string& path, F&& f) {
+  try {
+    return f();
+  } catch (const io::error::base& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+void require(bool ok, const std::string& path, unsigned line, const std::string& what) {
+  if (!ok)
+    throw std::runtime_error(path + ":" + std::to_string(line) + ": " + what);
+}
+
+} // namespace
+
+stock_map read_products(const std::string& path) {
+  return with_location(path, [&] {
+    csv_reader<10> in(path);
+    in.read_header(io::ignore_extra_column, "product_id", "product_name", "supplier_id",
+                   "category_id", "quantity_per_unit", "unit_price", "units_in_stock",
+                   "units_on_order", "reorder_level", "discontinued");
+    stock_map stock;
+    int32_t id, supplier, category, stock_units, on_order, reorder, discontinued;
+    std::string name, qpu;
+    double price;
+    while (in.read_row(id, name, supplier, category, qpu, price, stock_units, on_order, reorder,
+                       discontinued)) {
+      require(stock_units >= 0, path, in.get_file_line(), "negative units_in_stock");
+      require(stock.emplace(id, stock_units).second, path, in.get_file_line(),
+              "duplicate product_id " + std::to_string(id));
+    }
+    return stock;
+  });
+}
+
+std::map<int32_t, std::vector<order_line>> read_order_lines(const std::string& path) {
+  return with_location(path, [&] {
+    csv_reader<5> in(path);
+    in.read_header(io::ignore_no_column, "order_id", "product_id", "unit_price", "quantity",
+                   "discount");
+    std::map<int32_t, std::vector<order_line>> lines;
+    int32_t order_id;
+    order_line l;
+    while (in.read_row(order_id, l.product_id, l.unit_price, l.quantity, l.discount)) {
+      require(l.quantity > 0, path, in.get_file_line(), "quantity must be positive");
+      lines[order_id].push_back(l);
+    }
+    return lines;
+  });
+}
+
+void for_each_order(const std::string& path,
+                    const std::map<int32_t, std::vector<order_line>>& lines,
+                    const std::function<void(const order&)>& fn) {
+  with_location(path, [&] {
+    csv_reader<9> in(path);
+    in.read_header(io::ignore_no_column, "order_id", "customer_id", "order_date", "required_date",
+                   "shipped_date", "ship_via", "freight", "ship_city", "ship_country");
+    order o;
+    std::string required, shipped, via, freight, city;
+    while (in.read_row(o.order_id, o.customer_id, o.order_date, required, shipped, via, freight,
+                       city, o.ship_country)) {
+      require(!o.customer_id.empty(), path, in.get_file_line(), "empty customer_id");
+      auto i = lines.find(o.order_id);
+      o.lines = i == lines.end() ? std::vector<order_line>{} : i->second;
+      fn(o);
+    }
+    return 0;
+  });
+}
+
+bool apply_order(stock_map& stock, const order& o) {
+  std::map<int32_t, int32_t> wanted;
+  for (auto& l : o.lines)
+    wanted[l.product_id] += l.quantity;
+  for (auto& [product, qty] : wanted) {
+    auto i = stock.find(product);
+    if (i == stock.end() || qty > i->second)
+      return false;
+  }
+  for (auto& [product, qty] : wanted)
+    stock[product] -= qty;
+  return true;
+}
+
+std::string encode_order(const order& o) {
+  nlohmann::json j;
+  j["order_id"] = o.order_id;
+  j["customer_id"] = o.customer_id;
+  j["order_date"] = o.order_date;
+  j["ship_country"] = o.ship_country;
+  j["lines"] = nlohmann::json::array();
+  for (auto& l : o.lines)
+    j["lines"].push_back({{"product_id", l.product_id},
+                          {"unit_price", l.unit_price},
+                          {"quantity", l.quantity},
+                          {"discount", l.discount}});
+  return j.dump();
+}
+
+order decode_order(const std::string& json) {
+  auto j = nlohmann::json::parse(json);
+  order o;
+  o.order_id = j.at("order_id").get<int32_t>();
+  o.customer_id = j.at("customer_id").get<std::string>();
+  o.order_date = j.at("order_date").get<std::string>();
+  o.ship_country = j.at("ship_country").get<std::string>();
+  for (auto& l : j.at("lines"))
+    o.lines.push_back({l.at("product_id").get<int32_t>(), l.at("unit_price").get<double>(),
+                       l.at("quantity").get<int32_t>(), l.at("discount").get<double>()});
+  return o;
+}
+
+std::string encode_stock_reduced(int32_t product_id, int32_t order_id, int32_t quantity,
+                                 int32_t new_stock) {
+  return nlohmann::json{{"product_id", product_id},
+                        {"order_id", order_id},
+                        {"quantity", quantity},
+                        {"new_stock", new_stock}}
+    .dump();
+}
+
+stock_reduced decode_stock_reduced(const std::string& json) {
+  auto j = nlohmann::json::parse(json);
+  return {j.at("product_id").get<int32_t>(), j.at("order_id").get<int32_t>(),
+          j.at("quantity").get<int32_t>(), j.at("new_stock").get<int32_t>()};
+}
+
+result sequential_result(const std::string& dir) {
+  auto stock = read_products(dir + "/products.csv");
+  auto lines = read_order_lines(dir + "/order_details.csv");
+  result r;
+  for_each_order(dir + "/orders.csv", lines, [&](const order& o) {
+    if (apply_order(stock, o)) {
+      r.confirmed.push_back(o.order_id);
+      r.lines_written += static_cast<int64_t>(o.lines.size());
+    } else {
+      r.rejected.push_back(o.order_id);
+    }
+  });
+  std::sort(r.confirmed.begin(), r.confirmed.end());
+  std::sort(r.rejected.begin(), r.rejected.end());
+  r.final_stock = stock;
+  return r;
+}
+
+} // namespace northwind

@@ -1,0 +1,278 @@
+#include "pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "actors/broker/node.hpp"
+#include "actors/client/admin.hpp"
+#include "actors/client/consumer.hpp"
+#include "actors/client/producer.hpp"
+
+namespace northwind {
+
+using caftx::consumer;
+using caftx::kafka_exception;
+using caftx::producer;
+using caftx::topic_partition;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Every committed record of `topic` below the end offsets (last stable
+// offsets) seen at the start of the call.
+std::vector<caftx::consumer_record> read_all(caf::actor_system& sys, const caf::actor& broker,
+                                             const std::string& topic, int32_t partitions) {
+  consumer c{sys, broker,
+             caftx::properties{{"isolation.level", "read_committed"},
+                               {"auto.offset.reset", "earliest"},
+                               {"max.poll.records", "10000"}}};
+  std::vector<topic_partition> tps;
+  for (int32_t p = 0; p < partitions; ++p)
+    tps.push_back({topic, p});
+  c.assign(tps);
+  std::map<topic_partition, int64_t> ends;
+  for (auto& tp : tps) {
+    ends[tp] = c.end_offset(tp);
+    c.seek(tp, 0);
+  }
+  auto done = [&] {
+    for (auto& tp : tps)
+      if (c.position(tp) < ends[tp])
+        return false;
+    return true;
+  };
+  std::vector<caftx::consumer_record> out;
+  while (!done())
+    for (auto& r : c.poll(100ms))
+      if (r.offset < ends[{r.topic, r.partition}])
+        out.push_back(std::move(r));
+  return out;
+}
+
+void call_hook(const crash_hook& hook, const std::string& point, int txn, int send) {
+  if (hook)
+    hook(point, txn, send);
+}
+
+} // namespace
+
+void create_topics(caf::actor_system& sys, const caf::actor& broker) {
+  const std::vector<std::pair<const char*, int32_t>> topics = {
+    {orders_topic, 1}, {confirmed_topic, 3}, {rejected_topic, 1}, {stock_topic, 4}};
+  for (auto& [name, n] : topics) {
+    auto st = caftx::create_topic(sys, broker, name, n);
+    if (!st.ok() && st.code() != caftx::error_code::topic_already_exists)
+      throw std::runtime_error("create topic " + std::string(name) + ": " + st.to_string());
+  }
+}
+
+int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir) {
+  auto lines = read_order_lines(dir + "/order_details.csv");
+  producer p{sys, broker, caftx::properties{{"transactional.id", "order-loader"}}};
+  p.init_transactions();
+  p.begin_transaction();
+  int64_t n = 0;
+  try {
+    for_each_order(dir + "/orders.csv", lines, [&](const order& o) {
+      p.send({orders_topic, 0, std::to_string(o.order_id), encode_order(o), {}, -1});
+      ++n;
+    });
+  } catch (const std::runtime_error&) {
+    p.abort_transaction(); // nothing of this load becomes visible
+    throw;
+  }
+  p.commit_transaction();
+  return n;
+}
+
+void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
+                   int orders_per_transaction, const crash_hook& hook, int& committed) {
+  const stock_map opening = read_products(dir + "/products.csv");
+  int txn = 0;
+  producer p{sys, broker,
+             caftx::properties{{"transactional.id", processor_id},
+                               {"transaction.timeout.ms", "60000"}}};
+  p.set_fault_hook([&](const char* point) { call_hook(hook, point, txn, -1); });
+  p.init_transactions(); // fences an earlier incarnation, finishes its transaction
+  // The stock is rebuilt from what was committed, nowhere else.
+  stock_map stock = opening;
+  for (auto& r : read_all(sys, broker, stock_topic, 4)) {
+    auto s = decode_stock_reduced(r.value);
+    stock[s.product_id] = s.new_stock;
+  }
+  consumer in{sys, broker,
+              caftx::properties{{"isolation.level", "read_committed"},
+                                {"group.id", processor_id},
+                                {"auto.offset.reset", "earliest"},
+                                {"max.poll.records", std::to_string(orders_per_transaction)}}};
+  const topic_partition in_tp{orders_topic, 0};
+  in.assign({in_tp});
+  for (;;) {
+    if (in.position(in_tp) >= in.end_offset(in_tp))
+      return;
+    auto records = in.poll(200ms);
+    if (records.empty())
+      continue;
+    const stock_map saved = stock;
+    ++txn;
+    call_hook(hook, "begin_transaction", txn, 0);
+    try {
+      p.begin_transaction();
+      int sends = 0;
+      auto send = [&](const char* topic, const std::string& key, const std::string& value) {
+        p.send({topic, std::nullopt, key, value, {}, -1});
+        call_hook(hook, "between_sends", txn, sends++);
+      };
+      for (auto& r : records) {
+        auto o = decode_order(r.value);
+        auto before = stock;
+        if (apply_order(stock, o)) {
+          send(confirmed_topic, o.customer_id, r.value);
+          for (auto& l : o.lines) {
+            before[l.product_id] -= l.quantity;
+            send(stock_topic, std::to_string(l.product_id),
+                 encode_stock_reduced(l.product_id, o.order_id, l.quantity, before[l.product_id]));
+          }
+        } else {
+          send(rejected_topic, std::to_string(o.order_id), r.value);
+        }
+      }
+      p.send_offsets_to_transaction({{in_tp, records.back().offset + 1}}, processor_id);
+      p.commit_transaction();
+      ++committed;
+    } catch (const kafka_exception& e) {
+      if (!e.is_abortable())
+        throw;
+      p.abort_transaction(); // and roll back the in-memory stock with it
+      stock = saved;
+      in.seek(in_tp, records.front().offset);
+    }
+  }
+}
+
+void await_transaction_completion(caf::actor_system& sys, const caf::actor& broker,
+                                  const std::string& transactional_id) {
+  auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    auto d = caftx::describe_transaction(sys, broker, transactional_id);
+    if (d.ok() && (d->state == "CompleteCommit" || d->state == "CompleteAbort" || d->state == "Empty"))
+      return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("transaction of " + transactional_id + " did not complete: "
+                               + (d.ok() ? d->state : d.error().to_string()));
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir) {
+  result r;
+  std::set<int32_t> seen;
+  auto note = [&](int32_t id, std::vector<int32_t>& into) {
+    if (!seen.insert(id).second)
+      throw std::runtime_error("order " + std::to_string(id) + " appears twice in the output");
+    into.push_back(id);
+  };
+  for (auto& rec : read_all(sys, broker, confirmed_topic, 3))
+    note(decode_order(rec.value).order_id, r.confirmed);
+  for (auto& rec : read_all(sys, broker, rejected_topic, 1))
+    note(decode_order(rec.value).order_id, r.rejected);
+  std::sort(r.confirmed.begin(), r.confirmed.end());
+  std::sort(r.rejected.begin(), r.rejected.end());
+  r.final_stock = read_products(dir + "/products.csv");
+  for (auto& rec : read_all(sys, broker, stock_topic, 4)) {
+    auto s = decode_stock_reduced(rec.value);
+    r.final_stock[s.product_id] = s.new_stock; // one product, one partition: in order
+    ++r.lines_written;
+  }
+  return r;
+}
+
+job_report run_job(caf::actor_system& sys, const job_options& opts) {
+  job_report report;
+  report.expected = sequential_result(opts.input_dir);
+  caftx::node_config cfg;
+  cfg.data_dir = opts.data_dir;
+  auto start = [&] {
+    auto n = caftx::node::start(sys, cfg);
+    if (!n.ok())
+      throw std::runtime_error("cannot start node: " + n.error().to_string());
+    return std::move(n).value();
+  };
+  auto node = start();
+  create_topics(sys, node->broker());
+  load_orders(sys, node->broker(), opts.input_dir);
+
+  // The fault plan: each fault fires once, at a transaction attempt, at a
+  // crash point; node restarts crash the processor and restart the node.
+  struct fault {
+    int attempt;
+    std::string point;
+    int send;
+    bool node_restart;
+    bool fired = false;
+  };
+  std::mt19937_64 rng{opts.seed};
+  int expected_txns = static_cast<int>((report.expected.confirmed.size()
+                                        + report.expected.rejected.size()
+                                        + opts.orders_per_transaction - 1)
+                                       / opts.orders_per_transaction);
+  std::uniform_int_distribution<int> attempt_dist{1, std::max(1, expected_txns - 1)};
+  std::uniform_int_distribution<int> send_dist{0, opts.orders_per_transaction - 1};
+  const std::vector<std::string> points = {"between_sends", "after_send_offsets",
+                                           "after_end_txn_sent"};
+  std::uniform_int_distribution<size_t> point_dist{0, points.size() - 1};
+  std::vector<fault> plan;
+  for (int i = 0; i < opts.crashes + opts.node_restarts; ++i) {
+    bool restart = i >= opts.crashes;
+    plan.push_back({attempt_dist(rng), restart ? "between_sends" : points[point_dist(rng)],
+                    send_dist(rng), restart});
+  }
+  int attempt = 0;
+  fault* firing = nullptr;
+  crash_hook hook = [&](const std::string& point, int, int send) {
+    if (point == "begin_transaction") {
+      ++attempt;
+      return;
+    }
+    for (auto& f : plan)
+      if (!f.fired && f.attempt <= attempt && f.point == point
+          && (point != "between_sends" || send >= f.send)) {
+        f.fired = true;
+        firing = &f;
+        throw simulated_crash(point);
+      }
+  };
+  for (size_t incarnation = 0; incarnation <= plan.size() + 1; ++incarnation) {
+    try {
+      run_processor(sys, node->broker(), opts.input_dir, opts.orders_per_transaction, hook,
+                    report.transactions_committed);
+      break;
+    } catch (const simulated_crash& c) {
+      auto& f = *firing;
+      std::string where = f.point + (f.point == "between_sends" ? " #" + std::to_string(f.send) : "");
+      if (f.node_restart) {
+        report.events.push_back("transaction attempt " + std::to_string(attempt)
+                                + ": processor and node killed at " + where);
+        node->stop();
+        node.reset();
+        node = start();
+        ++report.node_restarts;
+      } else {
+        report.events.push_back("transaction attempt " + std::to_string(attempt)
+                                + ": processor killed at " + where);
+        ++report.crashes_injected;
+      }
+    }
+  }
+  // commit_transaction() returns once the commit is decided; its markers
+  // follow. Wait for CompleteCommit so every output is below the LSO.
+  await_transaction_completion(sys, node->broker(), processor_id);
+  report.actual = read_result(sys, node->broker(), opts.input_dir);
+  return report;
+}
+
+} // namespace northwind

@@ -1,0 +1,90 @@
+// The Northwind orders pipeline on caftx: a transactional loader, an
+// exactly-once consume-transform-produce processor, a read_committed
+// verifier, and the job that runs them while crashing the processor and
+// restarting the node.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "northwind.hpp"
+
+namespace northwind {
+
+/// Topics of the pipeline and their partition counts.
+inline const char* orders_topic = "orders";                     // 1 partition
+inline const char* confirmed_topic = "orders-confirmed";        // 3, keyed by customer
+inline const char* rejected_topic = "orders-rejected";          // 1
+inline const char* stock_topic = "stock-reduced";               // 4, keyed by product
+inline const char* processor_id = "order-processor";            // transactional.id and group.id
+
+/// Creates the four topics (TOPIC_ALREADY_EXISTS is fine).
+void create_topics(caf::actor_system& sys, const caf::actor& broker);
+
+/// Loads orders.csv (with order_details.csv) from `dir` into `orders` as
+/// one transaction (transactional.id "order-loader"). A malformed row
+/// aborts the transaction and throws std::runtime_error naming the file
+/// and line: nothing of the load becomes visible. Returns orders loaded.
+int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir);
+
+/// Thrown by a fault hook to simulate the processor process dying.
+struct simulated_crash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Called by the processor at its crash points: "between_sends" (with the
+/// send index of the current transaction), "after_send_offsets",
+/// "after_end_txn_sent"; may throw simulated_crash.
+using crash_hook = std::function<void(const std::string& point, int transaction, int send)>;
+
+/// Runs the processor until every committed order is handled: rebuilds
+/// the stock from the committed `stock-reduced` records, resumes from the
+/// group's committed offset, handles `orders_per_transaction` orders per
+/// transaction with the input offset committed in it. Adds each committed
+/// transaction to `committed`. Throws simulated_crash from `hook`, which
+/// is also called with "begin_transaction" at the start of each attempt.
+void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
+                   int orders_per_transaction, const crash_hook& hook, int& committed);
+
+/// Waits (up to 60 s) until `transactional_id`'s last transaction is
+/// complete, i.e. its markers are written everywhere. Throws on timeout.
+void await_transaction_completion(caf::actor_system& sys, const caf::actor& broker,
+                                  const std::string& transactional_id);
+
+/// Reads every output topic with read_committed and builds the result.
+/// Throws std::runtime_error on a duplicate or unknown order.
+result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir);
+
+/// Options of the whole job.
+struct job_options {
+  std::string input_dir;       // the Northwind CSVs
+  std::string data_dir;        // the node's data directory
+  uint64_t seed = 1;
+  int crashes = 4;             // processor crashes to inject
+  int node_restarts = 1;       // whole-node restarts (>= 1 in the default job)
+  int orders_per_transaction = 10;
+};
+
+struct job_report {
+  result actual;
+  result expected;
+  int crashes_injected = 0;
+  int node_restarts = 0;
+  int transactions_committed = 0;
+  std::vector<std::string> events; // what was injected, in order
+  bool equal() const { return actual == expected; }
+};
+
+/// The main job: starts a node on data_dir, loads, runs the processor with
+/// the injected crashes and node restarts, reads the result and computes
+/// the sequential reference.
+job_report run_job(caf::actor_system& sys, const job_options& opts);
+
+} // namespace northwind
