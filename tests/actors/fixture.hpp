@@ -1,0 +1,147 @@
+// A caftx node on CAF's deterministic test scheduler: one thread, simulated
+// time, durable writes done inline. Requests are sent from a hidden scoped
+// actor; sched.run() runs every ready actor until nothing is left.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "actors/broker/node.hpp"
+#include "runtime/messages.hpp"
+
+namespace caftx::testing {
+
+struct deterministic_config : caf::actor_system_config {
+  deterministic_config() {
+    register_message_types(*this);
+    set("scheduler.policy", caf::atom("testing"));
+  }
+};
+
+class node_fixture : public ::testing::Test {
+protected:
+  deterministic_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scheduler::test_coordinator& sched
+    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scoped_actor self{sys, true};
+  std::string dir;
+  int64_t now_ms = 1700000000000;
+  node_config ncfg;
+  std::unique_ptr<node> n;
+
+  node_fixture() {
+    auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = (std::filesystem::path(::testing::TempDir()) / "caftx-actor-tests"
+           / (std::string(info->test_suite_name()) + "." + info->name()))
+            .string();
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    ncfg.data_dir = dir;
+  }
+
+  ~node_fixture() override {
+    stop_node();
+    std::filesystem::remove_all(dir);
+  }
+
+  void start_node() {
+    node_options o;
+    o.background_writer = false;
+    o.wait_on_stop = false;
+    o.clock_ms = [this] { return now_ms; };
+    auto started = node::start(sys, ncfg, o);
+    ASSERT_TRUE(started.ok()) << started.error().to_string();
+    n = std::move(started).value();
+    sched.run();
+  }
+
+  /// Kills every actor of the node (as a crash would: nothing is flushed
+  /// beyond what was acknowledged) and lets them terminate.
+  void stop_node() {
+    if (!n)
+      return;
+    n->stop();
+    sched.run();
+    n.reset();
+    sched.run();
+  }
+
+  template <class Response, class Request>
+  Response call(const caf::actor& dest, Request req) {
+    auto handle = self->request(dest, caf::infinite, std::move(req));
+    sched.run();
+    Response result;
+    bool got = false;
+    handle.receive([&](Response& r) { result = std::move(r); got = true; },
+                   [&](caf::error& e) { ADD_FAILURE() << "no reply: " << sys.render(e); });
+    EXPECT_TRUE(got);
+    return result;
+  }
+
+  caf::actor broker() { return n->broker(); }
+
+  caf::actor coordinator_for(const std::string& transactional_id) {
+    auto r = call<find_coordinator_response>(broker(), find_coordinator_request{1, transactional_id});
+    EXPECT_EQ(r.error, error_code::none);
+    return r.coordinator;
+  }
+
+  caf::actor leader(const std::string& topic, int32_t partition) {
+    auto r = call<metadata_response>(broker(), metadata_request{{topic}});
+    EXPECT_EQ(r.topics.size(), 1u);
+    return r.topics.at(0).partitions.at(partition);
+  }
+
+  void create_topic(const std::string& name, int32_t partitions) {
+    auto r = call<txn_response>(broker(), create_topic_request{name, partitions});
+    ASSERT_EQ(r.error, error_code::none) << r.message;
+  }
+
+  /// InitProducerId, repeating it while the coordinator answers
+  /// CONCURRENT_TRANSACTIONS (it is finishing an earlier transaction).
+  init_producer_id_response init(const std::string& tid, int32_t timeout_ms = 60000) {
+    init_producer_id_request req{true, tid, timeout_ms, no_producer_id, no_producer_epoch};
+    auto r = call<init_producer_id_response>(coordinator_for(tid), req);
+    for (int i = 0; i < 10 && r.error == error_code::concurrent_transactions; ++i)
+      r = call<init_producer_id_response>(coordinator_for(tid), req);
+    return r;
+  }
+
+  static record_batch batch(producer_id pid, producer_epoch epoch, int32_t base_sequence,
+                            std::vector<std::string> values, bool transactional) {
+    record_batch b;
+    b.pid = pid;
+    b.epoch = epoch;
+    b.base_sequence = base_sequence;
+    b.attributes = transactional ? attr_transactional : 0;
+    for (auto& v : values)
+      b.records.push_back({"k", v, {}, 1});
+    return b;
+  }
+
+  produce_response produce(const topic_partition& tp, const std::string& tid, record_batch b) {
+    return call<produce_response>(leader(tp.topic, tp.partition), produce_request{tp, tid, std::move(b)});
+  }
+
+  fetch_response fetch(const topic_partition& tp, int64_t offset, isolation_level iso) {
+    return call<fetch_response>(leader(tp.topic, tp.partition), fetch_request{tp, offset, 1 << 20, iso});
+  }
+
+  /// Values of the data records a consumer with `iso` would see from 0.
+  std::vector<std::string> visible_values(const topic_partition& tp, isolation_level iso);
+
+  describe_transaction_response describe(const std::string& tid) {
+    return call<describe_transaction_response>(coordinator_for(tid), describe_transaction_request{tid});
+  }
+};
+
+} // namespace caftx::testing

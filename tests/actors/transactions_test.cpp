@@ -1,0 +1,284 @@
+// Actor-level tests of one node on the deterministic scheduler: the whole
+// request path through broker, coordinator shard (under its supervisor),
+// partition leaders and group coordinators, with durable writes.
+#include "fixture.hpp"
+
+#include "runtime/partitioner.hpp"
+
+namespace caftx::testing {
+namespace {
+
+using iso = isolation_level;
+const topic_partition t0{"t", 0};
+
+class TransactionsTest : public node_fixture {
+protected:
+  void SetUp() override {
+    start_node();
+    create_topic("t", 1);
+  }
+
+  txn_response add(const std::string& tid, const init_producer_id_response& id,
+                   std::vector<topic_partition> tps) {
+    return call<txn_response>(coordinator_for(tid),
+                              add_partitions_to_txn_request{tid, id.pid, id.epoch, tps});
+  }
+
+  txn_response end(const std::string& tid, const init_producer_id_response& id, bool commit) {
+    return call<txn_response>(coordinator_for(tid), end_txn_request{tid, id.pid, id.epoch, commit});
+  }
+};
+
+TEST_F(TransactionsTest, NewTransactionalIdGetsEpochZeroAndKnownIdGetsEpochPlusOne) {
+  auto a = init("tx");
+  ASSERT_EQ(a.error, error_code::none);
+  EXPECT_EQ(a.epoch, producer_epoch{0});
+  auto b = init("tx");
+  ASSERT_EQ(b.error, error_code::none);
+  EXPECT_EQ(b.pid, a.pid);
+  EXPECT_EQ(b.epoch, producer_epoch{1});
+  EXPECT_EQ(describe("tx").state, "Empty");
+}
+
+TEST_F(TransactionsTest, ZombieProducerIsFencedAfterNewInitTransactions) {
+  auto zombie = init("tx");
+  ASSERT_EQ(add("tx", zombie, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(zombie.pid, zombie.epoch, 0, {"z0"}, true)).error,
+            error_code::none);
+  // A new instance: its InitProducerId fences the zombie (epoch + 1, abort)
+  // and, retried, gets epoch + 2.
+  init_producer_id_request req{true, "tx", 60000, no_producer_id, no_producer_epoch};
+  auto first = call<init_producer_id_response>(coordinator_for("tx"), req);
+  EXPECT_EQ(first.error, error_code::concurrent_transactions);
+  auto fresh = init("tx");
+  ASSERT_EQ(fresh.error, error_code::none);
+  EXPECT_EQ(fresh.pid, zombie.pid);
+  EXPECT_EQ(fresh.epoch, producer_epoch{2});
+  EXPECT_EQ(describe("tx").state, "Empty");
+  // The zombie's produce and commit are rejected.
+  EXPECT_EQ(produce(t0, "tx", batch(zombie.pid, zombie.epoch, 1, {"z1"}, true)).error,
+            error_code::invalid_producer_epoch);
+  EXPECT_EQ(end("tx", zombie, true).error, error_code::producer_fenced);
+  EXPECT_EQ(add("tx", zombie, {t0}).error, error_code::producer_fenced);
+  // Its data was aborted: offset 0 data, offset 1 the ABORT marker.
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{});
+  EXPECT_EQ(visible_values(t0, iso::read_uncommitted), std::vector<std::string>{"z0"});
+  auto f = fetch(t0, 0, iso::read_committed);
+  EXPECT_EQ(f.high_watermark, 2);
+  EXPECT_EQ(f.last_stable_offset, 2);
+  ASSERT_EQ(f.aborted_transactions.size(), 1u);
+  EXPECT_EQ(f.aborted_transactions[0].first_offset, 0);
+}
+
+TEST_F(TransactionsTest, AbortedDataInvisibleToReadCommittedVisibleToReadUncommitted) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a", "b"}, true)).error, error_code::none);
+  // Open transaction: the LSO stays at its first offset.
+  auto open = fetch(t0, 0, iso::read_committed);
+  EXPECT_EQ(open.high_watermark, 2);
+  EXPECT_EQ(open.last_stable_offset, 0);
+  EXPECT_TRUE(open.batches.empty());
+  ASSERT_EQ(end("tx", p, false).error, error_code::none);
+  sched.run();
+  EXPECT_EQ(describe("tx").state, "CompleteAbort");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 2, {"c"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  sched.run();
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"c"});
+  EXPECT_EQ(visible_values(t0, iso::read_uncommitted), (std::vector<std::string>{"a", "b", "c"}));
+  auto f = fetch(t0, 0, iso::read_committed);
+  EXPECT_EQ(f.high_watermark, 5); // a b ABORT c COMMIT
+  EXPECT_EQ(f.last_stable_offset, 5);
+  auto lo = call<list_offsets_response>(leader("t", 0), list_offsets_request{t0, -1, iso::read_committed});
+  EXPECT_EQ(lo.offset, 5);
+}
+
+TEST_F(TransactionsTest, RetryOfAcknowledgedBatchReturnsOriginalOffsetAndAppendsNothing) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  auto b = batch(p.pid, p.epoch, 0, {"x", "y"}, true);
+  auto first = produce(t0, "tx", b);
+  ASSERT_EQ(first.error, error_code::none);
+  EXPECT_EQ(first.base_offset, 0);
+  auto retry = produce(t0, "tx", b);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.base_offset, 0);
+  EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 2);
+  auto gap = produce(t0, "tx", batch(p.pid, p.epoch, 5, {"g"}, true));
+  EXPECT_EQ(gap.error, error_code::out_of_order_sequence_number);
+}
+
+TEST_F(TransactionsTest, OffsetsBecomeVisibleOnlyWithTheCommitMarker) {
+  auto p = init("tx");
+  const std::string group = "g";
+  auto gc = call<find_coordinator_response>(broker(), find_coordinator_request{0, group});
+  ASSERT_EQ(gc.partition, partition_for(group, 50));
+  ASSERT_EQ(call<txn_response>(coordinator_for("tx"),
+                               add_offsets_to_txn_request{"tx", p.pid, p.epoch, group})
+              .error,
+            error_code::none);
+  EXPECT_EQ(describe("tx").partitions,
+            (std::vector<topic_partition>{{consumer_offsets_topic, gc.partition}}));
+  ASSERT_EQ(call<txn_response>(gc.coordinator,
+                               txn_offset_commit_request{"tx", group, p.pid, p.epoch, {t0}, {42}})
+              .error,
+            error_code::none);
+  auto before = call<offset_fetch_response>(gc.coordinator, offset_fetch_request{group, {t0}, false});
+  EXPECT_EQ(before.offsets, std::vector<int64_t>{-1});
+  auto stable = call<offset_fetch_response>(gc.coordinator, offset_fetch_request{group, {t0}, true});
+  EXPECT_EQ(stable.error, error_code::unstable_offset_commit);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  sched.run();
+  auto after = call<offset_fetch_response>(gc.coordinator, offset_fetch_request{group, {t0}, true});
+  EXPECT_EQ(after.error, error_code::none);
+  EXPECT_EQ(after.offsets, std::vector<int64_t>{42});
+  // An aborted transaction's offsets are discarded.
+  ASSERT_EQ(call<txn_response>(coordinator_for("tx"),
+                               add_offsets_to_txn_request{"tx", p.pid, p.epoch, group})
+              .error,
+            error_code::none);
+  ASSERT_EQ(call<txn_response>(gc.coordinator,
+                               txn_offset_commit_request{"tx", group, p.pid, p.epoch, {t0}, {99}})
+              .error,
+            error_code::none);
+  ASSERT_EQ(end("tx", p, false).error, error_code::none);
+  sched.run();
+  EXPECT_EQ(call<offset_fetch_response>(gc.coordinator, offset_fetch_request{group, {t0}, false}).offsets,
+            std::vector<int64_t>{42});
+}
+
+TEST_F(TransactionsTest, TransactionTimeoutAboveMaxIsInvalidTransactionTimeout) {
+  auto r = init("tx", 900001);
+  EXPECT_EQ(r.error, error_code::invalid_transaction_timeout);
+  EXPECT_EQ(init("tx", 0).error, error_code::invalid_transaction_timeout);
+  EXPECT_EQ(init("tx", 900000).error, error_code::none);
+}
+
+TEST_F(TransactionsTest, ProduceToUnknownPartitionAndAddPartitionsToUnknownTopicAreRejected) {
+  auto p = init("tx");
+  auto r = add("tx", p, {{"nope", 0}});
+  EXPECT_EQ(r.error, error_code::unknown_topic_or_partition);
+  auto m = call<metadata_response>(broker(), metadata_request{{"nope"}});
+  ASSERT_EQ(m.topics.size(), 1u);
+  EXPECT_EQ(m.topics[0].error, error_code::unknown_topic_or_partition);
+  EXPECT_EQ(add("tx", p, {{"t", 1}}).error, error_code::unknown_topic_or_partition);
+  EXPECT_EQ(describe("tx").state, "Empty");
+}
+
+TEST_F(TransactionsTest, TimedOutTransactionIsAbortedWithEpochBump) {
+  auto p = init("tx", 5000);
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"late"}, true)).error, error_code::none);
+  now_ms += 6000; // past transaction.timeout.ms
+  sched.advance_time(std::chrono::milliseconds(10000)); // the abort scan fires
+  sched.run();
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "CompleteAbort");
+  EXPECT_EQ(d.epoch, producer_epoch{1});
+  EXPECT_EQ(end("tx", p, true).error, error_code::producer_fenced);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{});
+}
+
+TEST_F(TransactionsTest, PrepareCommitIsCompletedAfterNodeRestartAndTheResentMarkerChangesNothing) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"v"}, true)).error, error_code::none);
+  auto epoch_before = describe("tx").coordinator_epoch;
+  // Run only until the EndTxn reply arrives: PrepareCommit is durable, the
+  // marker request is on its way; then the whole node goes down before
+  // CompleteCommit is written.
+  auto handle = self->request(coordinator_for("tx"), caf::infinite,
+                              end_txn_request{"tx", p.pid, p.epoch, true});
+  while (self->mailbox().empty() && sched.has_job())
+    sched.run_once();
+  handle.receive([](txn_response& r) { EXPECT_EQ(r.error, error_code::none); },
+                 [&](caf::error& e) { FAIL() << sys.render(e); });
+  stop_node();
+  start_node();
+  // The restarted shard loaded PrepareCommit, re-sent the marker with its
+  // new coordinator epoch and completed the transaction.
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "CompleteCommit");
+  EXPECT_EQ(d.coordinator_epoch, epoch_before + 1);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"v"});
+  // The first marker reached the partition before the crash; the re-sent
+  // one occupies an offset but completes nothing: LSO and index unchanged.
+  auto f = fetch(t0, 0, iso::read_committed);
+  ASSERT_EQ(f.batches.size(), 3u);
+  EXPECT_EQ(parse_control_batch(f.batches[1])->cepoch, coordinator_epoch{epoch_before});
+  EXPECT_EQ(parse_control_batch(f.batches[2])->cepoch, coordinator_epoch{epoch_before + 1});
+  EXPECT_EQ(parse_control_batch(f.batches[2])->type, control_type::commit);
+  EXPECT_EQ(f.last_stable_offset, 3);
+  EXPECT_TRUE(f.aborted_transactions.empty());
+  // A marker from the old coordinator epoch is now fenced.
+  auto stale = call<txn_response>(leader("t", 0),
+                                  write_txn_marker_request{p.pid, p.epoch, epoch_before, true, t0});
+  EXPECT_EQ(stale.error, error_code::transaction_coordinator_fenced);
+}
+
+TEST_F(TransactionsTest, SupervisorRestartsKilledCoordinatorWhichFinishesPrepareCommit) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"v"}, true)).error, error_code::none);
+  auto sup = n->coordinator_supervisor(partition_for("tx", 50));
+  auto epoch_before = describe("tx").coordinator_epoch;
+  auto handle = self->request(sup, caf::infinite, end_txn_request{"tx", p.pid, p.epoch, true});
+  while (self->mailbox().empty() && sched.has_job())
+    sched.run_once();
+  handle.receive([](txn_response& r) { EXPECT_EQ(r.error, error_code::none); },
+                 [&](caf::error& e) { FAIL() << sys.render(e); });
+  auto stats = call<supervisor_stats>(sup, kill_child_request{});
+  EXPECT_EQ(stats.restarts, 0);
+  sched.run();
+  stats = call<supervisor_stats>(sup, supervisor_stats_request{});
+  EXPECT_EQ(stats.restarts, 1);
+  EXPECT_FALSE(stats.gave_up);
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "CompleteCommit");
+  EXPECT_EQ(d.coordinator_epoch, epoch_before + 1);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"v"});
+  // The same producer goes on with the next transaction.
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+}
+
+TEST_F(TransactionsTest, SupervisorGivesUpAfterTooManyRestarts) {
+  auto sup = n->coordinator_supervisor(0);
+  for (int i = 0; i < 5; ++i) {
+    call<supervisor_stats>(sup, kill_child_request{});
+    sched.run();
+  }
+  auto stats = call<supervisor_stats>(sup, supervisor_stats_request{});
+  EXPECT_EQ(stats.restarts, 5);
+  EXPECT_FALSE(stats.gave_up);
+  call<supervisor_stats>(sup, kill_child_request{});
+  sched.run();
+  stats = call<supervisor_stats>(sup, supervisor_stats_request{});
+  EXPECT_TRUE(stats.gave_up);
+  auto r = call<init_producer_id_response>(sup, init_producer_id_request{true, "x", 1000, no_producer_id, no_producer_epoch});
+  EXPECT_EQ(r.error, error_code::coordinator_not_available);
+}
+
+TEST_F(TransactionsTest, EverythingAcknowledgedSurvivesANodeRestart) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  sched.run();
+  stop_node();
+  start_node();
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"a"});
+  EXPECT_EQ(describe("tx").state, "CompleteCommit");
+  // Producer state came back too: the retry is still a duplicate.
+  auto retry = produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true));
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.base_offset, 0);
+  EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 2);
+  auto again = init("tx");
+  EXPECT_EQ(again.pid, p.pid);
+  EXPECT_EQ(again.epoch, producer_epoch{1});
+}
+
+} // namespace
+} // namespace caftx::testing

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fails if a layer includes what it must not (DESIGN.md §3-4): storage/ and
+# config/ never include CAF; the pure cores (*_core.*, transaction_manager,
+# read_committed_filter) include neither CAF, LevelDB nor Boost.
+set -u
+root=${1:-.}
+cd "$root" || exit 2
+bad=0
+if grep -rlE '#include *[<"]caf/' storage config; then
+  echo "storage/ or config/ includes CAF" >&2; bad=1
+fi
+cores=$(ls actors/*/*_core.hpp actors/*/*_core.cpp actors/client/transaction_manager.* \
+           actors/client/read_committed_filter.* 2>/dev/null)
+if grep -lE '#include *[<"](caf|leveldb|boost)/' $cores; then
+  echo "a pure core includes CAF, LevelDB or Boost" >&2; bad=1
+fi
+# Headers reachable from the cores must be pure too.
+for h in $(grep -hoE '#include "runtime/[a-z_]+\.hpp"' $cores | sort -u | sed 's/#include "//; s/"//'); do
+  if grep -lE '#include *[<"](caf|leveldb|boost)/' "$h"; then
+    echo "$h (used by a pure core) includes CAF, LevelDB or Boost" >&2; bad=1
+  fi
+done
+[ $bad -eq 0 ] && echo "layering ok"
+exit $bad

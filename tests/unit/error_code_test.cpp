@@ -1,0 +1,57 @@
+// Kafka error names and numbers, and the Java client's classification
+// (reference §0, §2.12).
+#include <gtest/gtest.h>
+
+#include "runtime/error_code.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+namespace {
+
+TEST(ErrorCode, NumbersAreKafkas) {
+  EXPECT_EQ(static_cast<int>(error_code::concurrent_transactions), 51);
+  EXPECT_EQ(static_cast<int>(error_code::producer_fenced), 90);
+  EXPECT_EQ(static_cast<int>(error_code::invalid_producer_epoch), 47);
+  EXPECT_EQ(static_cast<int>(error_code::out_of_order_sequence_number), 45);
+  EXPECT_EQ(static_cast<int>(error_code::coordinator_load_in_progress), 14);
+  EXPECT_EQ(static_cast<int>(error_code::invalid_transaction_timeout), 50);
+  EXPECT_STREQ(to_string(error_code::producer_fenced), "PRODUCER_FENCED");
+}
+
+TEST(ErrorCode, InvalidTxnStateIsFatalFromEndTxnButAbortableFromProduce) {
+  EXPECT_EQ(classify(api_kind::end_txn, error_code::invalid_txn_state), error_class::fatal);
+  EXPECT_EQ(classify(api_kind::produce, error_code::invalid_txn_state), error_class::abortable);
+}
+
+TEST(ErrorCode, InvalidProducerEpochIsAbortableFromProduceAndProducerFencedIsFatal) {
+  EXPECT_EQ(classify(api_kind::produce, error_code::invalid_producer_epoch), error_class::abortable);
+  EXPECT_EQ(classify(api_kind::produce, error_code::producer_fenced), error_class::fatal);
+  EXPECT_EQ(classify(api_kind::init_producer_id, error_code::producer_fenced), error_class::fatal);
+  EXPECT_EQ(classify(api_kind::end_txn, error_code::producer_fenced), error_class::fatal);
+}
+
+TEST(ErrorCode, CoordinatorBusyErrorsAreRetriable) {
+  for (auto e : {error_code::concurrent_transactions, error_code::coordinator_load_in_progress,
+                 error_code::not_coordinator, error_code::coordinator_not_available})
+    EXPECT_EQ(classify(api_kind::end_txn, e), error_class::retriable) << to_string(e);
+  EXPECT_EQ(classify(api_kind::init_producer_id, error_code::invalid_transaction_timeout),
+            error_class::fatal);
+}
+
+TEST(Status, CarriesCodeAndMessage) {
+  status ok;
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.to_string(), "OK");
+  status st{error_code::producer_fenced, "epoch 3 < 4"};
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.to_string(), "PRODUCER_FENCED: epoch 3 < 4");
+  status_or<int> v{7};
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, 7);
+  status_or<int> e{st};
+  EXPECT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code(), error_code::producer_fenced);
+}
+
+} // namespace
+} // namespace caftx

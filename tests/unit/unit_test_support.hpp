@@ -1,0 +1,34 @@
+// Shared helpers of the unit tests: readable printing of caftx value types
+// in GoogleTest failure messages. Header only; not a test file itself.
+#pragma once
+
+#include <ostream>
+
+#include "runtime/error_code.hpp"
+#include "runtime/ids.hpp"
+#include "runtime/txn_card.hpp"
+
+namespace caftx {
+
+inline void PrintTo(error_code code, std::ostream* os) {
+  *os << to_string(code) << " (" << static_cast<int>(code) << ")";
+}
+
+inline void PrintTo(txn_state s, std::ostream* os) {
+  *os << to_string(s);
+}
+
+inline void PrintTo(const topic_partition& tp, std::ostream* os) {
+  *os << to_string(tp);
+}
+
+inline void PrintTo(const txn_card& c, std::ostream* os) {
+  *os << "{" << c.transactional_id << " " << to_string(c.state) << " pid " << c.pid
+      << " prev " << c.previous_pid << " epoch " << c.epoch << " timeout " << c.txn_timeout_ms
+      << " partitions [";
+  for (auto& tp : c.partitions)
+    *os << to_string(tp) << " ";
+  *os << "] start " << c.txn_start_ms << " update " << c.last_update_ms << "}";
+}
+
+} // namespace caftx
