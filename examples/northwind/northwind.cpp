@@ -17,13 +17,18 @@ using csv_quote_policy = io::double_quote_escape<',', '"'>;
 template <unsigned N>
 using csv_reader = io::CSVReader<N, csv_reader_policy, csv_quote_policy, io::throw_on_overflow>;
 
-// fccp reports the file name and line in its exceptions; keep its message
-// and make it a std::runtime_error with "file:line: problem".
+// fccp's exceptions name the problem, the column, the line and the file
+// ("Too few columns in line 101 in file \"orders.csv\"."); rethrow them as
+// std::runtime_error.
 template <class F>
 auto with_location(const std::string& path, F&& f) {
   try {
     return f();
   } catch (const io::error::base& e) {
+    throw std::runtime_error(std::string("malformed input: ") + e.what());
+  } catch (const std::runtime_error&) {
+    throw;
+  } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
 }

@@ -43,7 +43,7 @@ stock_map read_products(const std::string& path);
 std::map<int32_t, std::vector<order_line>> read_order_lines(const std::string& path);
 
 /// Calls `fn(order)` for each row of orders.csv in file order, with its
-/// lines attached. Throws std::runtime_error("<file>:<line>: ...") for a
+/// lines attached. Throws std::runtime_error naming the file and line of a
 /// malformed row, after the rows before it were passed to `fn`.
 void for_each_order(const std::string& path,
                     const std::map<int32_t, std::vector<order_line>>& lines,

@@ -1,0 +1,192 @@
+// The C++ producer and consumer against a node with the real scheduler:
+// Kafka's calls, errors and their classes, and bad input.
+#include "fixture.hpp"
+
+#include <thread>
+
+#include "actors/client/admin.hpp"
+#include "actors/client/consumer.hpp"
+#include "actors/client/producer.hpp"
+
+namespace caftx::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ClientTest : public threaded_fixture {
+protected:
+  void SetUp() override {
+    start_node();
+    ASSERT_TRUE(n->create_topic("out", 2).ok());
+  }
+
+  std::vector<std::string> read(const std::string& isolation, int32_t partitions = 2) {
+    consumer c{sys, n->broker(), properties{{"isolation.level", isolation},
+                                            {"auto.offset.reset", "earliest"}}};
+    std::vector<topic_partition> tps;
+    for (int32_t p = 0; p < partitions; ++p)
+      tps.push_back({"out", p});
+    c.assign(tps);
+    std::vector<std::string> values;
+    for (auto& tp : tps) {
+      auto end = c.end_offset(tp);
+      c.assign({tp});
+      while (c.position(tp) < end)
+        for (auto& r : c.poll(100ms))
+          values.push_back(r.value);
+    }
+    return values;
+  }
+
+  static producer_record to(const std::string& value, int32_t partition = 0) {
+    return {"out", partition, "", value, {}, -1};
+  }
+};
+
+TEST_F(ClientTest, CommittedRecordsAreVisibleAndAbortedOnesAreNot) {
+  producer p{sys, n->broker(), properties{{"transactional.id", "t1"}}};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send(to("a", 0));
+  p.send(to("b", 1));
+  p.commit_transaction();
+  p.begin_transaction();
+  p.send(to("x", 0));
+  p.flush();
+  p.abort_transaction();
+  p.begin_transaction();
+  p.send(to("c", 0));
+  p.commit_transaction();
+  await_complete("t1");
+  EXPECT_EQ(read("read_committed"), (std::vector<std::string>{"a", "c", "b"}));
+  EXPECT_EQ(read("read_uncommitted"), (std::vector<std::string>{"a", "x", "c", "b"}));
+}
+
+TEST_F(ClientTest, ProduceToUnknownTopicThrowsAndTheTransactionStillCommits) {
+  producer p{sys, n->broker(), properties{{"transactional.id", "t2"}}};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send(to("kept"));
+  try {
+    p.send({"no-such-topic", std::nullopt, "k", "v", {}, -1});
+    FAIL() << "send to an unknown topic succeeded";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::unknown_topic_or_partition);
+    EXPECT_NE(std::string(e.what()).find("no-such-topic"), std::string::npos) << e.what();
+  }
+  try {
+    p.send(to("bad partition", 7));
+    FAIL() << "send to partition 7 of a 2-partition topic succeeded";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::unknown_topic_or_partition);
+  }
+  p.commit_transaction();
+  await_complete("t2");
+  EXPECT_EQ(read("read_committed"), std::vector<std::string>{"kept"});
+}
+
+TEST_F(ClientTest, TransactionTimeoutAboveTheBrokerMaximumFailsInitTransactions) {
+  producer p{sys, n->broker(), properties{{"transactional.id", "t3"},
+                                          {"transaction.timeout.ms", "900001"}}};
+  try {
+    p.init_transactions();
+    FAIL() << "init_transactions accepted transaction.timeout.ms above the maximum";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::invalid_transaction_timeout);
+    EXPECT_TRUE(e.is_fatal());
+  }
+  // Fatal: every later call fails with the same error.
+  try {
+    p.begin_transaction();
+    FAIL();
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::invalid_transaction_timeout);
+  }
+}
+
+TEST_F(ClientTest, ConfigValuesOutOfRangeAreRejectedNamingKeyAndRange) {
+  try {
+    producer p{sys, n->broker(), properties{{"transactional.id", "t4"},
+                                            {"max.in.flight.requests.per.connection", "6"}}};
+    FAIL();
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::invalid_config);
+    std::string what = e.what();
+    EXPECT_NE(what.find("max.in.flight.requests.per.connection"), std::string::npos) << what;
+    EXPECT_NE(what.find("[1, 5]"), std::string::npos) << what;
+  }
+  try {
+    consumer c{sys, n->broker(), properties{{"isolation.level", "read_comitted"}}};
+    FAIL();
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::invalid_config);
+    EXPECT_NE(std::string(e.what()).find("isolation.level"), std::string::npos);
+  }
+  auto bad = node_config::parse({{"transaction.max.timeout.ms", "0"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(),
+            "config 'transaction.max.timeout.ms' = '0' is out of range [1, 2147483647]");
+}
+
+TEST_F(ClientTest, ZombieProducerIsFencedAndItsOpenTransactionAborted) {
+  producer zombie{sys, n->broker(), properties{{"transactional.id", "t5"}}};
+  zombie.init_transactions();
+  zombie.begin_transaction();
+  zombie.send(to("zombie"));
+  zombie.flush();
+  producer fresh{sys, n->broker(), properties{{"transactional.id", "t5"}}};
+  fresh.init_transactions();
+  EXPECT_EQ(fresh.producer_identity().first, zombie.producer_identity().first);
+  EXPECT_EQ(fresh.producer_identity().second, zombie.producer_identity().second + 2);
+  try {
+    zombie.commit_transaction();
+    FAIL() << "the zombie committed";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::producer_fenced);
+    EXPECT_TRUE(e.is_fatal());
+  }
+  fresh.begin_transaction();
+  fresh.send(to("fresh"));
+  fresh.commit_transaction();
+  await_complete("t5");
+  EXPECT_EQ(read("read_committed"), std::vector<std::string>{"fresh"});
+}
+
+TEST_F(ClientTest, IdempotentProducerDeliversInOrderWithDenseOffsets) {
+  producer p{sys, n->broker(), properties{{"batch.size", "100"}}};
+  std::vector<int64_t> offsets;
+  for (int i = 0; i < 50; ++i)
+    p.send(to(std::to_string(i)), [&](const record_metadata& m, const status& st) {
+      EXPECT_TRUE(st.ok()) << st.to_string();
+      offsets.push_back(m.offset);
+    });
+  p.flush();
+  ASSERT_EQ(offsets.size(), 50u);
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(offsets[i], i);
+  auto values = read("read_committed");
+  ASSERT_EQ(values.size(), 50u);
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(values[i], std::to_string(i));
+}
+
+TEST_F(ClientTest, ConsumerCommitsAndReadsBackGroupOffsets) {
+  consumer c{sys, n->broker(), properties{{"group.id", "g"}, {"auto.offset.reset", "earliest"}}};
+  c.assign({{"out", 0}});
+  EXPECT_EQ(c.committed({"out", 0}), std::nullopt);
+  c.commit({{{"out", 0}, 17}});
+  EXPECT_EQ(c.committed({"out", 0}), 17);
+  consumer again{sys, n->broker(), properties{{"group.id", "g"}}};
+  again.assign({{"out", 0}});
+  EXPECT_EQ(again.position({"out", 0}), 17);
+  consumer no_group{sys, n->broker(), properties{}};
+  try {
+    no_group.commit({{{"out", 0}, 1}});
+    FAIL();
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::invalid_request);
+  }
+}
+
+} // namespace
+} // namespace caftx::testing

@@ -1,0 +1,107 @@
+// The Northwind orders pipeline end to end: exactly once through crashes
+// and node restarts, and a malformed input file that must leave nothing
+// visible.
+#include "fixture.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "actors/client/consumer.hpp"
+#include "pipeline.hpp"
+
+namespace caftx::testing {
+namespace {
+
+const std::string input = CAFTX_NORTHWIND_DIR;
+
+TEST(Northwind, SequentialReferenceResult) {
+  auto r = northwind::sequential_result(input);
+  EXPECT_EQ(r.confirmed.size(), 95u);
+  EXPECT_EQ(r.rejected.size(), 735u);
+  EXPECT_EQ(r.lines_written, 160);
+  EXPECT_EQ(r.final_stock.size(), 77u);
+  EXPECT_EQ(r.final_stock.at(1), 4);   // Chai: 39 in stock
+  EXPECT_EQ(r.final_stock.at(61), 98); // never fully sold out
+  EXPECT_EQ(r.confirmed.front(), 10248);
+}
+
+class NorthwindPipeline : public threaded_fixture {};
+
+TEST_F(NorthwindPipeline, WithCrashesAndANodeRestartEqualsTheSequentialComputation) {
+  northwind::job_options opts;
+  opts.input_dir = input;
+  opts.data_dir = dir;
+  opts.seed = 7;
+  opts.crashes = 4;
+  opts.node_restarts = 1;
+  auto report = northwind::run_job(sys, opts);
+  EXPECT_EQ(report.crashes_injected, 4);
+  EXPECT_EQ(report.node_restarts, 1);
+  EXPECT_EQ(report.actual.confirmed, report.expected.confirmed);
+  EXPECT_EQ(report.actual.rejected, report.expected.rejected);
+  EXPECT_EQ(report.actual.lines_written, report.expected.lines_written);
+  EXPECT_EQ(report.actual.final_stock, report.expected.final_stock);
+  EXPECT_TRUE(report.equal());
+}
+
+TEST_F(NorthwindPipeline, EveryCrashPointAndSeedGivesTheSameResult) {
+  for (uint64_t seed : {11, 12, 13}) {
+    std::filesystem::remove_all(dir);
+    northwind::job_options opts;
+    opts.input_dir = input;
+    opts.data_dir = dir;
+    opts.seed = seed;
+    opts.crashes = 6;
+    opts.node_restarts = 1;
+    opts.orders_per_transaction = 25;
+    auto report = northwind::run_job(sys, opts);
+    EXPECT_EQ(report.crashes_injected + report.node_restarts, 7) << "seed " << seed;
+    EXPECT_TRUE(report.equal()) << "seed " << seed;
+  }
+}
+
+TEST_F(NorthwindPipeline, MalformedOrdersCsvAbortsTheLoadNamingFileAndLine) {
+  auto bad = fresh_dir("-input");
+  for (auto f : {"products.csv", "order_details.csv"})
+    std::filesystem::copy_file(input + "/" + f, bad + "/" + f);
+  {
+    std::ifstream in{input + "/orders.csv"};
+    std::ofstream out{bad + "/orders.csv"};
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      out << (n == 101 ? "10347,FAMIA,not-a-date" : line) << "\n"; // too few columns
+  }
+  start_node();
+  northwind::create_topics(sys, n->broker());
+  try {
+    northwind::load_orders(sys, n->broker(), bad);
+    FAIL() << "load_orders accepted a malformed file";
+  } catch (const std::runtime_error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("orders.csv"), std::string::npos) << what;
+    EXPECT_NE(what.find("101"), std::string::npos) << what;
+    std::cout << "load_orders said: " << what << std::endl;
+  }
+  // Rows before it were sent (whole batches of batch.size bytes), then the
+  // transaction was aborted: read_committed sees none of them,
+  // read_uncommitted sees the aborted batches.
+  auto count = [&](const char* isolation) {
+    consumer c{sys, n->broker(), properties{{"isolation.level", isolation},
+                                            {"auto.offset.reset", "earliest"}}};
+    c.assign({{"orders", 0}});
+    size_t seen = 0;
+    auto end = c.end_offset({"orders", 0});
+    while (c.position({"orders", 0}) < end)
+      seen += c.poll(std::chrono::milliseconds(100)).size();
+    return seen;
+  };
+  EXPECT_EQ(count("read_committed"), 0u);
+  auto uncommitted = count("read_uncommitted");
+  EXPECT_GT(uncommitted, 0u);
+  EXPECT_LT(uncommitted, 100u);
+  std::filesystem::remove_all(bad);
+}
+
+} // namespace
+} // namespace caftx::testing
