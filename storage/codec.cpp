@@ -95,6 +95,14 @@ status decode_values(std::string_view bytes, const char* what, Ts&... xs) {
   return {};
 }
 
+template <class T>
+status_or<T> decode_one(std::string_view bytes, const char* what) {
+  T x{};
+  if (auto st = decode_values(bytes, what, x); !st.ok())
+    return st;
+  return x;
+}
+
 } // namespace
 
 std::string encode(const record_batch& batch) {
@@ -102,10 +110,7 @@ std::string encode(const record_batch& batch) {
 }
 
 status_or<record_batch> decode_batch(std::string_view bytes) {
-  record_batch b;
-  if (auto st = decode_values(bytes, "record batch", b); !st.ok())
-    return st;
-  return b;
+  return decode_one<record_batch>(bytes, "record batch");
 }
 
 std::string encode(const txn_card& card) {
@@ -113,10 +118,7 @@ std::string encode(const txn_card& card) {
 }
 
 status_or<txn_card> decode_card(std::string_view bytes) {
-  txn_card c;
-  if (auto st = decode_values(bytes, "transaction state card", c); !st.ok())
-    return st;
-  return c;
+  return decode_one<txn_card>(bytes, "transaction state card");
 }
 
 std::string encode(const group_offset_key& key, const offset_and_metadata& value) {
@@ -158,10 +160,7 @@ std::string encode_int64(int64_t v) {
 }
 
 status_or<int64_t> decode_int64(std::string_view bytes) {
-  int64_t v = 0;
-  if (auto st = decode_values(bytes, "counter", v); !st.ok())
-    return st;
-  return v;
+  return decode_one<int64_t>(bytes, "counter");
 }
 
 } // namespace caftx::codec

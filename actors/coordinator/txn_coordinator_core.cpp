@@ -141,10 +141,10 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
   return d;
 }
 
-txn_decision txn_coordinator_core::add_partitions(const std::string& tid, producer_id pid,
-                                                  producer_epoch epoch,
-                                                  const std::vector<topic_partition>& partitions,
-                                                  int64_t now_ms) {
+std::optional<txn_decision> txn_coordinator_core::check_producer(const std::string& tid,
+                                                                 producer_id pid,
+                                                                 producer_epoch epoch,
+                                                                 metadata*& found) {
   if (tid.empty())
     return reject(error_code::invalid_request, "transactional.id must not be empty");
   auto i = txns_.find(tid);
@@ -158,6 +158,18 @@ txn_decision txn_coordinator_core::add_partitions(const std::string& tid, produc
                                                  + std::to_string(m.card.epoch.value));
   if (m.pending)
     return reject(error_code::concurrent_transactions, "a state transition is pending");
+  found = &m;
+  return std::nullopt;
+}
+
+txn_decision txn_coordinator_core::add_partitions(const std::string& tid, producer_id pid,
+                                                  producer_epoch epoch,
+                                                  const std::vector<topic_partition>& partitions,
+                                                  int64_t now_ms) {
+  metadata* found = nullptr;
+  if (auto rejected = check_producer(tid, pid, epoch, found))
+    return *rejected;
+  auto& m = *found;
   if (m.card.state == txn_state::prepare_commit || m.card.state == txn_state::prepare_abort)
     return reject(error_code::concurrent_transactions,
                   std::string("the previous transaction is in ") + to_string(m.card.state));
@@ -178,19 +190,10 @@ txn_decision txn_coordinator_core::add_partitions(const std::string& tid, produc
 
 txn_decision txn_coordinator_core::end_txn(const std::string& tid, producer_id pid,
                                            producer_epoch epoch, bool commit, int64_t now_ms) {
-  if (tid.empty())
-    return reject(error_code::invalid_request, "transactional.id must not be empty");
-  auto i = txns_.find(tid);
-  if (i == txns_.end() || i->second.card.pid != pid)
-    return reject(error_code::invalid_producer_id_mapping,
-                  "producer id " + std::to_string(pid.value) + " is not mapped to " + tid);
-  auto& m = i->second;
-  if (m.card.epoch != epoch)
-    return reject(error_code::producer_fenced, "producer epoch " + std::to_string(epoch.value)
-                                                 + " is not the current "
-                                                 + std::to_string(m.card.epoch.value));
-  if (m.pending)
-    return reject(error_code::concurrent_transactions, "a state transition is pending");
+  metadata* found = nullptr;
+  if (auto rejected = check_producer(tid, pid, epoch, found))
+    return *rejected;
+  auto& m = *found;
   auto invalid = [&] {
     return reject(error_code::invalid_txn_state,
                   std::string(commit ? "commit" : "abort") + " in state " + to_string(m.card.state));

@@ -128,6 +128,11 @@ private:
   };
 
   producer_id allocate_pid();
+  /// Checks shared by AddPartitionsToTxn and EndTxn, in Kafka's order:
+  /// INVALID_REQUEST, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+  /// CONCURRENT_TRANSACTIONS (pending). Sets `found` when all pass.
+  std::optional<txn_decision> check_producer(const std::string& tid, producer_id pid,
+                                             producer_epoch epoch, metadata*& found);
   txn_decision fence_and_abort(metadata& m, int64_t now_ms);
   txn_decision prepare(metadata& m, txn_card next, txn_state pending_state);
 
