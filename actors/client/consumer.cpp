@@ -114,8 +114,14 @@ struct consumer::impl {
       auto pos = position_of(tp);
       auto r = ch.call<fetch_response>(
         leader(tp), fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation}, timeout());
-      if (!r.ok())
-        raise(r.error());
+      if (!r.ok()) {
+        if (!is_retriable(r.error().code()))
+          raise(r.error());
+        // The leader did not answer (restarted node, dead actor): look it
+        // up again and try this partition in the next round.
+        (void) ch.partitions(tp.topic, true, timeout());
+        continue;
+      }
       if (r->error == error_code::offset_out_of_range) {
         positions[tp] = reset_position(tp);
         continue;

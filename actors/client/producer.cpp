@@ -136,17 +136,26 @@ struct producer::impl {
     }
   }
 
+  // A record that cannot be placed fails the send like Kafka's metadata
+  // timeout in send(): abortable for a transactional producer (the
+  // transaction must be aborted), a plain failed send otherwise. caftx fails
+  // at once instead of waiting max.block.ms, as topics are never created
+  // implicitly unless auto.create.topics.enable is set on the node.
+  [[noreturn]] void unplaceable(const status& st) {
+    if (tm.transactional())
+      tm.fail(error_class::abortable, st);
+    throw kafka_exception(st, error_class::abortable);
+  }
+
   topic_partition choose_partition(const producer_record& r) {
     auto parts = ch.partitions(r.topic, false, request_timeout());
     if (!parts.ok())
-      throw kafka_exception(parts.error(), error_class::abortable);
+      unplaceable(parts.error());
     auto n = static_cast<int32_t>(parts->size());
     if (r.partition) {
       if (*r.partition < 0 || *r.partition >= n)
-        throw kafka_exception(status{error_code::unknown_topic_or_partition,
-                                     "topic '" + r.topic + "' has no partition "
-                                       + std::to_string(*r.partition)},
-                              error_class::abortable);
+        unplaceable(status{error_code::unknown_topic_or_partition,
+                           "topic '" + r.topic + "' has no partition " + std::to_string(*r.partition)});
       return {r.topic, *r.partition};
     }
     if (!r.key.empty())

@@ -61,10 +61,10 @@ public:
   void begin_transaction();
 
   /// Buffers a record (see Batching above). Throws UNKNOWN_TOPIC_OR_PARTITION
-  /// for an unknown topic or partition (the record is dropped; the
-  /// transaction stays usable), INVALID_TXN_STATE outside a transaction of
-  /// a transactional producer, or the stored error after a fatal or
-  /// abortable one. Errors of the batch itself reach `callback` and the
+  /// (abortable: the transaction must be aborted, as after Kafka's metadata
+  /// timeout in send()) for an unknown topic or partition,
+  /// INVALID_TXN_STATE outside a transaction of a transactional producer,
+  /// or the stored error after a fatal or abortable one. Errors of the batch itself reach `callback` and the
   /// next flush() or commit_transaction().
   void send(const producer_record& record, send_callback callback = {});
 

@@ -63,6 +63,11 @@ txn_decision txn_coordinator_core::fence_and_abort(metadata& m, int64_t now_ms) 
 
 txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args& args,
                                                     int64_t now_ms) {
+  // Reference §2.2 order: step 2 (producer id / epoch pair), step 4 (""),
+  // step 5 (timeout).
+  if ((args.expected_pid == no_producer_id) != (args.expected_epoch == no_producer_epoch))
+    return reject(error_code::invalid_request,
+                  "producer id and producer epoch must both be set or both be -1");
   if (args.transactional_id.empty())
     return reject(error_code::invalid_request, "transactional.id must not be empty");
   if (args.transaction_timeout_ms <= 0
@@ -71,9 +76,6 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
                   "transaction.timeout.ms " + std::to_string(args.transaction_timeout_ms)
                     + " is not in [1, transaction.max.timeout.ms = "
                     + std::to_string(settings_.transaction_max_timeout_ms) + "]");
-  if ((args.expected_pid == no_producer_id) != (args.expected_epoch == no_producer_epoch))
-    return reject(error_code::invalid_request,
-                  "producer id and producer epoch must both be set or both be -1");
   auto i = txns_.find(args.transactional_id);
   bool allocated = false;
   if (i == txns_.end()) {
@@ -123,6 +125,11 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
     next.pid = allocate_pid();
     next.epoch = producer_epoch{0};
     allocated = true;
+    // As Kafka's prepareProducerIdRotation(recordLastEpoch): remember the
+    // exhausted epoch so that a retry with (previous pid, that epoch) is
+    // answered with the rotated id instead of PRODUCER_FENCED.
+    if (has_expected)
+      last_epoch = e;
   } else if (!has_expected || e == no_producer_epoch) {
     next.epoch = producer_epoch{static_cast<int16_t>(e.value + 1)};
   } else if (args.expected_epoch == e) {

@@ -62,25 +62,39 @@ TEST_F(ClientTest, CommittedRecordsAreVisibleAndAbortedOnesAreNot) {
   EXPECT_EQ(read("read_uncommitted"), (std::vector<std::string>{"a", "x", "c", "b"}));
 }
 
-TEST_F(ClientTest, ProduceToUnknownTopicThrowsAndTheTransactionStillCommits) {
+TEST_F(ClientTest, ProduceToUnknownTopicIsAbortableAndLosesNothingCommitted) {
   producer p{sys, n->broker(), properties{{"transactional.id", "t2"}}};
   p.init_transactions();
   p.begin_transaction();
   p.send(to("kept"));
+  p.commit_transaction();
+  p.begin_transaction();
+  p.send(to("rolled back"));
   try {
     p.send({"no-such-topic", std::nullopt, "k", "v", {}, -1});
     FAIL() << "send to an unknown topic succeeded";
   } catch (const kafka_exception& e) {
     EXPECT_EQ(e.code(), error_code::unknown_topic_or_partition);
+    EXPECT_TRUE(e.is_abortable());
     EXPECT_NE(std::string(e.what()).find("no-such-topic"), std::string::npos) << e.what();
   }
+  // Only abort is allowed now.
+  try {
+    p.commit_transaction();
+    FAIL() << "commit after an abortable error succeeded";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::unknown_topic_or_partition);
+    EXPECT_TRUE(e.is_abortable());
+  }
+  p.abort_transaction();
+  p.begin_transaction();
   try {
     p.send(to("bad partition", 7));
     FAIL() << "send to partition 7 of a 2-partition topic succeeded";
   } catch (const kafka_exception& e) {
     EXPECT_EQ(e.code(), error_code::unknown_topic_or_partition);
   }
-  p.commit_transaction();
+  p.abort_transaction();
   await_complete("t2");
   EXPECT_EQ(read("read_committed"), std::vector<std::string>{"kept"});
 }
