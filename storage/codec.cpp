@@ -118,7 +118,14 @@ std::string encode(const txn_card& card) {
 }
 
 status_or<txn_card> decode_card(std::string_view bytes) {
-  return decode_one<txn_card>(bytes, "transaction state card");
+  auto card = decode_one<txn_card>(bytes, "transaction state card");
+  // Dead and PrepareEpochFence are never persisted (reference §1.3).
+  if (card.ok() && (static_cast<int8_t>(card->state) < 0
+                    || static_cast<int8_t>(card->state) > static_cast<int8_t>(txn_state::complete_abort)))
+    return status{error_code::kafka_storage_error,
+                  "transaction state card with invalid state "
+                    + std::to_string(static_cast<int>(card->state))};
+  return card;
 }
 
 std::string encode(const group_offset_key& key, const offset_and_metadata& value) {

@@ -77,7 +77,6 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
                     + " is not in [1, transaction.max.timeout.ms = "
                     + std::to_string(settings_.transaction_max_timeout_ms) + "]");
   auto i = txns_.find(args.transactional_id);
-  bool allocated = false;
   if (i == txns_.end()) {
     txn_card fresh;
     fresh.transactional_id = args.transactional_id;
@@ -85,7 +84,6 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
     fresh.txn_timeout_ms = args.transaction_timeout_ms;
     fresh.last_update_ms = now_ms;
     i = txns_.emplace(args.transactional_id, metadata{fresh, {}, no_producer_epoch, false}).first;
-    allocated = true;
   }
   auto& m = i->second;
   if (m.pending)
@@ -124,7 +122,6 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
     next.previous_pid = m.card.pid;
     next.pid = allocate_pid();
     next.epoch = producer_epoch{0};
-    allocated = true;
     // As Kafka's prepareProducerIdRotation(recordLastEpoch): remember the
     // exhausted epoch so that a retry with (previous pid, that epoch) is
     // answered with the rotated id instead of PRODUCER_FENCED.
@@ -142,7 +139,6 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
                                                  + std::to_string(args.expected_epoch.value)
                                                  + " is not the current one");
   }
-  (void) allocated;
   auto d = prepare(m, std::move(next), txn_state::empty);
   d.last_epoch = last_epoch;
   return d;

@@ -1,0 +1,248 @@
+// config: Kafka's names and defaults (reference §4.1-4.2), validation
+// messages that name the key and the range, and .properties files.
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "config/config.hpp"
+#include "unit_test_support.hpp"
+
+namespace caftx {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class T>
+std::string error_of(const status_or<T>& r) {
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), error_code::invalid_config);
+  return r.error().message();
+}
+
+// -- defaults ----------------------------------------------------------------
+
+TEST(Config, BrokerDefaultsEqualKafka) {
+  auto c = node_config::parse({});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->transaction_state_log_num_partitions, 50);
+  EXPECT_EQ(c->offsets_topic_num_partitions, 50);
+  EXPECT_EQ(c->transaction_max_timeout_ms, 900000);
+  EXPECT_EQ(c->transaction_abort_timed_out_transaction_cleanup_interval_ms, 10000);
+  EXPECT_EQ(c->num_partitions, 1);
+  // caftx's own settings.
+  EXPECT_TRUE(c->storage_sync);
+  EXPECT_EQ(c->coordinator_max_restarts, 5);
+  EXPECT_EQ(c->coordinator_restart_window_ms, 10000);
+  EXPECT_EQ(c->marker_retry_backoff_ms, 100);
+  // Deliberately unlike Kafka (documented in config.hpp): topics are not
+  // auto-created unless asked for.
+  EXPECT_FALSE(c->auto_create_topics_enable);
+}
+
+TEST(Config, ProducerDefaultsEqualKafka) {
+  auto c = producer_config::parse({});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_FALSE(c->transactional_id.has_value());
+  EXPECT_TRUE(c->enable_idempotence);
+  EXPECT_EQ(c->transaction_timeout_ms, 60000);
+  EXPECT_EQ(c->max_in_flight_requests_per_connection, 5);
+  EXPECT_EQ(c->acks, -1);
+  EXPECT_EQ(c->retries, INT32_MAX);
+  EXPECT_EQ(c->retry_backoff_ms, 100);
+  EXPECT_EQ(c->delivery_timeout_ms, 120000);
+  EXPECT_EQ(c->request_timeout_ms, 30000);
+  EXPECT_EQ(c->linger_ms, 5); // Kafka 4.0 default
+  EXPECT_EQ(c->batch_size, 16384);
+}
+
+TEST(Config, ConsumerDefaultsEqualKafka) {
+  auto c = consumer_config::parse({});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_FALSE(c->group_id.has_value());
+  EXPECT_EQ(c->isolation, isolation_level::read_uncommitted);
+  EXPECT_EQ(c->auto_offset_reset, "latest");
+  EXPECT_EQ(c->max_poll_records, 500);
+  EXPECT_EQ(c->max_partition_fetch_bytes, 1048576);
+  EXPECT_EQ(c->request_timeout_ms, 30000);
+  // Deliberately unlike Kafka: only explicit commits are supported.
+  EXPECT_FALSE(c->enable_auto_commit);
+}
+
+TEST(Config, ValuesAreParsedAndTrimmed) {
+  auto n = node_config::parse({{"transaction.state.log.num.partitions", " 7 "},
+                               {"log.dirs", "/var/caftx"},
+                               {"auto.create.topics.enable", "true"}});
+  ASSERT_TRUE(n.ok()) << n.error().to_string();
+  EXPECT_EQ(n->transaction_state_log_num_partitions, 7);
+  EXPECT_EQ(n->data_dir, "/var/caftx");
+  EXPECT_TRUE(n->auto_create_topics_enable);
+  auto p = producer_config::parse({{"transactional.id", "txn-A"}, {"acks", "all"}});
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p->transactional_id, std::optional<std::string>{"txn-A"});
+  auto c = consumer_config::parse({{"isolation.level", "read_committed"}, {"group.id", "g"}});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->isolation, isolation_level::read_committed);
+  EXPECT_EQ(c->group_id, std::optional<std::string>{"g"});
+}
+
+// -- validation ----------------------------------------------------------------
+
+TEST(Config, OutOfRangeValueErrorNamesKeyAndRange) {
+  EXPECT_EQ(error_of(node_config::parse({{"transaction.state.log.num.partitions", "0"}})),
+            "config 'transaction.state.log.num.partitions' = '0' is out of range [1, 1000]");
+  EXPECT_EQ(error_of(node_config::parse({{"caftx.marker.retry.backoff.ms", "60001"}})),
+            "config 'caftx.marker.retry.backoff.ms' = '60001' is out of range [1, 60000]");
+  EXPECT_EQ(error_of(producer_config::parse({{"transaction.timeout.ms", "-1"}})),
+            "config 'transaction.timeout.ms' = '-1' is out of range [1, 2147483647]");
+  EXPECT_EQ(error_of(consumer_config::parse({{"max.poll.records", "2147483648"}})),
+            "config 'max.poll.records' = '2147483648' is out of range [1, 2147483647]");
+}
+
+TEST(Config, NonIntegerValueErrorNamesKey) {
+  EXPECT_EQ(error_of(node_config::parse({{"num.partitions", "3x"}})),
+            "config 'num.partitions' = '3x' is not an integer");
+  EXPECT_EQ(error_of(producer_config::parse({{"linger.ms", ""}})),
+            "config 'linger.ms' = '' is not an integer");
+  EXPECT_EQ(error_of(node_config::parse({{"caftx.storage.sync", "yes"}})),
+            "config 'caftx.storage.sync' = 'yes' must be true or false");
+}
+
+TEST(Config, UnknownKeyIsRejectedNamingTheKey) {
+  EXPECT_EQ(error_of(node_config::parse({{"transaction.max.timeout", "1"}})),
+            "unknown broker config 'transaction.max.timeout'");
+  EXPECT_EQ(error_of(producer_config::parse({{"acks", "all"}, {"lingerms", "1"}})),
+            "unknown producer config 'lingerms'");
+  EXPECT_EQ(error_of(consumer_config::parse({{"isolation", "read_committed"}})),
+            "unknown consumer config 'isolation'");
+}
+
+TEST(Config, IgnoredKafkaKeysAreAccepted) {
+  EXPECT_TRUE(node_config::parse({{"broker.id", "1"},
+                                  {"transaction.state.log.replication.factor", "3"},
+                                  {"transaction.state.log.min.isr", "2"},
+                                  {"log.segment.bytes", "1073741824"}})
+                .ok());
+  EXPECT_TRUE(producer_config::parse({{"bootstrap.servers", "localhost:9092"},
+                                      {"key.serializer", "x"},
+                                      {"compression.type", "none"}})
+                .ok());
+  EXPECT_TRUE(consumer_config::parse({{"bootstrap.servers", "localhost:9092"},
+                                      {"session.timeout.ms", "45000"},
+                                      {"fetch.min.bytes", "1"}})
+                .ok());
+}
+
+TEST(Config, MaxInFlightSixWithIdempotenceIsError) {
+  EXPECT_EQ(error_of(producer_config::parse({{"enable.idempotence", "true"},
+                                             {"max.in.flight.requests.per.connection", "6"}})),
+            "config 'max.in.flight.requests.per.connection' = 6 is out of range [1, 5] with "
+            "idempotence enabled");
+  EXPECT_EQ(error_of(producer_config::parse({{"transactional.id", "txn-A"},
+                                             {"max.in.flight.requests.per.connection", "6"}})),
+            "config 'max.in.flight.requests.per.connection' = 6 is out of range [1, 5] with "
+            "idempotence enabled");
+  // Implicit idempotence is turned off instead (Kafka 3.x behaviour).
+  auto implicit = producer_config::parse({{"max.in.flight.requests.per.connection", "6"}});
+  ASSERT_TRUE(implicit.ok());
+  EXPECT_FALSE(implicit->enable_idempotence);
+  EXPECT_EQ(implicit->max_in_flight_requests_per_connection, 6);
+  auto five = producer_config::parse({{"enable.idempotence", "true"},
+                                      {"max.in.flight.requests.per.connection", "5"}});
+  ASSERT_TRUE(five.ok());
+  EXPECT_TRUE(five->enable_idempotence);
+}
+
+TEST(Config, IdempotenceRequiresAcksAllAndRetries) {
+  EXPECT_EQ(error_of(producer_config::parse({{"enable.idempotence", "true"}, {"acks", "1"}})),
+            "config 'acks' must be 'all' with idempotence enabled");
+  EXPECT_EQ(error_of(producer_config::parse({{"enable.idempotence", "true"}, {"retries", "0"}})),
+            "config 'retries' must be > 0 with idempotence enabled");
+  EXPECT_EQ(error_of(producer_config::parse({{"transactional.id", "t"},
+                                             {"enable.idempotence", "false"}})),
+            "config 'transactional.id' requires 'enable.idempotence' = true");
+  EXPECT_EQ(error_of(producer_config::parse({{"transactional.id", ""}})),
+            "config 'transactional.id' must not be empty when set");
+  EXPECT_EQ(error_of(producer_config::parse({{"acks", "2"}})),
+            "config 'acks' = '2' must be one of all, -1, 0, 1");
+}
+
+TEST(Config, ConsumerRejectsAutoCommitAndBadEnums) {
+  EXPECT_EQ(error_of(consumer_config::parse({{"isolation.level", "committed"}})),
+            "config 'isolation.level' = 'committed' must be read_committed or read_uncommitted");
+  EXPECT_EQ(error_of(consumer_config::parse({{"auto.offset.reset", "smallest"}})),
+            "config 'auto.offset.reset' = 'smallest' must be earliest, latest or none");
+  EXPECT_FALSE(consumer_config::parse({{"enable.auto.commit", "true"}}).ok());
+  EXPECT_TRUE(consumer_config::parse({{"enable.auto.commit", "false"}}).ok());
+}
+
+// -- properties files ------------------------------------------------------------
+
+class PropertiesFile : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir())
+           / ("caftx-config-" + std::string(info->name()) + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    auto path = (dir_ / name).string();
+    std::ofstream out{path};
+    out << text;
+    return path;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PropertiesFile, ReadsKeyValuesCommentsAndColonSeparator) {
+  auto path = write("broker.properties",
+                    "# a comment\n"
+                    "! another comment\n"
+                    "\n"
+                    "transaction.state.log.num.partitions = 8\n"
+                    "  log.dirs=/data/caftx  \n"
+                    "broker.id: 1\n");
+  auto props = load_properties_file(path);
+  ASSERT_TRUE(props.ok()) << props.error().to_string();
+  EXPECT_EQ(*props, (properties{{"transaction.state.log.num.partitions", "8"},
+                                {"log.dirs", "/data/caftx"},
+                                {"broker.id", "1"}}));
+  auto c = node_config::parse(*props);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->transaction_state_log_num_partitions, 8);
+  EXPECT_EQ(c->data_dir, "/data/caftx");
+}
+
+TEST_F(PropertiesFile, LineWithoutSeparatorErrorNamesFileAndLine) {
+  auto path = write("bad.properties", "# header\nacks=all\ngarbage line\n");
+  auto r = load_properties_file(path);
+  EXPECT_EQ(error_of(r), path + ":3: expected key=value, got 'garbage line'");
+}
+
+TEST_F(PropertiesFile, DuplicateKeyErrorNamesFileAndLine) {
+  auto path = write("dup.properties", "acks=all\nretries=3\n\nacks=1\n");
+  EXPECT_EQ(error_of(load_properties_file(path)), path + ":4: duplicate key 'acks'");
+}
+
+TEST_F(PropertiesFile, EmptyKeyErrorNamesFileAndLine) {
+  auto path = write("empty.properties", "=value\n");
+  EXPECT_EQ(error_of(load_properties_file(path)), path + ":1: empty key");
+}
+
+TEST_F(PropertiesFile, MissingFileErrorNamesFile) {
+  auto path = (dir_ / "missing.properties").string();
+  EXPECT_EQ(error_of(load_properties_file(path)), "cannot read config file " + path);
+}
+
+} // namespace
+} // namespace caftx

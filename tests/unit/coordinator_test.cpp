@@ -1,0 +1,595 @@
+// txn_coordinator_core: every transition with the card it persists
+// (reference §1.4-1.5), the request checks of §2.2, §2.3 and §2.6 (TV1), the
+// timeout abort (T10), load (§1.7) and producer id allocation per shard.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "actors/coordinator/txn_coordinator_core.hpp"
+#include "unit_test_support.hpp"
+
+namespace caftx {
+namespace {
+
+const topic_partition orders0{"orders", 0};
+const topic_partition orders1{"orders", 1};
+const topic_partition payments0{"payments", 0};
+
+using parts = std::vector<topic_partition>;
+
+txn_card make_card(const std::string& tid, int64_t pid, int16_t epoch, txn_state state,
+                   parts partitions, int64_t start_ms, int64_t update_ms,
+                   int32_t timeout_ms = 60000, int64_t previous_pid = -1) {
+  txn_card c;
+  c.transactional_id = tid;
+  c.pid = producer_id{pid};
+  c.previous_pid = producer_id{previous_pid};
+  c.epoch = producer_epoch{epoch};
+  c.txn_timeout_ms = timeout_ms;
+  c.state = state;
+  c.partitions = std::move(partitions);
+  c.txn_start_ms = start_ms;
+  c.last_update_ms = update_ms;
+  return c;
+}
+
+init_producer_id_args init_args(const std::string& tid, int32_t timeout_ms = 60000) {
+  init_producer_id_args a;
+  a.transactional_id = tid;
+  a.transaction_timeout_ms = timeout_ms;
+  return a;
+}
+
+init_producer_id_args init_args_expecting(const std::string& tid, int64_t pid, int16_t epoch) {
+  auto a = init_args(tid);
+  a.expected_pid = producer_id{pid};
+  a.expected_epoch = producer_epoch{epoch};
+  return a;
+}
+
+class TxnCoordinatorCore : public ::testing::Test {
+protected:
+  // Shard 3 of 50: producer ids 3, 53, 103, ...
+  txn_coordinator_core core{txn_coordinator_settings{3, 50, 900000}};
+
+  // The shell's part: the card is durable, apply it.
+  txn_card persist(const txn_decision& d) {
+    EXPECT_EQ(d.error, error_code::none) << d.message;
+    EXPECT_TRUE(d.card.has_value());
+    if (!d.card)
+      return {};
+    EXPECT_TRUE(core.complete(d));
+    EXPECT_FALSE(core.has_pending(d.card->transactional_id));
+    return *d.card;
+  }
+
+  txn_card init(const std::string& tid, int64_t now_ms) {
+    return persist(core.init_producer_id(init_args(tid), now_ms));
+  }
+
+  // txn-A: pid 3, epoch 0, Ongoing{orders-0, orders-1} since 1500.
+  void start_ongoing() {
+    init("txn-A", 1000);
+    persist(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders1, orders0}, 1500));
+  }
+
+  const txn_card& card(const std::string& tid) {
+    auto c = core.find(tid);
+    EXPECT_NE(c, nullptr);
+    static txn_card none;
+    return c ? *c : none;
+  }
+};
+
+void expect_rejected(const txn_decision& d, error_code code) {
+  EXPECT_EQ(d.error, code) << d.message;
+  EXPECT_FALSE(d.card.has_value());
+  EXPECT_FALSE(d.send_markers);
+}
+
+// -- InitProducerId (reference §2.2, T1-T5) --------------------------------------
+
+TEST_F(TxnCoordinatorCore, InitProducerIdForNewIdAllocatesProducerIdWithEpochZero) {
+  auto d = core.init_producer_id(init_args("txn-A", 45000), 1000);
+  EXPECT_EQ(d.error, error_code::none);
+  EXPECT_EQ(d.error_after_write, error_code::none);
+  EXPECT_FALSE(d.send_markers);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 0, txn_state::empty, {}, -1, 1000, 45000));
+  EXPECT_TRUE(core.has_pending("txn-A"));
+  EXPECT_EQ(core.next_pid_counter(), 1);
+  ASSERT_TRUE(core.complete(d));
+  EXPECT_EQ(card("txn-A"), *d.card);
+  EXPECT_FALSE(core.has_pending("txn-A"));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdForKnownIdBumpsEpoch) {
+  init("txn-A", 1000);
+  auto d = core.init_producer_id(init_args("txn-A", 30000), 2000);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2000, 30000));
+  persist(d);
+  EXPECT_EQ(init("txn-A", 3000), make_card("txn-A", 3, 2, txn_state::empty, {}, -1, 3000));
+  EXPECT_EQ(core.next_pid_counter(), 1); // no new producer id
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdOnOngoingAbortsWithEpochPlusOneThenRetryBumpsAgain) {
+  start_ongoing();
+  auto fence = core.init_producer_id(init_args("txn-A"), 3000);
+  EXPECT_EQ(fence.error, error_code::none);
+  EXPECT_EQ(fence.error_after_write, error_code::concurrent_transactions);
+  EXPECT_TRUE(fence.send_markers);
+  ASSERT_TRUE(fence.card.has_value());
+  EXPECT_EQ(*fence.card, make_card("txn-A", 3, 1, txn_state::prepare_abort, {orders0, orders1},
+                                   1500, 3000));
+  // Memory changes only once the card is durable.
+  EXPECT_EQ(card("txn-A").state, txn_state::ongoing);
+  EXPECT_EQ(card("txn-A").epoch, producer_epoch{0});
+  persist(fence);
+  EXPECT_EQ(card("txn-A"), *fence.card);
+  // A retry before the markers are written.
+  expect_rejected(core.init_producer_id(init_args("txn-A"), 3050),
+                  error_code::concurrent_transactions);
+  auto done = core.markers_written("txn-A", 3100);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_FALSE(done->send_markers);
+  ASSERT_TRUE(done->card.has_value());
+  EXPECT_EQ(*done->card, make_card("txn-A", 3, 1, txn_state::complete_abort, {}, 1500, 3100));
+  persist(*done);
+  // The retry: epoch + 2 in all.
+  EXPECT_EQ(init("txn-A", 3200), make_card("txn-A", 3, 2, txn_state::empty, {}, -1, 3200));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdInPrepareCommitIsConcurrentTransactions) {
+  start_ongoing();
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000));
+  expect_rejected(core.init_producer_id(init_args("txn-A"), 2100),
+                  error_code::concurrent_transactions);
+  EXPECT_EQ(card("txn-A").state, txn_state::prepare_commit);
+  EXPECT_FALSE(core.has_pending("txn-A"));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdInPrepareAbortIsConcurrentTransactions) {
+  start_ongoing();
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, false, 2000));
+  expect_rejected(core.init_producer_id(init_args("txn-A"), 2100),
+                  error_code::concurrent_transactions);
+  EXPECT_EQ(card("txn-A").state, txn_state::prepare_abort);
+  EXPECT_EQ(card("txn-A").epoch, producer_epoch{0});
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWhileTransitionPendingIsConcurrentTransactions) {
+  auto first = core.init_producer_id(init_args("txn-A"), 1000);
+  ASSERT_TRUE(first.card.has_value());
+  expect_rejected(core.init_producer_id(init_args("txn-A"), 1001),
+                  error_code::concurrent_transactions);
+  persist(first);
+  auto add = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500);
+  ASSERT_TRUE(add.card.has_value());
+  expect_rejected(core.init_producer_id(init_args("txn-A"), 1501),
+                  error_code::concurrent_transactions);
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdTimeoutOutOfRangeIsInvalidTransactionTimeout) {
+  for (int32_t bad : {0, -1, 900001}) {
+    SCOPED_TRACE(bad);
+    expect_rejected(core.init_producer_id(init_args("txn-A", bad), 1000),
+                    error_code::invalid_transaction_timeout);
+  }
+  EXPECT_EQ(core.find("txn-A"), nullptr);
+  EXPECT_EQ(core.next_pid_counter(), 0);
+  EXPECT_EQ(init("txn-A", 1000).txn_timeout_ms, 60000);
+  EXPECT_EQ(persist(core.init_producer_id(init_args("txn-A", 900000), 1100)).txn_timeout_ms,
+            900000);
+  EXPECT_EQ(persist(core.init_producer_id(init_args("txn-A", 1), 1200)).txn_timeout_ms, 1);
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithEmptyTransactionalIdIsInvalidRequest) {
+  expect_rejected(core.init_producer_id(init_args(""), 1000), error_code::invalid_request);
+  // Checked before the timeout (reference §2.2 step 4 before step 5).
+  expect_rejected(core.init_producer_id(init_args("", 0), 1000), error_code::invalid_request);
+  EXPECT_EQ(core.find(""), nullptr);
+  EXPECT_EQ(core.next_pid_counter(), 0);
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithOnlyOneOfProducerIdAndEpochIsInvalidRequest) {
+  auto a = init_args("txn-A");
+  a.expected_pid = producer_id{3};
+  expect_rejected(core.init_producer_id(a, 1000), error_code::invalid_request);
+  auto b = init_args("txn-A");
+  b.expected_epoch = producer_epoch{0};
+  expect_rejected(core.init_producer_id(b, 1000), error_code::invalid_request);
+  // Checked before the timeout (reference §2.2 step 2 before step 5).
+  b.transaction_timeout_ms = 0;
+  expect_rejected(core.init_producer_id(b, 1000), error_code::invalid_request);
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithCurrentProducerBumpsAndRetryKeepsEpoch) {
+  init("txn-A", 1000);
+  // KIP-360: the producer bumps its own epoch after an abortable error.
+  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 0), 2000)),
+            make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2000));
+  // Its reply was lost: the retry with the old epoch keeps epoch 1.
+  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 0), 2100)),
+            make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2100));
+  // Any other epoch, or another producer id, is fenced.
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 3, 5), 2200),
+                  error_code::producer_fenced);
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 99, 1), 2200),
+                  error_code::producer_fenced);
+  EXPECT_EQ(card("txn-A").epoch, producer_epoch{1});
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdAtExhaustedEpochRotatesToNewProducerId) {
+  core.load({make_card("txn-A", 3, 32765, txn_state::complete_commit, {}, 100, 200)}, 1);
+  // 32765 is not exhausted: a plain bump to 32766.
+  EXPECT_EQ(init("txn-A", 1000), make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1000));
+  // 32766 is: new producer id with epoch 0, the old one remembered.
+  EXPECT_EQ(init("txn-A", 2000),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 2000, 60000, /*previous*/ 3));
+  EXPECT_EQ(core.next_pid_counter(), 2);
+  EXPECT_EQ(init("txn-A", 3000),
+            make_card("txn-A", 53, 1, txn_state::empty, {}, -1, 3000, 60000, 3));
+}
+
+TEST_F(TxnCoordinatorCore, FencingOngoingAtEpoch32766AbortsWith32767ThenRetryRotates) {
+  core.load({make_card("txn-A", 3, 32766, txn_state::ongoing, {orders0}, 100, 100)}, 1);
+  auto fence = core.init_producer_id(init_args("txn-A"), 1000);
+  ASSERT_TRUE(fence.card.has_value());
+  EXPECT_EQ(*fence.card, make_card("txn-A", 3, 32767, txn_state::prepare_abort, {orders0}, 100, 1000));
+  persist(fence);
+  persist(*core.markers_written("txn-A", 1100));
+  EXPECT_EQ(init("txn-A", 1200),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1200, 60000, 3));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdRetryAfterRotationReturnsRotatedProducerId) {
+  // KIP-360: the producer at (3, 32766) bumps; the coordinator rotates to
+  // (53, 0); the reply is lost and the producer retries with (3, 32766).
+  core.load({make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 100)}, 1);
+  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 32766), 1000)),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3));
+  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 32766), 1100)),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1100, 60000, 3));
+  EXPECT_EQ(core.next_pid_counter(), 2); // no second rotation
+  // The previous producer id with an unexhausted epoch is fenced.
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 3, 5), 1200),
+                  error_code::producer_fenced);
+}
+
+// -- AddPartitionsToTxn (reference §2.3, T6) -------------------------------------
+
+TEST_F(TxnCoordinatorCore, AddPartitionsFromEmptyWritesOngoingWithStartTimestamp) {
+  init("txn-A", 1000);
+  auto d = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0},
+                               {payments0, orders1, orders0, orders1}, 1500);
+  EXPECT_FALSE(d.send_markers);
+  EXPECT_EQ(d.error_after_write, error_code::none);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 0, txn_state::ongoing, {orders0, orders1, payments0},
+                               1500, 1500));
+  EXPECT_EQ(card("txn-A").state, txn_state::empty);
+  persist(d);
+  EXPECT_EQ(card("txn-A"), *d.card);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsAlreadyOngoingWithSamePartitionsWritesNothing) {
+  start_ongoing();
+  for (auto req : {parts{orders0, orders1}, parts{orders1}, parts{orders0, orders0}}) {
+    auto d = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, req, 2000);
+    EXPECT_EQ(d.error, error_code::none);
+    EXPECT_FALSE(d.card.has_value());
+    EXPECT_FALSE(core.has_pending("txn-A"));
+  }
+  EXPECT_EQ(card("txn-A").last_update_ms, 1500);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsWhileOngoingAddsUnionAndKeepsStartTimestamp) {
+  start_ongoing();
+  auto d = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0, orders0}, 2000);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 0, txn_state::ongoing, {orders0, orders1, payments0},
+                               1500, 2000));
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsAfterCompleteCommitStartsNewTransaction) {
+  start_ongoing();
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000));
+  persist(*core.markers_written("txn-A", 2100));
+  EXPECT_EQ(card("txn-A"), make_card("txn-A", 3, 0, txn_state::complete_commit, {}, 1500, 2100));
+  auto d = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0}, 3000);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 0, txn_state::ongoing, {payments0}, 3000, 3000));
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsWithEmptyTransactionalIdIsInvalidRequest) {
+  expect_rejected(core.add_partitions("", producer_id{3}, producer_epoch{0}, {orders0}, 1000),
+                  error_code::invalid_request);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsForUnknownIdIsInvalidProducerIdMapping) {
+  expect_rejected(core.add_partitions("nobody", producer_id{3}, producer_epoch{0}, {orders0}, 1000),
+                  error_code::invalid_producer_id_mapping);
+  EXPECT_EQ(core.find("nobody"), nullptr);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsWithWrongProducerIdIsInvalidProducerIdMapping) {
+  init("txn-A", 1000);
+  expect_rejected(core.add_partitions("txn-A", producer_id{53}, producer_epoch{0}, {orders0}, 1500),
+                  error_code::invalid_producer_id_mapping);
+  // Checked before the epoch.
+  expect_rejected(core.add_partitions("txn-A", producer_id{53}, producer_epoch{7}, {orders0}, 1500),
+                  error_code::invalid_producer_id_mapping);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsWithLowerOrHigherEpochIsProducerFenced) {
+  init("txn-A", 1000);
+  init("txn-A", 1100); // epoch 1
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500),
+                  error_code::producer_fenced);
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{2}, {orders0}, 1500),
+                  error_code::producer_fenced);
+  EXPECT_EQ(card("txn-A").state, txn_state::empty);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsInPrepareCommitOrPrepareAbortIsConcurrentTransactions) {
+  for (bool commit : {true, false}) {
+    SCOPED_TRACE(commit ? "PrepareCommit" : "PrepareAbort");
+    txn_coordinator_core c{txn_coordinator_settings{3, 50, 900000}};
+    c.load({make_card("txn-A", 3, 4, commit ? txn_state::prepare_commit : txn_state::prepare_abort,
+                      {orders0}, 100, 200)},
+           1);
+    expect_rejected(c.add_partitions("txn-A", producer_id{3}, producer_epoch{4}, {orders0}, 1000),
+                    error_code::concurrent_transactions);
+    // The epoch is checked first.
+    expect_rejected(c.add_partitions("txn-A", producer_id{3}, producer_epoch{3}, {orders0}, 1000),
+                    error_code::producer_fenced);
+  }
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsWhileTransitionPendingIsConcurrentTransactions) {
+  init("txn-A", 1000);
+  auto first = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500);
+  ASSERT_TRUE(first.card.has_value());
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders1}, 1501),
+                  error_code::concurrent_transactions);
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{1}, {orders1}, 1501),
+                  error_code::producer_fenced);
+}
+
+// -- EndTxn, reference §2.6 TV1 table, cell by cell ------------------------------
+
+struct end_txn_cell {
+  const char* name;
+  txn_state state;
+  bool commit;
+  error_code error;
+  bool writes;       // a Prepare* card is produced
+  txn_state written; // its state
+};
+
+void PrintTo(const end_txn_cell& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class EndTxnTv1Table : public ::testing::TestWithParam<end_txn_cell> {};
+
+TEST_P(EndTxnTv1Table, AnswersPerStateAndResult) {
+  auto cell = GetParam();
+  txn_coordinator_core core{txn_coordinator_settings{3, 50, 900000}};
+  bool in_txn = cell.state == txn_state::ongoing || cell.state == txn_state::prepare_commit
+                || cell.state == txn_state::prepare_abort;
+  auto start = cell.state == txn_state::empty ? -1 : 100;
+  auto loaded = make_card("txn-A", 3, 4, cell.state, in_txn ? parts{orders0, orders1} : parts{},
+                          start, 200);
+  core.load({loaded}, 1);
+  auto d = core.end_txn("txn-A", producer_id{3}, producer_epoch{4}, cell.commit, 5000);
+  EXPECT_EQ(d.error, cell.error) << d.message;
+  if (cell.writes) {
+    ASSERT_TRUE(d.card.has_value());
+    EXPECT_TRUE(d.send_markers);
+    EXPECT_EQ(d.error_after_write, error_code::none);
+    EXPECT_EQ(*d.card, make_card("txn-A", 3, 4, cell.written, {orders0, orders1}, 100, 5000));
+    EXPECT_TRUE(core.has_pending("txn-A"));
+  } else {
+    EXPECT_FALSE(d.card.has_value());
+    EXPECT_FALSE(d.send_markers);
+    EXPECT_FALSE(core.has_pending("txn-A"));
+  }
+  EXPECT_EQ(*core.find("txn-A"), loaded); // memory unchanged until complete()
+}
+
+INSTANTIATE_TEST_SUITE_P(
+  Cells, EndTxnTv1Table,
+  ::testing::Values(
+    end_txn_cell{"CommitInOngoingWritesPrepareCommit", txn_state::ongoing, true, error_code::none,
+                 true, txn_state::prepare_commit},
+    end_txn_cell{"AbortInOngoingWritesPrepareAbort", txn_state::ongoing, false, error_code::none,
+                 true, txn_state::prepare_abort},
+    end_txn_cell{"CommitInPrepareCommitIsConcurrentTransactions", txn_state::prepare_commit, true,
+                 error_code::concurrent_transactions, false, txn_state::empty},
+    end_txn_cell{"AbortInPrepareCommitIsInvalidTxnState", txn_state::prepare_commit, false,
+                 error_code::invalid_txn_state, false, txn_state::empty},
+    end_txn_cell{"CommitInPrepareAbortIsInvalidTxnState", txn_state::prepare_abort, true,
+                 error_code::invalid_txn_state, false, txn_state::empty},
+    end_txn_cell{"AbortInPrepareAbortIsConcurrentTransactions", txn_state::prepare_abort, false,
+                 error_code::concurrent_transactions, false, txn_state::empty},
+    end_txn_cell{"CommitInCompleteCommitIsNoneWithoutWrite", txn_state::complete_commit, true,
+                 error_code::none, false, txn_state::empty},
+    end_txn_cell{"AbortInCompleteCommitIsInvalidTxnState", txn_state::complete_commit, false,
+                 error_code::invalid_txn_state, false, txn_state::empty},
+    end_txn_cell{"CommitInCompleteAbortIsInvalidTxnState", txn_state::complete_abort, true,
+                 error_code::invalid_txn_state, false, txn_state::empty},
+    end_txn_cell{"AbortInCompleteAbortIsNoneWithoutWrite", txn_state::complete_abort, false,
+                 error_code::none, false, txn_state::empty},
+    end_txn_cell{"CommitInEmptyIsInvalidTxnState", txn_state::empty, true,
+                 error_code::invalid_txn_state, false, txn_state::empty},
+    end_txn_cell{"AbortInEmptyIsInvalidTxnState", txn_state::empty, false,
+                 error_code::invalid_txn_state, false, txn_state::empty}),
+  [](const ::testing::TestParamInfo<end_txn_cell>& info) { return std::string(info.param.name); });
+
+TEST_F(TxnCoordinatorCore, EndTxnCommitThenMarkersWrittenCompletesCommit) {
+  start_ongoing();
+  auto prepare = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000);
+  EXPECT_TRUE(prepare.send_markers);
+  EXPECT_EQ(persist(prepare),
+            make_card("txn-A", 3, 0, txn_state::prepare_commit, {orders0, orders1}, 1500, 2000));
+  auto done = core.markers_written("txn-A", 2500);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(persist(*done), make_card("txn-A", 3, 0, txn_state::complete_commit, {}, 1500, 2500));
+  // No Prepare* card any more: nothing to complete.
+  EXPECT_FALSE(core.markers_written("txn-A", 2600).has_value());
+}
+
+TEST_F(TxnCoordinatorCore, EndTxnChecksIdThenProducerIdThenEpochThenPending) {
+  start_ongoing();
+  expect_rejected(core.end_txn("", producer_id{3}, producer_epoch{0}, true, 2000),
+                  error_code::invalid_request);
+  expect_rejected(core.end_txn("nobody", producer_id{3}, producer_epoch{0}, true, 2000),
+                  error_code::invalid_producer_id_mapping);
+  expect_rejected(core.end_txn("txn-A", producer_id{53}, producer_epoch{9}, true, 2000),
+                  error_code::invalid_producer_id_mapping);
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{1}, true, 2000),
+                  error_code::producer_fenced);
+  auto pending = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0}, 2000);
+  ASSERT_TRUE(pending.card.has_value());
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2001),
+                  error_code::concurrent_transactions);
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{1}, true, 2001),
+                  error_code::producer_fenced);
+}
+
+TEST_F(TxnCoordinatorCore, EndTxnFromFencedProducerIsProducerFenced) {
+  start_ongoing();
+  persist(core.init_producer_id(init_args("txn-A"), 3000)); // fence to epoch 1
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 3001),
+                  error_code::producer_fenced);
+}
+
+// -- timeouts (T10) -------------------------------------------------------------
+
+TEST_F(TxnCoordinatorCore, AbortTimedOutFencesWithEpochPlusOneAfterStartPlusTimeout) {
+  core.load({make_card("old", 3, 5, txn_state::ongoing, {orders0}, 1000, 1200, 5000),
+             make_card("young", 53, 0, txn_state::ongoing, {orders1}, 4000, 4000, 5000),
+             make_card("idle", 103, 2, txn_state::empty, {}, -1, 0, 1),
+             make_card("done", 153, 2, txn_state::complete_commit, {}, 10, 20, 1)},
+            4);
+  EXPECT_TRUE(core.abort_timed_out(6000).empty()); // 1000 + 5000 is not < 6000
+  auto ds = core.abort_timed_out(6001);
+  ASSERT_EQ(ds.size(), 1u);
+  auto& d = ds.front();
+  EXPECT_EQ(d.error, error_code::none);
+  EXPECT_EQ(d.error_after_write, error_code::none);
+  EXPECT_TRUE(d.send_markers);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("old", 3, 6, txn_state::prepare_abort, {orders0}, 1000, 6001, 5000));
+  // Pending: not aborted twice.
+  EXPECT_TRUE(core.abort_timed_out(6002).empty());
+  persist(d);
+  // The old producer is fenced.
+  expect_rejected(core.end_txn("old", producer_id{3}, producer_epoch{5}, true, 6100),
+                  error_code::producer_fenced);
+  persist(*core.markers_written("old", 6200));
+  EXPECT_EQ(card("old"), make_card("old", 3, 6, txn_state::complete_abort, {}, 1000, 6200, 5000));
+  // The young one times out later.
+  auto later = core.abort_timed_out(9001);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later.front().card->transactional_id, "young");
+  EXPECT_EQ(later.front().card->epoch, producer_epoch{1});
+}
+
+// -- completion -------------------------------------------------------------------
+
+TEST_F(TxnCoordinatorCore, CompleteAppliesOnlyThePendingCard) {
+  init("txn-A", 1000);
+  auto add = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500);
+  ASSERT_TRUE(add.card.has_value());
+  // A card for a state other than the pending one is refused.
+  txn_decision wrong = add;
+  wrong.card->state = txn_state::prepare_commit;
+  EXPECT_FALSE(core.complete(wrong));
+  EXPECT_EQ(card("txn-A").state, txn_state::empty);
+  EXPECT_TRUE(core.has_pending("txn-A"));
+  // An unknown id and a decision without a card are refused.
+  txn_decision unknown = add;
+  unknown.card->transactional_id = "nobody";
+  EXPECT_FALSE(core.complete(unknown));
+  EXPECT_FALSE(core.complete(txn_decision{}));
+  // The real one applies once.
+  EXPECT_TRUE(core.complete(add));
+  EXPECT_EQ(card("txn-A"), *add.card);
+  EXPECT_FALSE(core.complete(add));
+  EXPECT_EQ(card("txn-A"), *add.card);
+}
+
+TEST_F(TxnCoordinatorCore, AbortPendingLeavesStateUnchanged) {
+  init("txn-A", 1000);
+  auto add = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500);
+  ASSERT_TRUE(add.card.has_value());
+  core.abort_pending("txn-A");
+  EXPECT_FALSE(core.has_pending("txn-A"));
+  EXPECT_EQ(card("txn-A"), make_card("txn-A", 3, 0, txn_state::empty, {}, -1, 1000));
+  EXPECT_FALSE(core.complete(add)); // the failed write can no longer apply
+  // A failed fence: the retry fences with the same epoch + 1, not + 2.
+  persist(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500));
+  auto fence = core.init_producer_id(init_args("txn-A"), 2000);
+  ASSERT_TRUE(fence.card.has_value());
+  EXPECT_EQ(fence.card->epoch, producer_epoch{1});
+  core.abort_pending("txn-A");
+  EXPECT_EQ(card("txn-A").state, txn_state::ongoing);
+  EXPECT_EQ(card("txn-A").epoch, producer_epoch{0});
+  auto again = core.init_producer_id(init_args("txn-A"), 2100);
+  ASSERT_TRUE(again.card.has_value());
+  EXPECT_EQ(*again.card, make_card("txn-A", 3, 1, txn_state::prepare_abort, {orders0}, 1500, 2100));
+  // A failed first InitProducerId of a new id: the id stays without epoch.
+  auto fresh = core.init_producer_id(init_args("txn-B"), 3000);
+  ASSERT_TRUE(fresh.card.has_value());
+  core.abort_pending("txn-B");
+  EXPECT_EQ(card("txn-B").epoch, no_producer_epoch);
+  EXPECT_FALSE(core.has_pending("txn-B"));
+}
+
+// -- load and producer ids --------------------------------------------------------
+
+TEST_F(TxnCoordinatorCore, LoadReturnsIdsInPrepareCommitOrPrepareAbort) {
+  auto a = make_card("a", 3, 0, txn_state::empty, {}, -1, 10);
+  auto b = make_card("b", 53, 1, txn_state::prepare_commit, {orders0}, 20, 30);
+  auto c = make_card("c", 103, 2, txn_state::ongoing, {orders1}, 40, 50);
+  auto d = make_card("d", 153, 3, txn_state::prepare_abort, {orders0, orders1}, 60, 70);
+  auto e = make_card("e", 203, 4, txn_state::complete_abort, {}, 80, 90);
+  auto ids = core.load({a, b, c, d, e}, 5);
+  EXPECT_EQ(ids, (std::vector<std::string>{"b", "d"}));
+  EXPECT_EQ(card("a"), a);
+  EXPECT_EQ(card("b"), b);
+  EXPECT_EQ(card("c"), c);
+  EXPECT_EQ(card("d"), d);
+  EXPECT_EQ(card("e"), e);
+  EXPECT_EQ(core.next_pid_counter(), 5);
+  EXPECT_EQ(init("new", 100).pid, producer_id{3 + 50 * 5});
+  // The loaded Prepare* cards complete after their markers.
+  EXPECT_EQ(persist(*core.markers_written("d", 1000)),
+            make_card("d", 153, 3, txn_state::complete_abort, {}, 60, 1000));
+  // An Ongoing card resumes with its producer and start timestamp.
+  EXPECT_EQ(persist(core.end_txn("c", producer_id{103}, producer_epoch{2}, true, 1100)),
+            make_card("c", 103, 2, txn_state::prepare_commit, {orders1}, 40, 1100));
+}
+
+TEST_F(TxnCoordinatorCore, ProducerIdsOfShardAreShardPlusShardCountTimesK) {
+  EXPECT_EQ(init("a", 1).pid, producer_id{3});
+  EXPECT_EQ(init("b", 1).pid, producer_id{53});
+  EXPECT_EQ(core.allocate_idempotent_pid(), producer_id{103});
+  EXPECT_EQ(init("c", 1).pid, producer_id{153});
+  EXPECT_EQ(core.next_pid_counter(), 4);
+
+  txn_coordinator_core last{txn_coordinator_settings{49, 50, 900000}};
+  EXPECT_EQ(last.allocate_idempotent_pid(), producer_id{49});
+  EXPECT_EQ(last.allocate_idempotent_pid(), producer_id{99});
+  txn_coordinator_core three{txn_coordinator_settings{0, 3, 900000}};
+  three.load({}, 7);
+  EXPECT_EQ(three.allocate_idempotent_pid(), producer_id{21});
+}
+
+} // namespace
+} // namespace caftx

@@ -1,0 +1,438 @@
+// storage: the value codec (round trips, golden bytes that lock the on-disk
+// format, corrupt input) and node_store on a real LevelDB in a temp dir.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <leveldb/write_batch.h>
+#include <unistd.h>
+
+#include "storage/codec.hpp"
+#include "storage/node_store.hpp"
+#include "unit_test_support.hpp"
+
+namespace caftx {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string to_hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 0xf]);
+  }
+  return out;
+}
+
+std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+// A fixed transactional batch: two records, one with a header.
+record_batch fixed_batch() {
+  record_batch b;
+  b.base_offset = 42;
+  b.pid = producer_id{4000};
+  b.epoch = producer_epoch{3};
+  b.base_sequence = 7;
+  b.attributes = attr_transactional;
+  b.records.push_back(record{"k1", "v1", {{"h", "x"}}, 1700000000000});
+  b.records.push_back(record{"", "value-2", {}, 1700000000001});
+  return b;
+}
+
+// A fixed PrepareCommit card of a rotated producer id.
+txn_card fixed_card() {
+  txn_card c;
+  c.transactional_id = "txn-A";
+  c.pid = producer_id{53};
+  c.previous_pid = producer_id{3};
+  c.epoch = producer_epoch{2};
+  c.txn_timeout_ms = 60000;
+  c.state = txn_state::prepare_commit;
+  c.partitions = {topic_partition{"orders", 0}, topic_partition{"orders", 1}};
+  c.txn_start_ms = 1500;
+  c.last_update_ms = 2000;
+  return c;
+}
+
+void expect_same_batch(const record_batch& a, const record_batch& b) {
+  EXPECT_EQ(a.base_offset, b.base_offset);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.epoch, b.epoch);
+  EXPECT_EQ(a.base_sequence, b.base_sequence);
+  EXPECT_EQ(a.attributes, b.attributes);
+  ASSERT_EQ(a.records.size(), b.records.size());
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    EXPECT_EQ(a.records[i].key, b.records[i].key);
+    EXPECT_EQ(a.records[i].value, b.records[i].value);
+    EXPECT_EQ(a.records[i].timestamp_ms, b.records[i].timestamp_ms);
+    ASSERT_EQ(a.records[i].headers.size(), b.records[i].headers.size());
+    for (size_t k = 0; k < a.records[i].headers.size(); ++k) {
+      EXPECT_EQ(a.records[i].headers[k].key, b.records[i].headers[k].key);
+      EXPECT_EQ(a.records[i].headers[k].value, b.records[i].headers[k].value);
+    }
+  }
+}
+
+// -- codec round trips ------------------------------------------------------------
+
+TEST(Codec, RecordBatchRoundTrip) {
+  auto b = fixed_batch();
+  auto bytes = codec::encode(b);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[0]), codec::value_version);
+  auto back = codec::decode_batch(bytes);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  expect_same_batch(*back, b);
+}
+
+TEST(Codec, ControlBatchRoundTripKeepsMarker) {
+  auto b = make_control_batch(producer_id{5000}, producer_epoch{3},
+                              {control_type::abort, coordinator_epoch{9}}, 1234);
+  b.base_offset = 13;
+  auto back = codec::decode_batch(codec::encode(b));
+  ASSERT_TRUE(back.ok());
+  expect_same_batch(*back, b);
+  auto marker = parse_control_batch(*back);
+  ASSERT_TRUE(marker.has_value());
+  EXPECT_EQ(marker->type, control_type::abort);
+  EXPECT_EQ(marker->cepoch, coordinator_epoch{9});
+}
+
+TEST(Codec, TxnCardRoundTrip) {
+  for (auto state : {txn_state::empty, txn_state::ongoing, txn_state::prepare_commit,
+                     txn_state::prepare_abort, txn_state::complete_commit,
+                     txn_state::complete_abort}) {
+    auto c = fixed_card();
+    c.state = state;
+    auto back = codec::decode_card(codec::encode(c));
+    ASSERT_TRUE(back.ok()) << back.error().to_string();
+    EXPECT_EQ(*back, c);
+  }
+}
+
+TEST(Codec, CommittedOffsetRoundTrip) {
+  group_offset_key key{"group", topic_partition{"in", 4}};
+  offset_and_metadata value{45, "meta"};
+  auto back = codec::decode_committed(codec::encode(key, value));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->first, key);
+  EXPECT_EQ(back->second, value);
+}
+
+TEST(Codec, PendingOffsetsRoundTrip) {
+  pending_txn_offsets p;
+  p.epoch = producer_epoch{2};
+  p.offsets[{"group", topic_partition{"in", 0}}] = {45, ""};
+  p.offsets[{"group", topic_partition{"in", 1}}] = {7, "m"};
+  auto back = codec::decode_pending(codec::encode(producer_id{4000}, p));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->first, producer_id{4000});
+  EXPECT_EQ(back->second.epoch, producer_epoch{2});
+  EXPECT_EQ(back->second.offsets, p.offsets);
+}
+
+TEST(Codec, TopicAndCounterRoundTrip) {
+  auto t = codec::decode_topic(codec::encode_topic("orders", 12));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->first, "orders");
+  EXPECT_EQ(t->second, 12);
+  auto n = codec::decode_int64(codec::encode_int64(-1234567890123));
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, -1234567890123);
+}
+
+// -- golden bytes: the on-disk format -----------------------------------------------
+
+TEST(Codec, GoldenBytesOfTxnCard) {
+  // Computed once with the encoder of value version 1; see storage/FORMAT.md.
+  // If this fails, the on-disk format changed: add a new version byte and
+  // keep a reader for this one instead of editing the bytes.
+  const std::string golden =
+    "010000000000050000000000000074786e2d4100000000003500000000000000"
+    "03000000000000000000000000020060ea000002000000000002000000000000"
+    "0000000000000000000006000000000000006f72646572730000000006000000"
+    "000000006f726465727301000000dc05000000000000d007000000000000";
+  EXPECT_EQ(to_hex(codec::encode(fixed_card())), golden);
+  auto back = codec::decode_card(from_hex(golden));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(*back, fixed_card());
+}
+
+TEST(Codec, GoldenBytesOfRecordBatch) {
+  const std::string golden =
+    "0100000000002a000000000000000000000000a00f0000000000000000000000"
+    "0300070000001000000000000002000000000000000000000000000000000200"
+    "0000000000006b31020000000000000076310000000000010000000000000000"
+    "00000000000000000100000000000000680100000000000000780068e5cf8b01"
+    "00000000000000000000070000000000000076616c75652d3200000000000000"
+    "00000000000168e5cf8b010000";
+  EXPECT_EQ(to_hex(codec::encode(fixed_batch())), golden);
+  auto back = codec::decode_batch(from_hex(golden));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  expect_same_batch(*back, fixed_batch());
+}
+
+// -- corrupt input ---------------------------------------------------------------------
+
+TEST(Codec, UnknownVersionByteIsKafkaStorageError) {
+  auto bytes = codec::encode(fixed_card());
+  bytes[0] = 2;
+  auto r = codec::decode_card(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(r.error().message(), "unknown transaction state card value version 2");
+  auto b = codec::encode(fixed_batch());
+  b[0] = 0;
+  auto rb = codec::decode_batch(b);
+  ASSERT_FALSE(rb.ok());
+  EXPECT_EQ(rb.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(rb.error().message(), "unknown record batch value version 0");
+}
+
+TEST(Codec, EmptyValueIsKafkaStorageError) {
+  auto r = codec::decode_batch("");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(r.error().message(), "empty record batch value");
+}
+
+TEST(Codec, TruncatedBytesAreKafkaStorageError) {
+  auto card = codec::encode(fixed_card());
+  for (size_t n = 1; n < card.size(); ++n) {
+    auto r = codec::decode_card(std::string_view(card).substr(0, n));
+    ASSERT_FALSE(r.ok()) << "card prefix of " << n << " bytes";
+    EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
+  }
+  auto batch = codec::encode(fixed_batch());
+  for (size_t n = 1; n < batch.size(); ++n) {
+    auto r = codec::decode_batch(std::string_view(batch).substr(0, n));
+    ASSERT_FALSE(r.ok()) << "batch prefix of " << n << " bytes";
+    EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
+  }
+  auto committed = codec::encode(group_offset_key{"g", {"in", 0}}, offset_and_metadata{1, "m"});
+  EXPECT_FALSE(codec::decode_committed(std::string_view(committed).substr(0, committed.size() - 1)).ok());
+}
+
+// -- key layout ------------------------------------------------------------------------
+
+TEST(Keys, LayoutAndOffsetOrder) {
+  topic_partition tp{"orders", 3};
+  EXPECT_EQ(keys::log_entry(tp, 12),
+            std::string("log/orders\0", 11) + "0000000003/00000000000000000012");
+  EXPECT_LT(keys::log_entry(tp, 9), keys::log_entry(tp, 10));
+  EXPECT_EQ(keys::card(3, "txn-A"), "txn/03/txn-A");
+  EXPECT_EQ(keys::next_pid(3), "txnmeta/03/next_pid");
+  EXPECT_EQ(keys::coordinator_epoch(49), "txnmeta/49/coordinator_epoch");
+  EXPECT_EQ(keys::pending_offsets(7, producer_id{4000}), "offsets/07/p/00000000000000004000");
+  EXPECT_EQ(keys::committed_offset(7, {"g", {"in", 1}}),
+            std::string("offsets/07/c/g\0in\0", 18) + "0000000001");
+  EXPECT_EQ(keys::topic("orders"), "topic/orders");
+}
+
+// -- node_store ------------------------------------------------------------------------
+
+class NodeStore : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = (fs::path(::testing::TempDir())
+            / ("caftx-store-" + std::string(info->name()) + "-" + std::to_string(::getpid())))
+             .string();
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<node_store> open(node_store_options opts = {}) {
+    auto s = node_store::open(dir_, opts);
+    EXPECT_TRUE(s.ok()) << s.error().to_string();
+    return s.ok() ? std::move(s.value()) : nullptr;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(NodeStore, BackgroundWriteCallsBackThenReopenReadsBack) {
+  {
+    auto store = open();
+    ASSERT_NE(store, nullptr);
+    std::promise<status> done;
+    auto written = done.get_future();
+    leveldb::WriteBatch wb;
+    wb.Put(keys::card(3, "txn-A"), codec::encode(fixed_card()));
+    wb.Put("plain", "value");
+    store->write(std::move(wb), [&](const status& st) { done.set_value(st); });
+    auto st = written.get(); // blocks until the writer thread ran the callback
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    EXPECT_EQ(store->stats().writes, 1u);
+    EXPECT_EQ(store->stats().disk_writes, 1u);
+    EXPECT_EQ(store->get("plain"), std::optional<std::string>{"value"});
+  }
+  auto again = open();
+  ASSERT_NE(again, nullptr);
+  auto raw = again->get(keys::card(3, "txn-A"));
+  ASSERT_TRUE(raw.has_value());
+  auto card = codec::decode_card(*raw);
+  ASSERT_TRUE(card.ok());
+  EXPECT_EQ(*card, fixed_card());
+  EXPECT_EQ(again->get("plain"), std::optional<std::string>{"value"});
+  EXPECT_EQ(again->get("missing"), std::nullopt);
+}
+
+TEST_F(NodeStore, BackgroundWritesCompleteInQueueOrder) {
+  auto store = open();
+  ASSERT_NE(store, nullptr);
+  std::vector<int> order;
+  std::mutex mtx;
+  std::promise<void> last;
+  auto all_done = last.get_future();
+  for (int i = 0; i < 20; ++i) {
+    leveldb::WriteBatch wb;
+    wb.Put("k", std::to_string(i));
+    store->write(std::move(wb), [&, i](const status& st) {
+      EXPECT_TRUE(st.ok());
+      std::lock_guard<std::mutex> guard{mtx};
+      order.push_back(i);
+      if (i == 19)
+        last.set_value();
+    });
+  }
+  all_done.get();
+  std::lock_guard<std::mutex> guard{mtx};
+  ASSERT_EQ(order.size(), 20u);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(order[i], i);
+  EXPECT_EQ(store->get("k"), std::optional<std::string>{"19"}); // the last write wins
+  EXPECT_EQ(store->stats().writes, 20u);
+  EXPECT_LE(store->stats().disk_writes, 20u); // group commit merges queued writes
+}
+
+TEST_F(NodeStore, InlineModeCallsBackBeforeWriteReturns) {
+  node_store_options opts;
+  opts.background_writer = false;
+  auto store = open(opts);
+  ASSERT_NE(store, nullptr);
+  auto caller = std::this_thread::get_id();
+  bool called = false;
+  leveldb::WriteBatch wb;
+  wb.Put("a", "1");
+  store->write(std::move(wb), [&](const status& st) {
+    EXPECT_TRUE(st.ok());
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    called = true;
+  });
+  EXPECT_TRUE(called);
+  EXPECT_EQ(store->get("a"), std::optional<std::string>{"1"});
+  EXPECT_EQ(store->stats().writes, 1u);
+  EXPECT_EQ(store->stats().disk_writes, 1u);
+  leveldb::WriteBatch now;
+  now.Put("b", "2");
+  EXPECT_TRUE(store->write_now(now).ok());
+  EXPECT_EQ(store->get("b"), std::optional<std::string>{"2"});
+}
+
+TEST_F(NodeStore, ScanVisitsPrefixInKeyOrderAndStopsWhenAsked) {
+  node_store_options opts;
+  opts.background_writer = false;
+  auto store = open(opts);
+  ASSERT_NE(store, nullptr);
+  topic_partition tp{"orders", 0};
+  topic_partition other{"orders", 1};
+  leveldb::WriteBatch wb;
+  for (int64_t off : {10, 2, 0, 7})
+    wb.Put(keys::log_entry(tp, off), std::to_string(off));
+  wb.Put(keys::log_entry(other, 1), "other");
+  wb.Put("log/ordersX", "not a log key of orders-0");
+  wb.Put("a", "before");
+  store->write(std::move(wb), nullptr);
+
+  std::vector<std::string> seen;
+  store->scan(keys::log_prefix(tp), [&](const std::string& k, const std::string& v) {
+    EXPECT_EQ(k.rfind(keys::log_prefix(tp), 0), 0u);
+    seen.push_back(v);
+    return true;
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"0", "2", "7", "10"}));
+
+  seen.clear();
+  store->scan(keys::log_prefix(tp), [&](const std::string&, const std::string& v) {
+    seen.push_back(v);
+    return seen.size() < 2;
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"0", "2"}));
+
+  seen.clear();
+  store->scan("zzz", [&](const std::string&, const std::string& v) {
+    seen.push_back(v);
+    return true;
+  });
+  EXPECT_TRUE(seen.empty());
+}
+
+TEST_F(NodeStore, OpeningSameDirectoryTwiceIsKafkaStorageError) {
+  auto first = open();
+  ASSERT_NE(first, nullptr);
+  auto second = node_store::open(dir_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code(), error_code::kafka_storage_error);
+  EXPECT_NE(second.error().message().find("cannot open data directory " + dir_),
+            std::string::npos)
+    << second.error().message();
+  first.reset();
+  auto third = node_store::open(dir_);
+  EXPECT_TRUE(third.ok()) << third.error().to_string();
+}
+
+} // namespace
+} // namespace caftx
+
+namespace caftx {
+namespace {
+
+TEST(StorageCodec, CardWithAStateThatIsNeverPersistedIsCorrupt) {
+  txn_card card;
+  card.transactional_id = "tx";
+  card.state = txn_state::dead;
+  auto st = codec::decode_card(codec::encode(card));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(st.error().message(), "transaction state card with invalid state 6");
+  card.state = txn_state::complete_abort;
+  EXPECT_TRUE(codec::decode_card(codec::encode(card)).ok());
+}
+
+TEST(NodeStoreWriter, DurableWritesCompleteOnTheWriterThreadNotTheCaller) {
+  auto dir = std::filesystem::path(::testing::TempDir()) / "caftx-writer-thread";
+  std::filesystem::remove_all(dir);
+  auto store = node_store::open(dir.string());
+  ASSERT_TRUE(store.ok()) << store.error().to_string();
+  std::promise<std::thread::id> ran_on;
+  leveldb::WriteBatch wb;
+  wb.Put("k", "v");
+  store.value()->write(std::move(wb), [&](const status& st) {
+    EXPECT_TRUE(st.ok());
+    ran_on.set_value(std::this_thread::get_id());
+  });
+  auto id = ran_on.get_future().get();
+  EXPECT_NE(id, std::this_thread::get_id());
+  EXPECT_EQ(store.value()->get("k"), std::optional<std::string>{"v"});
+  store.value().reset();
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
+} // namespace caftx
