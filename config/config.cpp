@@ -127,8 +127,8 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.boolean("auto.create.topics.enable", c.auto_create_topics_enable));
   CAFTX_TRY(r.int32("num.partitions", c.num_partitions, 1, 10000));
   CAFTX_TRY(r.boolean("caftx.storage.sync", c.storage_sync));
-  CAFTX_TRY(r.int32("caftx.coordinator.max.restarts", c.coordinator_max_restarts, 0, 1000));
-  CAFTX_TRY(r.int32("caftx.coordinator.restart.window.ms", c.coordinator_restart_window_ms, 1, int_max));
+  CAFTX_TRY(r.int32("caftx.supervisor.max.restarts", c.supervisor_max_restarts, 0, 1000));
+  CAFTX_TRY(r.int32("caftx.supervisor.restart.window.ms", c.supervisor_restart_window_ms, 1, int_max));
   CAFTX_TRY(r.int32("caftx.marker.retry.backoff.ms", c.marker_retry_backoff_ms, 1, 60000));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",

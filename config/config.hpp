@@ -42,11 +42,11 @@ struct node_config {
   int32_t num_partitions = 1;
   /// `caftx.storage.sync`: fsync each durable write (group-committed).
   bool storage_sync = true;
-  /// `caftx.coordinator.max.restarts` within
-  /// `caftx.coordinator.restart.window.ms`: a shard crashing more often is
-  /// not restarted again and the node reports it.
-  int32_t coordinator_max_restarts = 5;
-  int32_t coordinator_restart_window_ms = 10000;
+  /// `caftx.supervisor.max.restarts` within
+  /// `caftx.supervisor.restart.window.ms`: a coordinator shard, partition
+  /// leader or group coordinator crashing more often is not restarted again.
+  int32_t supervisor_max_restarts = 5;
+  int32_t supervisor_restart_window_ms = 10000;
   /// `caftx.marker.retry.backoff.ms`: wait before re-sending a marker that
   /// a partition did not acknowledge, [1, 60000].
   int32_t marker_retry_backoff_ms = 100;

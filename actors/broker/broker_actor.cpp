@@ -54,7 +54,7 @@ void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
                           auto& ctx = *self->state.ctx;
                           std::vector<caf::actor> leaders;
                           for (int32_t p = 0; p < partitions; ++p) {
-                            auto a = spawn_partition(self->system(), self->state.ctx, {name, p});
+                            auto a = spawn_supervised_partition(self->system(), self->state.ctx, {name, p});
                             ctx.directory->add(a);
                             leaders.push_back(a);
                           }

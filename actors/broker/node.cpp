@@ -122,7 +122,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   for (auto& [name, count] : topics) {
     std::vector<caf::actor> leaders;
     for (int32_t p = 0; p < count; ++p) {
-      auto a = spawn_partition(sys, cctx, {name, p});
+      auto a = spawn_supervised_partition(sys, cctx, {name, p});
       ctx->directory->add(a);
       leaders.push_back(a);
     }
@@ -130,7 +130,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   }
   std::vector<caf::actor> group;
   for (int32_t p = 0; p < config.offsets_topic_num_partitions; ++p) {
-    group.push_back(spawn_group_coordinator(sys, cctx, p));
+    group.push_back(spawn_supervised_group_coordinator(sys, cctx, p));
     ctx->directory->add(group.back());
   }
   // Group coordinators must be reachable before shards re-send markers.

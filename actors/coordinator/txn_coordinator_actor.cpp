@@ -12,6 +12,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/supervisor.hpp"
 #include "actors/coordinator/txn_coordinator_core.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
@@ -327,81 +328,6 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   };
 }
 
-// -- supervisor ----------------------------------------------------------------
-
-struct supervisor_state {
-  caf::actor child;
-  std::deque<caf::actor_clock::time_point> restarts;
-  int32_t restart_count = 0;
-  bool gave_up = false;
-  static inline const char* name = "caftx.coordinator_supervisor";
-};
-
-using supervisor_ptr = caf::stateful_actor<supervisor_state>*;
-
-template <class Response, class Request>
-caf::result<caf::message> forward(supervisor_ptr self, Request& req) {
-  if (!self->state.child) {
-    Response r;
-    r.error = error_code::coordinator_not_available;
-    return caf::make_message(std::move(r));
-  }
-  return self->delegate(self->state.child, std::move(req));
-}
-
-caf::behavior supervisor_fn(supervisor_ptr self, std::shared_ptr<const node_context> ctx,
-                            int32_t shard) {
-  auto start_child = [self, ctx, shard] {
-    self->state.child = spawn_txn_coordinator(self->system(), ctx, shard);
-    self->monitor(self->state.child);
-  };
-  start_child();
-  self->set_down_handler([self, ctx, start_child](caf::down_msg& dm) {
-    auto& st = self->state;
-    if (!st.child || dm.source != st.child.address())
-      return;
-    st.child = nullptr;
-    if (!dm.reason || dm.reason == caf::exit_reason::user_shutdown)
-      return;
-    // Restart intensity: at most N restarts within the window.
-    auto now = self->clock().now();
-    auto window = std::chrono::milliseconds(ctx->config.coordinator_restart_window_ms);
-    while (!st.restarts.empty() && now - st.restarts.front() > window)
-      st.restarts.pop_front();
-    if (static_cast<int32_t>(st.restarts.size()) >= ctx->config.coordinator_max_restarts) {
-      st.gave_up = true;
-      return;
-    }
-    st.restarts.push_back(now);
-    ++st.restart_count;
-    start_child();
-  });
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    if (self->state.child)
-      self->send_exit(self->state.child, em.reason);
-    self->quit(em.reason);
-  });
-  return {
-    [=](init_producer_id_request& r) {
-      return forward<init_producer_id_response>(self, r);
-    },
-    [=](add_partitions_to_txn_request& r) { return forward<txn_response>(self, r); },
-    [=](add_offsets_to_txn_request& r) { return forward<txn_response>(self, r); },
-    [=](end_txn_request& r) { return forward<txn_response>(self, r); },
-    [=](describe_transaction_request& r) {
-      return forward<describe_transaction_response>(self, r);
-    },
-    [=](const supervisor_stats_request&) {
-      return supervisor_stats{self->state.restart_count, self->state.gave_up};
-    },
-    [=](const kill_child_request&) {
-      if (self->state.child)
-        self->send_exit(self->state.child, caf::exit_reason::kill);
-      return supervisor_stats{self->state.restart_count, self->state.gave_up};
-    },
-  };
-}
-
 } // namespace
 
 caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
@@ -411,7 +337,26 @@ caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const n
 
 caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
                                         std::shared_ptr<const node_context> ctx, int32_t shard) {
-  return sys.spawn(supervisor_fn, std::move(ctx), shard);
+  supervisor_options opts;
+  opts.max_restarts = ctx->config.supervisor_max_restarts;
+  opts.window = std::chrono::milliseconds(ctx->config.supervisor_restart_window_ms);
+  opts.spawn_child = [ctx, shard](caf::actor_system& sys) {
+    return spawn_txn_coordinator(sys, ctx, shard);
+  };
+  // A shard that is not running answers as Kafka does for an unavailable
+  // coordinator; clients rediscover and retry.
+  opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {
+    auto unavailable = error_code::coordinator_not_available;
+    if (req.match_elements<init_producer_id_request>())
+      return caf::make_message(init_producer_id_response{unavailable, "coordinator not available"});
+    if (req.match_elements<describe_transaction_request>()) {
+      describe_transaction_response r;
+      r.error = unavailable;
+      return caf::make_message(std::move(r));
+    }
+    return caf::make_message(txn_response{unavailable, "coordinator not available"});
+  };
+  return spawn_supervisor(sys, std::move(opts));
 }
 
 } // namespace caftx

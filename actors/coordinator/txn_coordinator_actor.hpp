@@ -27,7 +27,7 @@ caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const n
 /// Spawns the supervisor of shard `shard`: it owns the coordinator actor,
 /// forwards every request to it, and restarts it (with a higher
 /// coordinator epoch) when it dies abnormally; more than
-/// caftx.coordinator.max.restarts within caftx.coordinator.restart.window.ms
+/// caftx.supervisor.max.restarts within caftx.supervisor.restart.window.ms
 /// and it gives up, answering COORDINATOR_NOT_AVAILABLE.
 /// Also handles supervisor_stats_request -> supervisor_stats and
 /// kill_child_request (a drill: kills the current coordinator).

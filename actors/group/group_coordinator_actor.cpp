@@ -10,6 +10,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/supervisor.hpp"
 #include "actors/group/group_coordinator_core.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
@@ -28,11 +29,17 @@ struct group_state {
 
 using group_ptr = caf::stateful_actor<group_state>*;
 
+// The core already applied the change (writes complete in submission
+// order, so memory = disk + what is in flight); the reply waits for the
+// disk. A failed write leaves memory ahead of the disk: the actor stops
+// and a restart reloads what is durable, as a partition leader does.
 caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch wb) {
   auto rp = self->make_response_promise();
   self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-                        [rp](const status& s) mutable {
+                        [self, rp](const status& s) mutable {
                           rp.deliver(txn_response{s.code(), s.message()});
+                          if (!s.ok())
+                            self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
                         });
   return rp;
 }
@@ -138,6 +145,24 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
 caf::actor spawn_group_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
                                    int32_t partition) {
   return sys.spawn(group_fn, std::move(ctx), partition);
+}
+
+caf::actor spawn_supervised_group_coordinator(caf::actor_system& sys,
+                                              std::shared_ptr<const node_context> ctx,
+                                              int32_t partition) {
+  supervisor_options opts;
+  opts.max_restarts = ctx->config.supervisor_max_restarts;
+  opts.window = std::chrono::milliseconds(ctx->config.supervisor_restart_window_ms);
+  opts.spawn_child = [ctx, partition](caf::actor_system& sys) {
+    return spawn_group_coordinator(sys, ctx, partition);
+  };
+  opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {
+    if (req.match_elements<offset_fetch_request>())
+      return caf::make_message(offset_fetch_response{error_code::coordinator_not_available, {}});
+    return caf::make_message(txn_response{error_code::coordinator_not_available,
+                                          "group coordinator not available"});
+  };
+  return spawn_supervisor(sys, std::move(opts));
 }
 
 } // namespace caftx

@@ -21,4 +21,10 @@ struct node_context;
 caf::actor spawn_group_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
                                    int32_t partition);
 
+/// Spawns the group coordinator of `partition` under a supervisor that
+/// restarts it, reloaded from storage, when it crashes.
+caf::actor spawn_supervised_group_coordinator(caf::actor_system& sys,
+                                              std::shared_ptr<const node_context> ctx,
+                                              int32_t partition);
+
 } // namespace caftx

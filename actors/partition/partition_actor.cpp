@@ -11,6 +11,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/supervisor.hpp"
 #include "actors/partition/partition_core.hpp"
 #include "storage/codec.hpp"
 
@@ -142,6 +143,16 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
 caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
                            topic_partition tp) {
   return sys.spawn(partition_fn, std::move(ctx), std::move(tp));
+}
+
+caf::actor spawn_supervised_partition(caf::actor_system& sys,
+                                      std::shared_ptr<const node_context> ctx,
+                                      topic_partition tp) {
+  supervisor_options opts;
+  opts.max_restarts = ctx->config.supervisor_max_restarts;
+  opts.window = std::chrono::milliseconds(ctx->config.supervisor_restart_window_ms);
+  opts.spawn_child = [ctx, tp](caf::actor_system& sys) { return spawn_partition(sys, ctx, tp); };
+  return spawn_supervisor(sys, std::move(opts));
 }
 
 } // namespace caftx

@@ -22,4 +22,12 @@ struct node_context;
 caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
                            topic_partition tp);
 
+/// Spawns the leader of `tp` under a supervisor (actors/common/supervisor.hpp)
+/// that restarts it, rebuilt from storage, when it crashes; requests to a
+/// leader that is not running fail with CAF's request_receiver_down, which
+/// clients treat as retriable.
+caf::actor spawn_supervised_partition(caf::actor_system& sys,
+                                      std::shared_ptr<const node_context> ctx,
+                                      topic_partition tp);
+
 } // namespace caftx

@@ -32,20 +32,23 @@ int main() {
       return 1;
     }
     auto node = std::move(started).value();
-    node->create_topic("payments", 3);
-    node->create_topic("requests", 1);
+    for (auto [topic, partitions] : {std::pair{"payments", 3}, std::pair{"requests", 1}})
+      if (auto st = node->create_topic(topic, partitions); !st.ok()) {
+        std::cerr << st.to_string() << "\n";
+        return 1;
+      }
 
     caftx::producer zombie{sys, node->broker(), caftx::properties{{"transactional.id", "payments-1"}}};
     zombie.init_transactions();
     zombie.begin_transaction();
-    zombie.send({"payments", 0, "customer-7", "debit 99.00 (zombie)"});
+    zombie.send({"payments", 0, "customer-7", "debit 99.00 (zombie)", {}, -1});
     zombie.flush();
 
     // A second instance with the same transactional.id fences the first.
     caftx::producer p{sys, node->broker(), caftx::properties{{"transactional.id", "payments-1"}}};
     p.init_transactions();
     p.begin_transaction();
-    p.send({"payments", std::nullopt, "customer-7", "debit 10.00"});
+    p.send({"payments", std::nullopt, "customer-7", "debit 10.00", {}, -1});
     p.send_offsets_to_transaction({{{"requests", 0}, 43}}, "payments-app");
     p.commit_transaction();
     try {

@@ -260,6 +260,27 @@ TEST_F(TransactionsTest, SupervisorGivesUpAfterTooManyRestarts) {
   EXPECT_EQ(r.error, error_code::coordinator_not_available);
 }
 
+TEST_F(TransactionsTest, CrashedPartitionLeaderIsRestartedWithItsLogAndProducerState) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  auto b = batch(p.pid, p.epoch, 0, {"a", "b"}, true);
+  ASSERT_EQ(produce(t0, "tx", b).base_offset, 0);
+  auto stats = call<supervisor_stats>(leader("t", 0), kill_child_request{});
+  EXPECT_EQ(stats.restarts, 0);
+  sched.run();
+  EXPECT_EQ(call<supervisor_stats>(leader("t", 0), supervisor_stats_request{}).restarts, 1);
+  // The retry is still recognised, the open transaction still holds the LSO.
+  auto retry = produce(t0, "tx", b);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.base_offset, 0);
+  auto f = fetch(t0, 0, iso::read_committed);
+  EXPECT_EQ(f.high_watermark, 2);
+  EXPECT_EQ(f.last_stable_offset, 0);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  sched.run();
+  EXPECT_EQ(visible_values(t0, iso::read_committed), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST_F(TransactionsTest, EverythingAcknowledgedSurvivesANodeRestart) {
   auto p = init("tx");
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);

@@ -37,8 +37,8 @@ TEST(Config, BrokerDefaultsEqualKafka) {
   EXPECT_EQ(c->num_partitions, 1);
   // caftx's own settings.
   EXPECT_TRUE(c->storage_sync);
-  EXPECT_EQ(c->coordinator_max_restarts, 5);
-  EXPECT_EQ(c->coordinator_restart_window_ms, 10000);
+  EXPECT_EQ(c->supervisor_max_restarts, 5);
+  EXPECT_EQ(c->supervisor_restart_window_ms, 10000);
   EXPECT_EQ(c->marker_retry_backoff_ms, 100);
   // Deliberately unlike Kafka (documented in config.hpp): topics are not
   // auto-created unless asked for.

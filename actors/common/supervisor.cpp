@@ -1,0 +1,95 @@
+#include "actors/common/supervisor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <deque>
+
+#include "runtime/messages.hpp"
+
+namespace caftx {
+
+namespace {
+
+struct supervisor_state {
+  caf::actor child;
+  std::deque<caf::actor_clock::time_point> restarts;
+  int32_t restart_count = 0;
+  bool gave_up = false;
+  // Set when the supervisor was told to exit: it waits for its child to
+  // terminate first, so that "supervisor down" means "subtree down" (the
+  // child may hold the node's database open).
+  std::optional<caf::error> stopping;
+  static inline const char* name = "caftx.supervisor";
+};
+
+using supervisor_ptr = caf::stateful_actor<supervisor_state>*;
+
+caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
+  auto start_child = [self, opts] {
+    self->state.child = opts.spawn_child(self->system());
+    self->monitor(self->state.child);
+  };
+  start_child();
+  self->set_down_handler([self, opts, start_child](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (!st.child || dm.source != st.child.address())
+      return;
+    st.child = nullptr;
+    if (st.stopping) {
+      self->quit(*st.stopping);
+      return;
+    }
+    if (!dm.reason || dm.reason == caf::exit_reason::user_shutdown)
+      return;
+    auto now = self->clock().now();
+    while (!st.restarts.empty() && now - st.restarts.front() > opts.window)
+      st.restarts.pop_front();
+    if (static_cast<int32_t>(st.restarts.size()) >= opts.max_restarts) {
+      st.gave_up = true;
+      return;
+    }
+    st.restarts.push_back(now);
+    ++st.restart_count;
+    start_child();
+  });
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    auto& st = self->state;
+    if (!st.child) {
+      self->quit(em.reason);
+      return;
+    }
+    st.stopping = em.reason;
+    self->send_exit(st.child, em.reason);
+  });
+  self->set_default_handler(
+    [self, opts](caf::scheduled_actor*, caf::message_view& xs) -> caf::result<caf::message> {
+      auto msg = xs.move_content_to_message();
+      if (!self->state.child) {
+        if (opts.unavailable)
+          if (auto reply = opts.unavailable(msg))
+            return *reply;
+        return caf::make_error(caf::sec::request_receiver_down);
+      }
+      return self->delegate(self->state.child, std::move(msg));
+    });
+  return {
+    [=](const supervisor_stats_request&) {
+      return supervisor_stats{self->state.restart_count, self->state.gave_up};
+    },
+    [=](const kill_child_request&) {
+      if (self->state.child)
+        self->send_exit(self->state.child, caf::exit_reason::kill);
+      return supervisor_stats{self->state.restart_count, self->state.gave_up};
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_options opts) {
+  return sys.spawn(supervisor_fn, std::move(opts));
+}
+
+} // namespace caftx

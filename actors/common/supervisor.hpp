@@ -1,0 +1,37 @@
+// A one-for-one supervisor for one child actor (Erlang/OTP style): it gives
+// clients a stable handle, forwards every request to the current child,
+// and when the child dies abnormally spawns a new one, which recovers from
+// the node's LevelDB. More than `max_restarts` restarts within `window`
+// and it gives up: requests then get the `unavailable` reply.
+//
+// Handles itself: supervisor_stats_request -> supervisor_stats;
+// kill_child_request -> supervisor_stats (a drill: kills the child with
+// exit_reason::kill). Everything else is delegated to the child.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+#include <caf/message.hpp>
+
+namespace caftx {
+
+struct supervisor_options {
+  /// Restart intensity: at most this many restarts within `window`.
+  int32_t max_restarts = 5;
+  std::chrono::milliseconds window{10000};
+  /// Spawns a fresh child.
+  std::function<caf::actor(caf::actor_system&)> spawn_child;
+  /// The reply to a request while there is no child (after giving up), or
+  /// nullopt for CAF's request_receiver_down error.
+  std::function<std::optional<caf::message>(const caf::message& request)> unavailable;
+};
+
+caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_options opts);
+
+} // namespace caftx
