@@ -38,7 +38,6 @@ namespace caftx {
   X(storage_done)                                                                                  \
   X(coordinator_tick)                                                                              \
   X(marker_retry)                                                                                  \
-  X(restart_child)                                                                                 \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \
   X(kill_child_request)

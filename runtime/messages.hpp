@@ -219,20 +219,12 @@ struct storage_done {
   std::string message;
 };
 
-/// Periodic timer of a coordinator shard (generation guards stale ticks).
-struct coordinator_tick {
-  uint64_t generation = 0;
-};
+/// Periodic timer of a coordinator shard: abort timed-out transactions.
+struct coordinator_tick {};
 
 /// Re-send the markers of a transaction that are not acknowledged yet.
 struct marker_retry {
   std::string transactional_id;
-  uint64_t attempt = 0;
-};
-
-/// Restart a crashed child (supervisor timer).
-struct restart_child {
-  uint64_t generation = 0;
 };
 
 /// Ask a supervisor for its restart count.
@@ -294,14 +286,17 @@ CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
 CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets)
 CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
-CAFTX_INSPECT(coordinator_tick, x.generation)
-CAFTX_INSPECT(marker_retry, x.transactional_id, x.attempt)
-CAFTX_INSPECT(restart_child, x.generation)
+CAFTX_INSPECT(marker_retry, x.transactional_id)
 CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, supervisor_stats_request&) {
   return f(caf::meta::type_name("caftx::supervisor_stats_request"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, coordinator_tick&) {
+  return f(caf::meta::type_name("caftx::coordinator_tick"));
 }
 
 template <class Inspector>

@@ -84,7 +84,7 @@ void finish_markers(coordinator_ptr self, const std::string& tid) {
 
 void schedule_retry(coordinator_ptr self, const std::string& tid) {
   self->delayed_send(self, std::chrono::milliseconds(self->state.ctx->config.marker_retry_backoff_ms),
-                     marker_retry{tid, 0});
+                     marker_retry{tid});
 }
 
 void send_marker(coordinator_ptr self, const txn_card& card, const topic_partition& tp) {
