@@ -88,6 +88,15 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
 
 } // namespace
 
+supervisor_options node_supervision(const node_config& cfg,
+                                    std::function<caf::actor(caf::actor_system&)> spawn_child) {
+  supervisor_options opts;
+  opts.max_restarts = cfg.supervisor_max_restarts;
+  opts.window = std::chrono::milliseconds(cfg.supervisor_restart_window_ms);
+  opts.spawn_child = std::move(spawn_child);
+  return opts;
+}
+
 caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_options opts) {
   return sys.spawn(supervisor_fn, std::move(opts));
 }

@@ -19,6 +19,8 @@
 #include <caf/fwd.hpp>
 #include <caf/message.hpp>
 
+#include "config/config.hpp"
+
 namespace caftx {
 
 struct supervisor_options {
@@ -31,6 +33,11 @@ struct supervisor_options {
   /// nullopt for CAF's request_receiver_down error.
   std::function<std::optional<caf::message>(const caf::message& request)> unavailable;
 };
+
+/// Options with the node's restart intensity (`caftx.supervisor.max.restarts`
+/// within `caftx.supervisor.restart.window.ms`).
+supervisor_options node_supervision(const node_config& cfg,
+                                    std::function<caf::actor(caf::actor_system&)> spawn_child);
 
 caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_options opts);
 

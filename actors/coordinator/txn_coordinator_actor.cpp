@@ -337,12 +337,9 @@ caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const n
 
 caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
                                         std::shared_ptr<const node_context> ctx, int32_t shard) {
-  supervisor_options opts;
-  opts.max_restarts = ctx->config.supervisor_max_restarts;
-  opts.window = std::chrono::milliseconds(ctx->config.supervisor_restart_window_ms);
-  opts.spawn_child = [ctx, shard](caf::actor_system& sys) {
+  auto opts = node_supervision(ctx->config, [ctx, shard](caf::actor_system& sys) {
     return spawn_txn_coordinator(sys, ctx, shard);
-  };
+  });
   // A shard that is not running answers as Kafka does for an unavailable
   // coordinator; clients rediscover and retry.
   opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {

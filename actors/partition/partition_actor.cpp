@@ -148,11 +148,9 @@ caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_co
 caf::actor spawn_supervised_partition(caf::actor_system& sys,
                                       std::shared_ptr<const node_context> ctx,
                                       topic_partition tp) {
-  supervisor_options opts;
-  opts.max_restarts = ctx->config.supervisor_max_restarts;
-  opts.window = std::chrono::milliseconds(ctx->config.supervisor_restart_window_ms);
-  opts.spawn_child = [ctx, tp](caf::actor_system& sys) { return spawn_partition(sys, ctx, tp); };
-  return spawn_supervisor(sys, std::move(opts));
+  return spawn_supervisor(sys, node_supervision(ctx->config, [ctx, tp](caf::actor_system& sys) {
+                            return spawn_partition(sys, ctx, tp);
+                          }));
 }
 
 } // namespace caftx
