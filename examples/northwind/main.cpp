@@ -13,7 +13,12 @@
 #include <filesystem>
 #include <iostream>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "pipeline.hpp"
 #include "runtime/messages.hpp"
@@ -31,13 +36,18 @@ struct config : caf::actor_system_config {
   }
 };
 
-void print_text(const northwind::job_report& r, double seconds) {
+void print_text(const northwind::job_report& r, const northwind::job_options& opts,
+                double seconds) {
   auto& a = r.actual;
   std::cout << "Northwind orders pipeline on caftx (exactly once)\n";
+  if (r.orders_loaded == 0)
+    std::cout << "orders already loaded in " << opts.data_dir << ": resuming\n";
   for (auto& e : r.events)
     std::cout << "  injected: " << e << "\n";
-  std::cout << "processor crashes:      " << r.crashes_injected << "\n"
-            << "node restarts:          " << r.node_restarts << "\n"
+  std::cout << "processor crashes:      " << r.crashes_injected << " of " << r.crashes_requested
+            << " requested\n"
+            << "node restarts:          " << r.node_restarts << " of "
+            << r.node_restarts_requested << " requested\n"
             << "transactions committed: " << r.transactions_committed << "\n"
             << "orders confirmed:       " << a.confirmed.size() << "\n"
             << "orders rejected:        " << a.rejected.size() << "\n"
@@ -69,14 +79,34 @@ nlohmann::json to_json(const northwind::result& r) {
 
 } // namespace
 
+// Holds an exclusive lock on `<data_dir>/northwind.lock` for the whole job,
+// so that a second job cannot take the database during a node restart.
+class job_lock {
+public:
+  explicit job_lock(const std::string& data_dir) {
+    auto path = data_dir + "/northwind.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0)
+      throw std::runtime_error("data directory " + data_dir
+                               + " is in use by another northwind-pipeline");
+  }
+  ~job_lock() { ::close(fd_); }
+
+private:
+  int fd_ = -1;
+};
+
 int main(int argc, char** argv) {
   CLI::App app{"Runs the Northwind orders pipeline exactly once on an embedded caftx node, "
-               "injecting crashes, and checks the result against a sequential computation."};
+               "injecting crashes, and checks the result against a sequential computation. "
+               "Exit status: 0 equal, 1 different, 2 error."};
   northwind::job_options opts;
   opts.input_dir = CAFTX_NORTHWIND_DIR;
   bool json = false;
   bool keep = false;
-  app.add_option("--seed", opts.seed, "seed of the fault plan")->default_val(1);
+  app.add_option("--seed", opts.seed, "seed of the fault plan (0 to 2^64-1)")->default_val(1);
   app.add_option("--crashes", opts.crashes, "processor crashes to inject")
     ->default_val(4)
     ->check(CLI::Range(0, 1000));
@@ -90,47 +120,67 @@ int main(int argc, char** argv) {
   app.add_option("--input", opts.input_dir, "directory with the Northwind CSVs")
     ->check(CLI::ExistingDirectory);
   app.add_option("--data-dir", opts.data_dir,
-                 "the node's data directory (default: a fresh temporary one, removed after)");
+                 "the node's data directory, kept afterwards; a rerun on it resumes "
+                 "(default: a fresh temporary directory, removed afterwards)");
   app.add_flag("--json", json, "print the report as JSON");
   app.add_flag("--keep-data", keep, "keep the temporary data directory");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
+  auto fail = [&](const std::string& what) {
+    if (json)
+      std::cout << nlohmann::json{{"error", what}}.dump(2) << std::endl;
+    std::cerr << "northwind-pipeline: " << what << std::endl;
+    return 2;
+  };
   bool temporary = opts.data_dir.empty();
-  if (temporary) {
-    auto base = std::filesystem::temp_directory_path()
-                / ("caftx-northwind-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(base);
-    opts.data_dir = base.string();
+  try {
+    if (temporary)
+      opts.data_dir = (std::filesystem::temp_directory_path()
+                       / ("caftx-northwind-" + std::to_string(::getpid())))
+                        .string();
+    std::filesystem::create_directories(opts.data_dir);
+  } catch (const std::exception& e) {
+    return fail(std::string("cannot create the data directory: ") + e.what());
   }
   int rc = 0;
-  {
+  try {
+    job_lock lock{opts.data_dir};
     config cfg;
     caf::actor_system sys{cfg};
-    try {
-      auto t0 = std::chrono::steady_clock::now();
-      auto report = northwind::run_job(sys, opts);
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (json) {
-        nlohmann::json j{{"seed", opts.seed},
-                         {"crashes_injected", report.crashes_injected},
-                         {"node_restarts", report.node_restarts},
-                         {"transactions_committed", report.transactions_committed},
-                         {"events", report.events},
-                         {"result", to_json(report.actual)},
-                         {"expected", to_json(report.expected)},
-                         {"equal", report.equal()},
-                         {"elapsed_s", secs}};
-        std::cout << j.dump(2) << std::endl;
-      } else {
-        print_text(report, secs);
-      }
-      rc = report.equal() ? 0 : 1;
-    } catch (const std::exception& e) {
-      std::cerr << "northwind-pipeline: " << e.what() << std::endl;
-      rc = 2;
+    auto t0 = std::chrono::steady_clock::now();
+    auto report = northwind::run_job(sys, opts);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (json) {
+      nlohmann::json j{{"seed", opts.seed},
+                       {"data_dir", opts.data_dir},
+                       {"orders_loaded", report.orders_loaded},
+                       {"crashes_requested", report.crashes_requested},
+                       {"crashes_injected", report.crashes_injected},
+                       {"node_restarts_requested", report.node_restarts_requested},
+                       {"node_restarts", report.node_restarts},
+                       {"transactions_committed", report.transactions_committed},
+                       {"events", report.events},
+                       {"result", to_json(report.actual)},
+                       {"expected", to_json(report.expected)},
+                       {"equal", report.equal()},
+                       {"elapsed_s", secs}};
+      std::cout << j.dump(2) << std::endl;
+    } else {
+      print_text(report, opts, secs);
     }
+    rc = report.equal() ? 0 : 1;
+  } catch (const std::exception& e) {
+    rc = fail(e.what());
   }
-  if (temporary && !keep)
-    std::filesystem::remove_all(opts.data_dir);
+  if (temporary && !keep) {
+    std::error_code ignored;
+    std::filesystem::remove_all(opts.data_dir, ignored);
+  } else if (!json) {
+    std::cout << "data directory (kept): " << opts.data_dir << "\n";
+  }
   return rc;
 }

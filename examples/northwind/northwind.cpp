@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <set>
 #include <stdexcept>
 
 namespace northwind {
@@ -38,6 +40,24 @@ void require(bool ok, const std::string& path, unsigned line, const std::string&
     throw std::runtime_error(path + ":" + std::to_string(line) + ": " + what);
 }
 
+// A whole number in [min, max]; an empty field is an error, not 0.
+int32_t parse_int(const std::string& field, const char* column, int64_t min, int64_t max,
+                  const std::string& path, unsigned line) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+  require(!field.empty() && ec == std::errc{} && end == field.data() + field.size(), path, line,
+          std::string("column ") + column + ": '" + field + "' is not a whole number");
+  require(v >= min && v <= max, path, line,
+          std::string("column ") + column + ": " + field + " is out of range [" + std::to_string(min)
+            + ", " + std::to_string(max) + "]");
+  return static_cast<int32_t>(v);
+}
+
+constexpr int64_t max_id = std::numeric_limits<int32_t>::max();
+// At most a million units per product or order line, so that sums of
+// quantities stay far from overflow.
+constexpr int64_t max_units = 1000000;
+
 } // namespace
 
 stock_map read_products(const std::string& path) {
@@ -47,14 +67,13 @@ stock_map read_products(const std::string& path) {
                    "category_id", "quantity_per_unit", "unit_price", "units_in_stock",
                    "units_on_order", "reorder_level", "discontinued");
     stock_map stock;
-    int32_t id, supplier, category, stock_units, on_order, reorder, discontinued;
-    std::string name, qpu;
-    double price;
-    while (in.read_row(id, name, supplier, category, qpu, price, stock_units, on_order, reorder,
+    std::string id, units, supplier, category, name, qpu, price, on_order, reorder, discontinued;
+    while (in.read_row(id, name, supplier, category, qpu, price, units, on_order, reorder,
                        discontinued)) {
-      require(stock_units >= 0, path, in.get_file_line(), "negative units_in_stock");
-      require(stock.emplace(id, stock_units).second, path, in.get_file_line(),
-              "duplicate product_id " + std::to_string(id));
+      auto line = in.get_file_line();
+      auto product = parse_int(id, "product_id", 0, max_id, path, line);
+      auto in_stock = parse_int(units, "units_in_stock", 0, max_units, path, line);
+      require(stock.emplace(product, in_stock).second, path, line, "duplicate product_id " + id);
     }
     return stock;
   });
@@ -66,11 +85,14 @@ std::map<int32_t, std::vector<order_line>> read_order_lines(const std::string& p
     in.read_header(io::ignore_no_column, "order_id", "product_id", "unit_price", "quantity",
                    "discount");
     std::map<int32_t, std::vector<order_line>> lines;
-    int32_t order_id;
+    std::string order_id, product_id, quantity;
     order_line l;
-    while (in.read_row(order_id, l.product_id, l.unit_price, l.quantity, l.discount)) {
-      require(l.quantity > 0, path, in.get_file_line(), "quantity must be positive");
-      lines[order_id].push_back(l);
+    while (in.read_row(order_id, product_id, l.unit_price, quantity, l.discount)) {
+      auto line = in.get_file_line();
+      auto id = parse_int(order_id, "order_id", 0, max_id, path, line);
+      l.product_id = parse_int(product_id, "product_id", 0, max_id, path, line);
+      l.quantity = parse_int(quantity, "quantity", 1, max_units, path, line);
+      lines[id].push_back(l);
     }
     return lines;
   });
@@ -84,10 +106,14 @@ void for_each_order(const std::string& path,
     in.read_header(io::ignore_no_column, "order_id", "customer_id", "order_date", "required_date",
                    "shipped_date", "ship_via", "freight", "ship_city", "ship_country");
     order o;
-    std::string required, shipped, via, freight, city;
-    while (in.read_row(o.order_id, o.customer_id, o.order_date, required, shipped, via, freight,
-                       city, o.ship_country)) {
-      require(!o.customer_id.empty(), path, in.get_file_line(), "empty customer_id");
+    std::string id, required, shipped, via, freight, city;
+    std::set<int32_t> seen;
+    while (in.read_row(id, o.customer_id, o.order_date, required, shipped, via, freight, city,
+                       o.ship_country)) {
+      auto line = in.get_file_line();
+      o.order_id = parse_int(id, "order_id", 0, max_id, path, line);
+      require(seen.insert(o.order_id).second, path, line, "duplicate order_id " + id);
+      require(!o.customer_id.empty(), path, line, "empty customer_id");
       auto i = lines.find(o.order_id);
       o.lines = i == lines.end() ? std::vector<order_line>{} : i->second;
       fn(o);
@@ -97,7 +123,7 @@ void for_each_order(const std::string& path,
 }
 
 bool apply_order(stock_map& stock, const order& o) {
-  std::map<int32_t, int32_t> wanted;
+  std::map<int32_t, int64_t> wanted; // sums of many lines never overflow
   for (auto& l : o.lines)
     wanted[l.product_id] += l.quantity;
   for (auto& [product, qty] : wanted) {
@@ -106,7 +132,7 @@ bool apply_order(stock_map& stock, const order& o) {
       return false;
   }
   for (auto& [product, qty] : wanted)
-    stock[product] -= qty;
+    stock[product] -= static_cast<int32_t>(qty);
   return true;
 }
 

@@ -31,7 +31,9 @@ void create_topics(caf::actor_system& sys, const caf::actor& broker);
 /// Loads orders.csv (with order_details.csv) from `dir` into `orders` as
 /// one transaction (transactional.id "order-loader"). A malformed row
 /// aborts the transaction and throws std::runtime_error naming the file
-/// and line: nothing of the load becomes visible. Returns orders loaded.
+/// and line: nothing of the load becomes visible. Returns the number of
+/// orders loaded, or 0 if `orders` already holds a committed load (a rerun
+/// on the same data directory resumes instead of loading twice).
 int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir);
 
 /// Thrown by a fault hook to simulate the processor process dying.
@@ -73,6 +75,9 @@ struct job_options {
 };
 
 struct job_report {
+  int64_t orders_loaded = 0; // 0 when resuming on a data directory that has them
+  int crashes_requested = 0;
+  int node_restarts_requested = 0;
   result actual;
   result expected;
   int crashes_injected = 0;

@@ -12,7 +12,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 #include "actors/broker/node.hpp"
 #include "runtime/messages.hpp"
@@ -40,7 +42,8 @@ protected:
 
   node_fixture() {
     auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = (std::filesystem::path(::testing::TempDir()) / "caftx-actor-tests"
+    dir = (std::filesystem::path(::testing::TempDir())
+           / ("caftx-actor-tests-" + std::to_string(::getpid()))
            / (std::string(info->test_suite_name()) + "." + info->name()))
             .string();
     std::filesystem::remove_all(dir);
@@ -59,7 +62,8 @@ protected:
     o.wait_on_stop = false;
     o.clock_ms = [this] { return now_ms; };
     auto started = node::start(sys, ncfg, o);
-    ASSERT_TRUE(started.ok()) << started.error().to_string();
+    if (!started.ok())
+      throw std::runtime_error("node did not start: " + started.error().to_string());
     n = std::move(started).value();
     sched.run();
   }

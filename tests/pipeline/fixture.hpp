@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <unistd.h>
 #include <thread>
 
 #include "actors/broker/node.hpp"
@@ -27,7 +29,9 @@ struct threaded_config : caf::actor_system_config {
 
 inline std::string fresh_dir(const std::string& suffix = "") {
   auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = std::filesystem::path(::testing::TempDir()) / "caftx-pipeline-tests"
+  // The process id keeps concurrent test runs on one machine apart.
+  auto dir = std::filesystem::path(::testing::TempDir())
+             / ("caftx-pipeline-tests-" + std::to_string(::getpid()))
              / (std::string(info->test_suite_name()) + "." + info->name() + suffix);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -42,10 +46,12 @@ protected:
   node_config ncfg;
   std::unique_ptr<node> n;
 
+  /// Throws if the node does not start, which fails the calling test.
   void start_node() {
     ncfg.data_dir = dir;
     auto started = node::start(sys, ncfg);
-    ASSERT_TRUE(started.ok()) << started.error().to_string();
+    if (!started.ok())
+      throw std::runtime_error("node did not start: " + started.error().to_string());
     n = std::move(started).value();
   }
 

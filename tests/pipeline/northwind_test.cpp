@@ -61,6 +61,63 @@ TEST_F(NorthwindPipeline, EveryCrashPointAndSeedGivesTheSameResult) {
   }
 }
 
+TEST_F(NorthwindPipeline, ARerunOnTheSameDataDirectoryResumesWithoutLoadingTwice) {
+  northwind::job_options opts;
+  opts.input_dir = input;
+  opts.data_dir = dir;
+  opts.crashes = 1;
+  opts.node_restarts = 0;
+  auto first = northwind::run_job(sys, opts);
+  EXPECT_EQ(first.orders_loaded, 830);
+  EXPECT_TRUE(first.equal());
+  auto second = northwind::run_job(sys, opts);
+  EXPECT_EQ(second.orders_loaded, 0);
+  EXPECT_EQ(second.transactions_committed, 0);
+  EXPECT_TRUE(second.equal());
+}
+
+// Copies the Northwind CSVs to a fresh directory, replacing line `line_no`
+// of `file` with `replacement`.
+std::string corrupted_input(const std::string& file, int line_no, const std::string& replacement) {
+  auto out_dir = fresh_dir("-input");
+  for (auto f : {"products.csv", "order_details.csv", "orders.csv"}) {
+    std::ifstream in{input + "/" + f};
+    std::ofstream out{out_dir + "/" + f};
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      out << (f == file && n == line_no ? replacement : line) << "\n";
+  }
+  return out_dir;
+}
+
+std::string sequential_error(const std::string& dir) {
+  try {
+    northwind::sequential_result(dir);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(NorthwindInput, EmptyNumericFieldIsAnErrorNamingFileLineAndColumn) {
+  auto dir = corrupted_input("products.csv", 3, "2,Chang,1,1,24 - 12 oz bottles,19,,40,25,1");
+  EXPECT_EQ(sequential_error(dir), dir + "/products.csv:3: column units_in_stock: '' is not a whole number");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NorthwindInput, DuplicateOrderIdIsAnErrorNamingFileAndLine) {
+  auto dir = corrupted_input("orders.csv", 3, "10248,VINET,1996-07-04,1996-08-01,1996-07-16,3,32.38,Reims,France");
+  EXPECT_EQ(sequential_error(dir), dir + "/orders.csv:3: duplicate order_id 10248");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NorthwindInput, QuantityAboveAMillionIsRejectedInsteadOfOverflowing) {
+  auto dir = corrupted_input("order_details.csv", 2, "10248,11,14,2147483647,0");
+  EXPECT_EQ(sequential_error(dir),
+            dir + "/order_details.csv:2: column quantity: 2147483647 is out of range [1, 1000000]");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(NorthwindPipeline, MalformedOrdersCsvAbortsTheLoadNamingFileAndLine) {
   auto bad = fresh_dir("-input");
   for (auto f : {"products.csv", "order_details.csv"})
