@@ -2,6 +2,8 @@
 // Kafka's calls, errors and their classes, and bad input.
 #include "fixture.hpp"
 
+#include <map>
+#include <set>
 #include <thread>
 
 #include "actors/client/admin.hpp"
@@ -182,6 +184,35 @@ TEST_F(ClientTest, IdempotentProducerDeliversInOrderWithDenseOffsets) {
   ASSERT_EQ(values.size(), 50u);
   for (int i = 0; i < 50; ++i)
     EXPECT_EQ(values[i], std::to_string(i));
+}
+
+TEST_F(ClientTest, OneProducerSharedByFourThreadsDeliversEveryRecordOnce) {
+  producer p{sys, n->broker(), properties{{"batch.size", "200"}}};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&p, t] {
+      for (int i = 0; i < 25; ++i)
+        p.send({"out", t % 2, "", std::to_string(t * 100 + i), {}, -1});
+      p.flush();
+    });
+  for (auto& th : threads)
+    th.join();
+  auto values = read("read_uncommitted");
+  std::multiset<std::string> got(values.begin(), values.end());
+  ASSERT_EQ(got.size(), 100u);
+  for (int t = 0; t < 4; ++t)
+    for (int i = 0; i < 25; ++i)
+      EXPECT_EQ(got.count(std::to_string(t * 100 + i)), 1u) << t * 100 + i;
+  // Each thread's records keep their order within their partition.
+  std::map<int, int> last;
+  for (auto& v : values) {
+    int x = std::stoi(v);
+    auto [it, fresh] = last.emplace(x / 100, x);
+    if (!fresh) {
+      EXPECT_LT(it->second, x);
+      it->second = x;
+    }
+  }
 }
 
 TEST_F(ClientTest, ConsumerCommitsAndReadsBackGroupOffsets) {
