@@ -23,6 +23,23 @@ size_t approx_size(const record_batch& b) {
 
 } // namespace
 
+batch_metadata batch_window::operator[](size_t i) const {
+  auto& s = slots_[(head_ + i) % capacity];
+  return {s.first_sequence, add_sequence(s.first_sequence, s.offset_delta), s.base_offset,
+          s.base_offset + s.offset_delta};
+}
+
+void batch_window::push_back(const batch_metadata& m) {
+  auto delta = static_cast<int32_t>(m.last_offset - m.base_offset);
+  if (size_ == capacity) {
+    slots_[head_] = {m.first_sequence, delta, m.base_offset};
+    head_ = static_cast<uint8_t>((head_ + 1) % capacity);
+    return;
+  }
+  slots_[(head_ + size_) % capacity] = {m.first_sequence, delta, m.base_offset};
+  ++size_;
+}
+
 status_or<produce_decision> partition_core::validate_produce(const record_batch& b) const {
   if (b.records.empty())
     return status{error_code::invalid_record, "empty batch"};
@@ -50,8 +67,8 @@ status_or<produce_decision> partition_core::validate_produce(const record_batch&
   int32_t last = b.last_sequence();
   // 1. duplicate of one of the retained batches: exact (epoch, first, last)
   if (e.epoch == b.epoch) {
-    for (auto& m : e.batches)
-      if (m.first_sequence == first && m.last_sequence == last) {
+    for (size_t k = 0; k < e.batches.size(); ++k)
+      if (auto m = e.batches[k]; m.first_sequence == first && m.last_sequence == last) {
         produce_decision d;
         d.duplicate = true;
         d.base_offset = m.base_offset;
@@ -154,8 +171,6 @@ void partition_core::apply(const record_batch& b) {
     return;
   }
   e.batches.push_back({b.base_sequence, b.last_sequence(), base, last});
-  while (e.batches.size() > producer_state_entry::batches_to_retain)
-    e.batches.pop_front();
   if (b.is_transactional() && !e.current_txn_first_offset) {
     e.current_txn_first_offset = base;
     ongoing_txns_[base] = b.pid;

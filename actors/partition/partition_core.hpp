@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <vector>
@@ -25,14 +24,40 @@ struct batch_metadata {
   int64_t last_offset = -1;
 };
 
+/// The last (at most) five batches of one producer, oldest first, in 16
+/// bytes each (first sequence, record count - 1, base offset) instead of a
+/// deque's 512-byte chunk: producer state stays small with millions of
+/// producer ids (Kafka: about 2.8 KB each).
+class batch_window {
+public:
+  static constexpr size_t capacity = 5; // ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// The i-th retained batch, 0 = oldest.
+  batch_metadata operator[](size_t i) const;
+  batch_metadata front() const { return (*this)[0]; }
+  batch_metadata back() const { return (*this)[size_ - 1]; }
+  /// Appends, dropping the oldest batch beyond the capacity.
+  void push_back(const batch_metadata& m);
+  void clear() { size_ = head_ = 0; }
+
+private:
+  struct slot {
+    int32_t first_sequence;
+    int32_t offset_delta; // record count - 1
+    int64_t base_offset;
+  };
+  slot slots_[capacity];
+  uint8_t head_ = 0; // index of the oldest
+  uint8_t size_ = 0;
+};
+
 /// Per-producer state on one partition (Kafka's ProducerStateEntry).
 struct producer_state_entry {
-  /// Number of batches kept for duplicate detection
-  /// (ProducerStateEntry.NUM_BATCHES_TO_RETAIN).
-  static constexpr size_t batches_to_retain = 5;
+  static constexpr size_t batches_to_retain = batch_window::capacity;
   producer_epoch epoch = no_producer_epoch;
   coordinator_epoch cepoch{-1};       // highest coordinator epoch of a marker
-  std::deque<batch_metadata> batches; // oldest first, at most 5
+  batch_window batches;               // oldest first, at most 5
   std::optional<int64_t> current_txn_first_offset;
   int64_t last_timestamp_ms = -1;
 };
