@@ -126,6 +126,9 @@ status_or<node_config> node_config::parse(const properties& props) {
                     c.transaction_abort_timed_out_transaction_cleanup_interval_ms, 1, int_max));
   CAFTX_TRY(r.boolean("auto.create.topics.enable", c.auto_create_topics_enable));
   CAFTX_TRY(r.int32("num.partitions", c.num_partitions, 1, 10000));
+  CAFTX_TRY(r.int32("producer.id.expiration.ms", c.producer_id_expiration_ms, 1, int_max));
+  CAFTX_TRY(r.int32("producer.id.expiration.check.interval.ms",
+                    c.producer_id_expiration_check_interval_ms, 1, int_max));
   CAFTX_TRY(r.boolean("caftx.storage.sync", c.storage_sync));
   CAFTX_TRY(r.int32("caftx.supervisor.max.restarts", c.supervisor_max_restarts, 0, 1000));
   CAFTX_TRY(r.int32("caftx.supervisor.restart.window.ms", c.supervisor_restart_window_ms, 1, int_max));

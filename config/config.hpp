@@ -40,6 +40,11 @@ struct node_config {
   bool auto_create_topics_enable = false;
   /// `num.partitions`: partition count of auto-created topics, [1, 10000].
   int32_t num_partitions = 1;
+  /// `producer.id.expiration.ms`, [1, 2147483647]: a partition forgets an
+  /// idempotent producer idle this long (never one with an open transaction).
+  int32_t producer_id_expiration_ms = 86400000;
+  /// `producer.id.expiration.check.interval.ms`, [1, 2147483647].
+  int32_t producer_id_expiration_check_interval_ms = 600000;
   /// `caftx.storage.sync`: fsync each durable write (group-committed).
   bool storage_sync = true;
   /// `caftx.supervisor.max.restarts` within

@@ -38,6 +38,7 @@ namespace caftx {
   X(storage_done)                                                                                  \
   X(coordinator_tick)                                                                              \
   X(marker_retry)                                                                                  \
+  X(producer_expiration_tick)                                                                      \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \
   X(kill_child_request)

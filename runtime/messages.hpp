@@ -222,6 +222,9 @@ struct storage_done {
 /// Periodic timer of a coordinator shard: abort timed-out transactions.
 struct coordinator_tick {};
 
+/// Periodic timer of a partition leader: expire idle producers.
+struct producer_expiration_tick {};
+
 /// Re-send the markers of a transaction that are not acknowledged yet.
 struct marker_retry {
   std::string transactional_id;
@@ -297,6 +300,11 @@ typename Inspector::result_type inspect(Inspector& f, supervisor_stats_request&)
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, coordinator_tick&) {
   return f(caf::meta::type_name("caftx::coordinator_tick"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, producer_expiration_tick&) {
+  return f(caf::meta::type_name("caftx::producer_expiration_tick"));
 }
 
 template <class Inspector>

@@ -84,7 +84,16 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
     st.core->replay(std::move(b).value());
     return true;
   });
+  // As Kafka at load: producers that expired while the node was down go.
+  auto expiration_ms = ctx->config.producer_id_expiration_ms;
+  st.core->remove_expired_producers(ctx->clock_ms(), expiration_ms);
+  auto check_interval = std::chrono::milliseconds(ctx->config.producer_id_expiration_check_interval_ms);
+  self->delayed_send(self, check_interval, producer_expiration_tick{});
   return {
+    [=](const producer_expiration_tick&) {
+      self->state.core->remove_expired_producers(self->state.ctx->clock_ms(), expiration_ms);
+      self->delayed_send(self, check_interval, producer_expiration_tick{});
+    },
     [=](storage_done& done) { self->state.dq.complete(done); },
     [=](produce_request& req) -> caf::result<caf::message> {
       auto& st = self->state;

@@ -177,6 +177,20 @@ void partition_core::apply(const record_batch& b) {
   }
 }
 
+size_t partition_core::remove_expired_producers(int64_t now_ms, int64_t expiration_ms) {
+  size_t removed = 0;
+  for (auto i = producers_.begin(); i != producers_.end();) {
+    auto& e = i->second;
+    if (!e.current_txn_first_offset && now_ms - e.last_timestamp_ms >= expiration_ms) {
+      i = producers_.erase(i);
+      ++removed;
+    } else {
+      ++i;
+    }
+  }
+  return removed;
+}
+
 void partition_core::set_high_watermark(int64_t hw) {
   assert(hw >= high_watermark_ && hw <= log_end_offset_);
   high_watermark_ = hw;

@@ -128,6 +128,14 @@ public:
   /// checks). Batches must be replayed in offset order.
   void replay(record_batch batch);
 
+  // -- expiration ------------------------------------------------------------
+
+  /// Drops the state of every producer without an open transaction whose
+  /// last timestamp is at least `expiration_ms` before `now_ms` (Kafka's
+  /// producer.id.expiration.ms, §3.6). A producer with an open transaction
+  /// never expires. Returns the number of producers dropped.
+  size_t remove_expired_producers(int64_t now_ms, int64_t expiration_ms);
+
   // -- high watermark --------------------------------------------------------
 
   /// Moves the high watermark to `hw` (the durable log end in a one-replica

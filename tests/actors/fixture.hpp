@@ -120,15 +120,16 @@ protected:
     return r;
   }
 
-  static record_batch batch(producer_id pid, producer_epoch epoch, int32_t base_sequence,
-                            std::vector<std::string> values, bool transactional) {
+  /// A batch whose records carry the current simulated time.
+  record_batch batch(producer_id pid, producer_epoch epoch, int32_t base_sequence,
+                     std::vector<std::string> values, bool transactional) const {
     record_batch b;
     b.pid = pid;
     b.epoch = epoch;
     b.base_sequence = base_sequence;
     b.attributes = transactional ? attr_transactional : 0;
     for (auto& v : values)
-      b.records.push_back({"k", v, {}, 1});
+      b.records.push_back({"k", v, {}, now_ms});
     return b;
   }
 

@@ -71,6 +71,7 @@ std::vector<caf::message> samples() {
     caf::make_message(storage_done{9, error_code::kafka_storage_error, "disk"}),
     caf::make_message(coordinator_tick{}),
     caf::make_message(marker_retry{"tx"}),
+    caf::make_message(producer_expiration_tick{}),
     caf::make_message(supervisor_stats_request{}),
     caf::make_message(supervisor_stats{3, true}),
     caf::make_message(kill_child_request{}),

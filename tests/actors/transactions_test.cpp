@@ -281,6 +281,34 @@ TEST_F(TransactionsTest, CrashedPartitionLeaderIsRestartedWithItsLogAndProducerS
   EXPECT_EQ(visible_values(t0, iso::read_committed), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST_F(TransactionsTest, IdleProducerExpiresAfterProducerIdExpirationButNotWithAnOpenTransaction) {
+  // A transaction that may stay open longer than a day.
+  stop_node();
+  ncfg.transaction_max_timeout_ms = 2147483647;
+  start_node();
+  producer_id idle{9001};
+  ASSERT_EQ(produce(t0, "", batch(idle, producer_epoch{0}, 0, {"i"}, false)).error, error_code::none);
+  auto p = init("tx", 2 * 86400000);
+  auto in_txn = p.pid;
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"t"}, true)).error, error_code::none);
+  // Just before producer.id.expiration.ms (1 day) nothing expires.
+  now_ms += 86400000 - 1;
+  sched.advance_time(std::chrono::milliseconds(600000)); // the expiration check fires
+  sched.run();
+  EXPECT_EQ(produce(t0, "", batch(idle, producer_epoch{0}, 5, {"gap"}, false)).error,
+            error_code::out_of_order_sequence_number);
+  now_ms += 1;
+  sched.advance_time(std::chrono::milliseconds(600000));
+  sched.run();
+  // The idle producer is unknown now: any sequence is accepted (KIP-360).
+  EXPECT_EQ(produce(t0, "", batch(idle, producer_epoch{0}, 5, {"resumed"}, false)).error,
+            error_code::none);
+  // The producer with an open transaction kept its state.
+  EXPECT_EQ(produce(t0, "tx", batch(in_txn, p.epoch, 7, {"gap"}, true)).error,
+            error_code::out_of_order_sequence_number);
+}
+
 TEST_F(TransactionsTest, EverythingAcknowledgedSurvivesANodeRestart) {
   auto p = init("tx");
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);

@@ -615,3 +615,43 @@ TEST_F(PartitionCore, ReadUncommittedFetchCarriesNoAbortedTransactions) {
 
 } // namespace
 } // namespace caftx
+
+namespace caftx {
+namespace {
+
+// §3.6: an idle producer expires after producer.id.expiration.ms counted
+// from its last timestamp; a producer with an open transaction never does.
+TEST_F(PartitionCore, ProducerExpiresAtExactlyExpirationMsUnlessItHasAnOpenTransaction) {
+  produce(idem_batch(7, 0, 0, 2)); // last timestamp now + 1
+  produce(txn_batch(8, 0, 0, 1));  // last timestamp now
+  const int64_t expiration = 86400000;
+  EXPECT_EQ(p.remove_expired_producers(now + 1 + expiration - 1, expiration), 0u);
+  EXPECT_EQ(p.producers().size(), 2u);
+  EXPECT_EQ(p.remove_expired_producers(now + 1 + expiration, expiration), 1u);
+  EXPECT_EQ(p.producers().count(producer_id{7}), 0u);
+  EXPECT_EQ(p.producers().count(producer_id{8}), 1u);
+  // Unknown again: any sequence is accepted (Q1).
+  EXPECT_EQ(produce_error(idem_batch(7, 0, 40, 1)), error_code::none);
+}
+
+TEST(BatchWindow, KeepsTheLastFiveBatchesOldestFirstAcrossWrapAround) {
+  batch_window w;
+  for (int i = 0; i < 7; ++i)
+    w.push_back({i * 10, i * 10 + 9, i * 100, i * 100 + 9});
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_EQ(w.front().first_sequence, 20);
+  EXPECT_EQ(w.back().first_sequence, 60);
+  for (size_t k = 0; k < 5; ++k) {
+    EXPECT_EQ(w[k].first_sequence, static_cast<int32_t>(20 + 10 * k));
+    EXPECT_EQ(w[k].last_sequence, static_cast<int32_t>(29 + 10 * k));
+    EXPECT_EQ(w[k].base_offset, static_cast<int64_t>(200 + 100 * k));
+    EXPECT_EQ(w[k].last_offset, static_cast<int64_t>(209 + 100 * k));
+  }
+  w.push_back({2147483645, 4, 1000, 1009}); // ten records wrapping the sequence
+  EXPECT_EQ(w.back().last_sequence, 4);
+  w.clear();
+  EXPECT_TRUE(w.empty());
+}
+
+} // namespace
+} // namespace caftx
