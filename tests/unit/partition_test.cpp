@@ -647,8 +647,9 @@ TEST(BatchWindow, KeepsTheLastFiveBatchesOldestFirstAcrossWrapAround) {
     EXPECT_EQ(w[k].base_offset, static_cast<int64_t>(200 + 100 * k));
     EXPECT_EQ(w[k].last_offset, static_cast<int64_t>(209 + 100 * k));
   }
-  w.push_back({2147483645, 4, 1000, 1009}); // ten records wrapping the sequence
-  EXPECT_EQ(w.back().last_sequence, 4);
+  // Ten records from 2147483645: three up to INT32_MAX, then 0..6.
+  w.push_back({2147483645, 6, 1000, 1009});
+  EXPECT_EQ(w.back().last_sequence, 6);
   w.clear();
   EXPECT_TRUE(w.empty());
 }
