@@ -8,7 +8,7 @@ packages=(
   libcaf-dev
   libleveldb-dev libsnappy-dev
   libboost-dev libboost-serialization-dev
-  libgtest-dev
+  libgtest-dev librapidcheck-dev
   libcli11-dev
   nlohmann-json3-dev
   libfccp-dev
