@@ -30,7 +30,7 @@ struct sent {
 };
 
 struct producer_model {
-  int64_t pid;
+  int64_t pid = 0;
   int16_t epoch = 0;
   int32_t next_sequence = 0;
   std::vector<sent> acked; // in send order
@@ -66,7 +66,9 @@ RC_GTEST_PROP(ProducerStateProperty, NoAcknowledgedBatchIsLostOrDuplicatedAndRet
     rc::gen::tuple(rc::gen::inRange(0, static_cast<int>(op_kinds)), rc::gen::inRange(0, 3),
                    rc::gen::inRange(0, 9)));
   // Sequences start near the wrap-around point for one producer.
-  std::vector<producer_model> producers{{100}, {200}, {300}};
+  std::vector<producer_model> producers(3);
+  for (size_t i = 0; i < producers.size(); ++i)
+    producers[i].pid = 100 * static_cast<int64_t>(i + 1);
   producers[2].next_sequence = 2147483640;
   auto core = std::make_unique<partition_core>(topic_partition{"p", 0});
   std::vector<std::string> stored; // the durable log, as LevelDB holds it
