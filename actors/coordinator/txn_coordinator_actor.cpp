@@ -60,6 +60,7 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                    return;
                  }
                  if (!st.core->complete(d)) {
+                   st.core->abort_pending(d.card->transactional_id);
                    then(status{error_code::not_coordinator, "transition no longer pending"});
                    return;
                  }
