@@ -102,8 +102,11 @@ struct producer::impl {
           return std::move(r).value();
         err = r.ok() ? status{r->error, r->message} : r.error();
       }
-      if (!is_retriable(err.code()) || clock_type::now() >= deadline)
+      if (!is_retriable(err.code()))
         fail(api, err);
+      if (clock_type::now() >= deadline) // KIP-588: the call may be repeated
+        throw kafka_exception(status{err.code(), err.message() + " (delivery.timeout.ms expired)"},
+                              error_class::retriable);
       refresh = needs_rediscovery(err.code()) || err.code() == error_code::request_timed_out;
       std::this_thread::sleep_for(milliseconds(
         err.code() == error_code::concurrent_transactions ? std::min(cfg.retry_backoff_ms, 20)

@@ -80,7 +80,9 @@ public:
   void send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
                                    const std::string& group_id);
 
-  /// Flushes, then EndTxn(commit). Returns once the coordinator decided
+  /// Flushes, then EndTxn(commit). If the coordinator stays busy beyond
+  /// delivery.timeout.ms the call throws a retriable error and may simply
+  /// be called again (KIP-588). Returns once the coordinator decided
   /// (PrepareCommit durable); markers follow asynchronously and make the
   /// data visible to read_committed consumers. Throws the abortable error
   /// of a failed batch (call abort_transaction()), fatal PRODUCER_FENCED /

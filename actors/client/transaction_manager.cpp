@@ -67,7 +67,9 @@ status transaction_manager::check_send() const {
 }
 
 status transaction_manager::begin_commit() {
-  if (state_ != client_txn_state::in_transaction)
+  // Repeating a commit that timed out is allowed (KIP-588).
+  if (state_ != client_txn_state::in_transaction
+      && state_ != client_txn_state::committing_transaction)
     return invalid("commit");
   state_ = client_txn_state::committing_transaction;
   return {};
