@@ -41,6 +41,13 @@ namespace caftx {
   X(producer_expiration_tick)                                                                      \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \
+  X(session_identity)                                                                              \
+  X(session_record)                                                                                \
+  X(session_completion)                                                                            \
+  X(session_flush)                                                                                 \
+  X(session_flush_result)                                                                          \
+  X(session_linger)                                                                                \
+  X(session_retry)                                                                                 \
   X(kill_child_request)
 
 void register_message_types(caf::actor_system_config& cfg) {

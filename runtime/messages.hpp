@@ -238,6 +238,52 @@ struct supervisor_stats {
   bool gave_up = false;
 };
 
+// -- producer session ----------------------------------------------------------
+
+/// The producer's identity after InitProducerId (or a local epoch bump):
+/// sequences of every partition restart at 0.
+struct session_identity {
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+};
+
+/// One record for partition `tp`, led by `leader` (no reply).
+struct session_record {
+  uint64_t id = 0; // the facade's handle for its callback
+  topic_partition tp;
+  caf::actor leader;
+  record rec;
+};
+
+/// What became of one record.
+struct session_completion {
+  uint64_t id = 0;
+  error_code error = error_code::none;
+  std::string message;
+  int64_t offset = -1;
+};
+
+/// Seal every open batch and reply once every record received so far is
+/// acknowledged or failed (discard = drop what was not sent yet, for an
+/// abort).
+struct session_flush {
+  bool discard = false;
+};
+
+struct session_flush_result {
+  std::vector<session_completion> completions;
+  producer_epoch epoch = no_producer_epoch; // after local KIP-360 bumps
+};
+
+/// Internal timers of the session: linger.ms of a partition's open batch,
+/// and the retry backoff.
+struct session_linger {
+  topic_partition tp;
+  uint64_t generation = 0;
+};
+
+struct session_retry {};
+
 /// Drill: a supervisor kills its current child (exit_reason::kill).
 struct kill_child_request {};
 
@@ -291,6 +337,12 @@ CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets)
 CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
 CAFTX_INSPECT(marker_retry, x.transactional_id)
 CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)
+CAFTX_INSPECT(session_identity, x.pid, x.epoch)
+CAFTX_INSPECT(session_record, x.id, x.tp, x.leader, x.rec)
+CAFTX_INSPECT(session_completion, x.id, x.error, x.message, x.offset)
+CAFTX_INSPECT(session_flush, x.discard)
+CAFTX_INSPECT(session_flush_result, x.completions, x.epoch)
+CAFTX_INSPECT(session_linger, x.tp, x.generation)
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, supervisor_stats_request&) {
@@ -305,6 +357,11 @@ typename Inspector::result_type inspect(Inspector& f, coordinator_tick&) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, producer_expiration_tick&) {
   return f(caf::meta::type_name("caftx::producer_expiration_tick"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_retry&) {
+  return f(caf::meta::type_name("caftx::session_retry"));
 }
 
 template <class Inspector>

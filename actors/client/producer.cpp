@@ -1,9 +1,12 @@
 #include "actors/client/producer.hpp"
 
 #include <mutex>
+
+#include <caf/send.hpp>
 #include <thread>
 
 #include "actors/client/client_context.hpp"
+#include "actors/client/producer_session.hpp"
 #include "actors/client/transaction_manager.hpp"
 #include "runtime/partitioner.hpp"
 
@@ -33,26 +36,38 @@ bool needs_rediscovery(error_code e) {
 } // namespace
 
 struct producer::impl {
+  // A record handed to the session and not resolved yet.
   struct pending_record {
-    record rec;
+    topic_partition tp;
+    int64_t timestamp_ms;
     send_callback cb;
-  };
-  struct buffer {
-    std::vector<pending_record> records;
-    size_t bytes = 0;
   };
 
   producer_config cfg;
   detail::client_channel ch;
   transaction_manager tm;
-  std::map<topic_partition, buffer> buffers;
+  caf::actor session; // batches, sequences, in-flight windows, retries
+  uint64_t next_record_id = 1;
+  std::map<uint64_t, pending_record> pending;
   std::function<void(const char*)> hook;
   std::mutex mtx;
   int32_t round_robin = 0;
   bool closed = false;
 
   impl(caf::actor_system& sys, caf::actor broker, producer_config c)
-    : cfg(std::move(c)), ch(sys, std::move(broker)), tm(cfg.transactional_id.has_value()) {
+    : cfg(std::move(c)),
+      ch(sys, std::move(broker)),
+      tm(cfg.transactional_id.has_value()),
+      session(spawn_producer_session(sys, cfg)) {
+  }
+
+  // Dropping the producer stops its session at once, as a process crash
+  // would: nothing buffered is sent any more.
+  ~impl() { caf::anon_send_exit(session, caf::exit_reason::kill); }
+
+  void set_identity(producer_id pid, producer_epoch epoch) {
+    tm.init_succeeded(pid, epoch);
+    ch.self()->send(session, session_identity{pid, epoch});
   }
 
   milliseconds request_timeout() const { return milliseconds(cfg.request_timeout_ms); }
@@ -119,7 +134,7 @@ struct producer::impl {
     init_producer_id_request req{true, tid(), cfg.transaction_timeout_ms, expected_pid,
                                  expected_epoch};
     auto r = coordinator_call<init_producer_id_response>(api_kind::init_producer_id, 1, tid(), req);
-    tm.init_succeeded(r.pid, r.epoch);
+    set_identity(r.pid, r.epoch);
   }
 
   void init_idempotent() {
@@ -130,7 +145,7 @@ struct producer::impl {
       auto r = ch.call<init_producer_id_response>(ch.broker(), req, request_timeout());
       status err = r.ok() ? status{r->error, r->message} : r.error();
       if (err.ok()) {
-        tm.init_succeeded(r->pid, r->epoch);
+        set_identity(r->pid, r->epoch);
         return;
       }
       if (!is_retriable(err.code()) || clock_type::now() >= deadline)
@@ -180,115 +195,48 @@ struct producer::impl {
       tm.mark_added(tp);
   }
 
-  // Sends the buffered batches of `tps` (in parallel) and waits for them.
-  // Returns the first error.
-  status dispatch(const std::vector<topic_partition>& tps) {
-    if (tps.empty())
-      return {};
-    if (tm.transactional())
-      add_partitions(tps);
-    struct in_flight {
-      topic_partition tp;
-      produce_request req;
-      std::vector<send_callback> cbs;
-      caf::actor dest;
-    };
-    std::vector<in_flight> batches;
-    for (auto& tp : tps) {
-      auto& buf = buffers[tp];
-      if (buf.records.empty())
-        continue;
-      in_flight f;
-      f.tp = tp;
-      f.req.tp = tp;
-      f.req.transactional_id = tm.transactional() ? tid() : std::string{};
-      auto& b = f.req.batch;
-      b.pid = tm.pid();
-      b.epoch = tm.epoch();
-      b.attributes = tm.transactional() ? attr_transactional : 0;
-      for (auto& pr : buf.records) {
-        b.records.push_back(std::move(pr.rec));
-        f.cbs.push_back(std::move(pr.cb));
-      }
-      b.base_sequence = tm.next_base_sequence(tp, b.record_count());
-      buf = buffer{};
-      batches.push_back(std::move(f));
-    }
+  // Asks the session to seal and send everything and waits until every
+  // record handed to it is resolved; runs the callbacks and applies the
+  // errors to the transaction manager. `discard` drops what was not sent
+  // (abort). Returns the first error.
+  status settle(bool discard) {
+    status_or<session_flush_result> r{status{error_code::request_timed_out, "no reply"}};
+    ch.self()
+      ->request(session, caf::infinite, session_flush{discard})
+      .receive([&](session_flush_result& x) { r = std::move(x); },
+               [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
+    if (!r.ok())
+      return r.error();
     status first_error;
-    auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
-    std::vector<in_flight*> todo;
-    for (auto& f : batches)
-      todo.push_back(&f);
-    bool refresh = false;
-    int32_t retries_left = cfg.retries;
-    while (!todo.empty()) {
-      using handle_t = decltype(ch.self()->request(caf::actor{}, request_timeout(), produce_request{}));
-      std::vector<std::pair<in_flight*, std::optional<handle_t>>> sent;
-      for (auto* f : todo) {
-        auto parts = ch.partitions(f->tp.topic, refresh, request_timeout());
-        if (parts.ok() && f->tp.partition < static_cast<int32_t>(parts->size())) {
-          f->dest = (*parts)[f->tp.partition];
-          sent.emplace_back(f, ch.self()->request(f->dest, request_timeout(), f->req));
-        } else {
-          sent.emplace_back(f, std::nullopt);
-        }
-      }
-      std::vector<in_flight*> again;
-      for (auto& [f, h] : sent) {
-        status_or<produce_response> r{status{error_code::unknown_topic_or_partition, "no leader"}};
-        if (h)
-          h->receive([&](produce_response& x) { r = std::move(x); },
-                     [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
-        status err = r.ok() ? status{r->error, r->message} : r.error();
-        if (err.ok()) {
-          for (size_t i = 0; i < f->cbs.size(); ++i)
-            if (f->cbs[i])
-              f->cbs[i]({f->tp, r->base_offset + static_cast<int64_t>(i),
-                         f->req.batch.records[i].timestamp_ms},
-                        {});
-          continue;
-        }
-        if (is_retriable(err.code()) && clock_type::now() < deadline && retries_left > 0) {
-          again.push_back(f);
-          continue;
-        }
-        // Failed for good: report to the callbacks, classify.
-        for (auto& cb : f->cbs)
-          if (cb)
-            cb({f->tp, -1, -1}, err);
-        auto cls = classify(api_kind::produce, err.code());
-        if (cls == error_class::retriable)
-          cls = error_class::abortable; // delivery timeout expired
-        if (tm.transactional()) {
-          tm.fail(cls, err);
-          tm.require_epoch_bump();
-        } else if (cls != error_class::fatal) {
-          // KIP-360: the idempotent producer bumps its epoch locally and
-          // restarts sequences, so later batches are not out of order.
-          tm.init_succeeded(tm.pid(), producer_epoch{static_cast<int16_t>(tm.epoch().value + 1)});
-        } else {
-          tm.fail(cls, err);
-        }
-        if (first_error.ok())
-          first_error = err;
-      }
-      todo = std::move(again);
-      if (!todo.empty()) {
-        --retries_left;
-        refresh = true;
-        std::this_thread::sleep_for(milliseconds(cfg.retry_backoff_ms));
+    for (auto& c : r->completions) {
+      auto i = pending.find(c.id);
+      if (i == pending.end())
+        continue;
+      status st{c.error, c.message};
+      if (i->second.cb)
+        i->second.cb({i->second.tp, c.offset, i->second.timestamp_ms}, st);
+      pending.erase(i);
+      if (!st.ok() && first_error.ok())
+        first_error = st;
+    }
+    if (!first_error.ok() && !discard) {
+      auto cls = classify(api_kind::produce, first_error.code());
+      if (cls == error_class::retriable)
+        cls = error_class::abortable; // delivery.timeout.ms expired
+      if (tm.transactional()) {
+        tm.fail(cls, first_error);
+        tm.require_epoch_bump();
+      } else if (cls == error_class::fatal) {
+        tm.fail(cls, first_error);
       }
     }
+    // An idempotent session bumps its epoch itself after a failed batch.
+    if (!tm.transactional() && r->epoch != tm.epoch() && r->epoch != no_producer_epoch)
+      tm.init_succeeded(tm.pid(), r->epoch);
     return first_error;
   }
 
-  status flush_all() {
-    std::vector<topic_partition> tps;
-    for (auto& [tp, buf] : buffers)
-      if (!buf.records.empty())
-        tps.push_back(tp);
-    return dispatch(tps);
-  }
+  status flush_all() { return settle(false); }
 
   void throw_batch_error(const status& err) {
     auto cls = tm.state() == client_txn_state::fatal_error       ? error_class::fatal
@@ -336,13 +284,13 @@ void producer::send(const producer_record& r, send_callback cb) {
     d.init_idempotent();
   d.check(d.tm.check_send());
   auto tp = d.choose_partition(r);
-  auto& buf = d.buffers[tp];
+  if (d.tm.transactional())
+    d.add_partitions({tp}); // before the partition's first batch
+  auto leaders = d.ch.partitions(tp.topic, false, d.request_timeout());
   record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : wall_clock_ms()};
-  buf.bytes += rec.key.size() + rec.value.size() + 20;
-  buf.records.push_back({std::move(rec), std::move(cb)});
-  if (buf.bytes >= static_cast<size_t>(d.cfg.batch_size))
-    if (auto st = d.dispatch({tp}); !st.ok())
-      d.throw_batch_error(st);
+  auto id = d.next_record_id++;
+  d.pending.emplace(id, impl::pending_record{tp, rec.timestamp_ms, std::move(cb)});
+  d.ch.self()->send(d.session, session_record{id, tp, (*leaders)[tp.partition], std::move(rec)});
 }
 
 void producer::flush() {
@@ -393,11 +341,7 @@ void producer::abort_transaction() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   auto& d = *impl_;
   d.check(d.tm.begin_abort());
-  for (auto& [tp, buf] : d.buffers)
-    for (auto& pr : buf.records)
-      if (pr.cb)
-        pr.cb({tp, -1, -1}, status{error_code::invalid_txn_state, "transaction aborted"});
-  d.buffers.clear();
+  (void) d.settle(true); // unsent records are dropped, sent ones resolve
   if (d.tm.needs_end_txn()) {
     end_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), false};
     d.coordinator_call<txn_response>(api_kind::end_txn, 1, d.tid(), req);
@@ -415,7 +359,6 @@ void producer::close() {
     return;
   if (!d.tm.transactional() && d.tm.state() == client_txn_state::ready)
     (void) d.flush_all();
-  d.buffers.clear();
   d.closed = true;
 }
 

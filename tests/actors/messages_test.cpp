@@ -75,6 +75,14 @@ std::vector<caf::message> samples() {
     caf::make_message(supervisor_stats_request{}),
     caf::make_message(supervisor_stats{3, true}),
     caf::make_message(kill_child_request{}),
+    caf::make_message(session_identity{producer_id{5}, producer_epoch{7}}),
+    caf::make_message(session_record{3, tp, {}, b.records.front()}),
+    caf::make_message(session_completion{3, error_code::none, "", 12}),
+    caf::make_message(session_flush{true}),
+    caf::make_message(session_flush_result{{session_completion{3, error_code::none, "", 12}},
+                                           producer_epoch{7}}),
+    caf::make_message(session_linger{tp, 4}),
+    caf::make_message(session_retry{}),
   };
 }
 
