@@ -5,6 +5,7 @@
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -27,6 +28,7 @@ struct sealed_batch {
   int32_t attempts = 0;
   actor_clock::time_point deadline;
   uint64_t request_generation = 0; // guards replies of superseded sends
+  uint64_t ordinal = 0;            // position in the partition's sequence order
 };
 
 struct partition_state {
@@ -37,6 +39,11 @@ struct partition_state {
   uint64_t linger_generation = 0;
   std::deque<sealed_batch> queue; // sealed, in sequence order
   int32_t next_sequence = 0;
+  // Batches are numbered in sequence order; the highest number acknowledged
+  // in the current epoch (0: none). A batch below it must have been written:
+  // the partition appends a producer's batches in sequence order.
+  uint64_t next_ordinal = 1;
+  uint64_t max_acked_ordinal = 0;
 };
 
 struct session_state {
@@ -83,6 +90,7 @@ void maybe_finish(session_ptr self) {
     st.epoch = producer_epoch{static_cast<int16_t>(st.epoch.value + 1)};
     for (auto& [tp, p] : st.partitions) {
       p.next_sequence = 0;
+      p.max_acked_ordinal = 0;
       for (auto& b : p.queue) {
         b.batch.epoch = st.epoch;
         b.batch.base_sequence = p.next_sequence;
@@ -123,6 +131,7 @@ void seal(session_ptr self, partition_state& p) {
   b.batch.base_sequence = p.next_sequence;
   p.next_sequence = add_sequence(p.next_sequence, b.batch.record_count());
   b.ids = std::move(p.open_ids);
+  b.ordinal = p.next_ordinal++;
   b.deadline = self->clock().now() + milliseconds(st.cfg.delivery_timeout_ms);
   p.queue.push_back(std::move(b));
   p.open = record_batch{};
@@ -153,8 +162,14 @@ void on_reply(session_ptr self, topic_partition tp, uint64_t generation, error_c
     return; // superseded or already resolved
   auto& b = p.queue[pos];
   b.in_flight = false;
-  if (err == error_code::none) {
-    complete(self, b, err, {}, base_offset);
+  // A later batch of this epoch was acknowledged, so this one was written
+  // before it: its retry fell out of the partition's five-batch window.
+  // Success without an offset, as Kafka treats DUPLICATE_SEQUENCE_NUMBER.
+  bool written_before = err == error_code::out_of_order_sequence_number && pos == 0
+                        && b.batch.epoch == st.epoch && b.ordinal < p.max_acked_ordinal;
+  if (err == error_code::none || written_before) {
+    p.max_acked_ordinal = std::max(p.max_acked_ordinal, b.ordinal);
+    complete(self, b, error_code::none, {}, written_before ? -1 : base_offset);
     p.queue.erase(p.queue.begin() + static_cast<std::ptrdiff_t>(pos));
   } else {
     bool behind_unresolved = pos > 0; // an earlier batch is still open
@@ -228,8 +243,10 @@ caf::behavior session_fn(session_ptr self, producer_config cfg) {
       auto& st = self->state;
       st.pid = id.pid;
       st.epoch = id.epoch;
-      for (auto& [tp, p] : st.partitions)
+      for (auto& [tp, p] : st.partitions) {
         p.next_sequence = 0;
+        p.max_acked_ordinal = 0;
+      }
     },
     [=](session_record& r) {
       auto& st = self->state;

@@ -31,6 +31,13 @@ struct partition_state {
   };
   std::deque<waiter> waiters;
   static inline const char* name = "caftx.partition";
+  // A leader that dies (crash, kill) answers what it still held at once,
+  // so producers retry now instead of after request.timeout.ms; a retry of
+  // a batch that did reach the disk is then answered as a duplicate.
+  ~partition_state() {
+    for (auto& w : waiters)
+      w.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+  }
 };
 
 using partition_ptr = caf::stateful_actor<partition_state>*;

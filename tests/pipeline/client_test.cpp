@@ -2,6 +2,8 @@
 // Kafka's calls, errors and their classes, and bad input.
 #include "fixture.hpp"
 
+#include <caf/scoped_actor.hpp>
+
 #include <map>
 #include <set>
 #include <thread>
@@ -213,6 +215,38 @@ TEST_F(ClientTest, OneProducerSharedByFourThreadsDeliversEveryRecordOnce) {
       it->second = x;
     }
   }
+}
+
+TEST_F(ClientTest, BatchesInFlightAreRetriedInOrderWhenThePartitionLeaderCrashes) {
+  producer p{sys, n->broker(), properties{{"batch.size", "60"},
+                                          {"linger.ms", "0"},
+                                          {"retry.backoff.ms", "5"},
+                                          {"max.in.flight.requests.per.connection", "5"}}};
+  std::vector<int64_t> offsets(300, -1);
+  caf::scoped_actor self{sys};
+  caf::actor leader; // the supervisor of out-0's leader
+  self->request(n->broker(), std::chrono::seconds(5), metadata_request{{"out"}})
+    .receive([&](metadata_response& m) { leader = m.topics.at(0).partitions.at(0); },
+             [&](caf::error& e) { FAIL() << sys.render(e); });
+  for (int i = 0; i < 300; ++i) {
+    p.send(to(std::to_string(i)), [&offsets, i](const record_metadata& m, const status& st) {
+      EXPECT_TRUE(st.ok()) << st.to_string();
+      offsets[i] = m.offset;
+    });
+    if (i == 150) // the leader dies with batches in flight
+      self->request(leader, std::chrono::seconds(5), kill_child_request{})
+        .receive([](supervisor_stats&) {}, [&](caf::error& e) { FAIL() << sys.render(e); });
+  }
+  p.flush();
+  self->request(leader, std::chrono::seconds(5), supervisor_stats_request{})
+    .receive([](supervisor_stats& s) { EXPECT_EQ(s.restarts, 1); },
+             [&](caf::error& e) { FAIL() << sys.render(e); });
+  for (int i = 0; i < 300; ++i)
+    EXPECT_EQ(offsets[i], i) << "record " << i;
+  auto values = read("read_uncommitted", 1);
+  ASSERT_EQ(values.size(), 300u);
+  for (int i = 0; i < 300; ++i)
+    EXPECT_EQ(values[i], std::to_string(i));
 }
 
 TEST_F(ClientTest, ConsumerCommitsAndReadsBackGroupOffsets) {
