@@ -9,11 +9,13 @@
 // Errors: calls throw kafka_exception (see client.hpp) with Kafka's error
 // code and its fatal / abortable / retriable class.
 //
-// Batching: send() buffers records per partition; a partition's batch is
-// sent when it reaches batch.size bytes, and all of them on flush(),
-// commit_transaction() and send_offsets_to_transaction(). One batch per
-// partition is in flight at a time (max.in.flight.requests.per.connection
-// is validated, up to 5); batches of different partitions go in parallel.
+// Batching: send() hands the record to the producer's session actor and
+// returns; the session seals a partition's batch at batch.size bytes or
+// after linger.ms, keeps up to max.in.flight.requests.per.connection
+// batches in flight per partition, and retries retriable errors in order
+// with the same sequences until delivery.timeout.ms (see
+// actors/client/producer_session.hpp). flush() and commit_transaction()
+// wait for every record sent before them.
 #pragma once
 
 #include <chrono>
@@ -60,7 +62,8 @@ public:
   /// out of order.
   void begin_transaction();
 
-  /// Buffers a record (see Batching above). Throws UNKNOWN_TOPIC_OR_PARTITION
+  /// Hands a record to the session (see Batching above); blocks only to look
+  /// up metadata or to add a new partition to the transaction. Throws UNKNOWN_TOPIC_OR_PARTITION
   /// (abortable: the transaction must be aborted, as after Kafka's metadata
   /// timeout in send()) for an unknown topic or partition,
   /// INVALID_TXN_STATE outside a transaction of a transactional producer,
@@ -68,9 +71,10 @@ public:
   /// next flush() or commit_transaction().
   void send(const producer_record& record, send_callback callback = {});
 
-  /// Sends every buffered batch and waits for all of them. Throws the first
-  /// batch error (abortable for a transactional producer; the transaction
-  /// must then be aborted).
+  /// Waits until every record sent so far is acknowledged or failed.
+  /// Throws the first failure (abortable for a transactional producer: the
+  /// transaction must then be aborted; an idempotent producer has already
+  /// bumped its epoch, KIP-360, and goes on).
   void flush();
 
   /// Adds the consumer group's offsets to the transaction
@@ -89,7 +93,8 @@ public:
   /// INVALID_TXN_STATE.
   void commit_transaction();
 
-  /// Discards buffered records, then EndTxn(abort). After an error that
+  /// Drops records not sent yet, waits for those in flight, then
+  /// EndTxn(abort). After an error that
   /// left the sequences unusable it also bumps the producer epoch
   /// (KIP-360).
   void abort_transaction();

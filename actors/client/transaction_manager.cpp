@@ -1,7 +1,5 @@
 #include "actors/client/transaction_manager.hpp"
 
-#include "runtime/record_batch.hpp"
-
 namespace caftx {
 
 const char* to_string(client_txn_state s) {
@@ -39,7 +37,6 @@ status transaction_manager::begin_init() {
 void transaction_manager::init_succeeded(producer_id pid, producer_epoch epoch) {
   pid_ = pid;
   epoch_ = epoch;
-  next_sequence_.clear();
   added_.clear();
   offsets_added_ = false;
   epoch_bump_required_ = false;
@@ -103,13 +100,6 @@ void transaction_manager::fail(error_class cls, status error) {
     return; // idempotent producer: the failed send reports it, state stays
   else
     state_ = client_txn_state::fatal_error;
-}
-
-int32_t transaction_manager::next_base_sequence(const topic_partition& tp, int32_t count) {
-  auto& next = next_sequence_[tp];
-  int32_t base = next;
-  next = add_sequence(next, count);
-  return base;
 }
 
 } // namespace caftx

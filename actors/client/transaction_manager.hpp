@@ -1,6 +1,7 @@
 // The client transaction manager (Kafka's producer TransactionManager):
-// the producer's state machine, its producer id and epoch, per-partition
-// sequence numbers and the partitions added to the current transaction.
+// the producer's state machine, its producer id and epoch, and the
+// partitions added to the current transaction (sequence numbers belong to
+// the producer session, actors/client/producer_session.hpp).
 // Pure: the producer facade performs the requests and reports outcomes.
 // Not thread-safe (the facade serializes calls).
 //
@@ -42,7 +43,7 @@ public:
   //    or the stored error in fatal_error / abortable_error) ---------------
 
   status begin_init();
-  /// InitProducerId succeeded: new identity, every sequence restarts at 0.
+  /// InitProducerId succeeded: new identity, nothing added yet.
   void init_succeeded(producer_id pid, producer_epoch epoch);
   status begin_transaction();
   /// May records be sent now? (in_transaction for a transactional producer,
@@ -57,11 +58,8 @@ public:
   /// fatal_error. Retriable errors are not reported here.
   void fail(error_class cls, status error);
 
-  // -- sequences and partitions ---------------------------------------------
+  // -- partitions of the transaction ----------------------------------------
 
-  /// Base sequence for the next batch of `count` records to `tp`, advancing
-  /// the partition's sequence (with wrap-around after 2147483647).
-  int32_t next_base_sequence(const topic_partition& tp, int32_t count);
   bool is_added(const topic_partition& tp) const { return added_.count(tp) > 0; }
   void mark_added(const topic_partition& tp) { added_.insert(tp); }
   bool offsets_added() const { return offsets_added_; }
@@ -90,7 +88,6 @@ private:
   client_txn_state state_ = client_txn_state::uninitialized;
   producer_id pid_ = no_producer_id;
   producer_epoch epoch_ = no_producer_epoch;
-  std::map<topic_partition, int32_t> next_sequence_;
   std::set<topic_partition> added_;
   bool offsets_added_ = false;
   bool epoch_bump_required_ = false;

@@ -164,35 +164,17 @@ TEST(TransactionManager, FatalErrorDuringInitIsTerminal) {
   EXPECT_EQ(tm.begin_transaction().code(), error_code::invalid_transaction_timeout);
 }
 
-TEST(TransactionManager, SequencesStartAtZeroPerPartitionAndAdvanceByRecordCount) {
-  auto tm = in_transaction_manager();
-  EXPECT_EQ(tm.next_base_sequence(tp0, 3), 0);
-  EXPECT_EQ(tm.next_base_sequence(tp0, 2), 3);
-  EXPECT_EQ(tm.next_base_sequence(tp1, 4), 0);
-  EXPECT_EQ(tm.next_base_sequence(tp0, 1), 5);
-  EXPECT_EQ(tm.next_base_sequence(tp1, 1), 4);
-}
-
-TEST(TransactionManager, SequencesWrapAfterIntMax) {
-  auto tm = in_transaction_manager();
-  EXPECT_EQ(tm.next_base_sequence(tp0, INT32_MAX), 0);
-  EXPECT_EQ(tm.next_base_sequence(tp0, 3), INT32_MAX); // covers INT32_MAX, 0, 1
-  EXPECT_EQ(tm.next_base_sequence(tp0, 1), 2);
-}
-
-TEST(TransactionManager, SequencesContinueAcrossTransactionsAndResetOnInit) {
+TEST(TransactionManager, PartitionsAreForgottenAtTheEndOfATransactionAndOnInit) {
   auto tm = in_transaction_manager();
   tm.mark_added(tp0);
   tm.mark_offsets_added();
-  EXPECT_EQ(tm.next_base_sequence(tp0, 3), 0);
   ASSERT_TRUE(tm.begin_commit().ok());
   tm.end_succeeded();
   EXPECT_FALSE(tm.is_added(tp0));
   EXPECT_FALSE(tm.offsets_added());
   ASSERT_TRUE(tm.begin_transaction().ok());
-  EXPECT_EQ(tm.next_base_sequence(tp0, 2), 3); // same epoch: sequences go on
-  // After an abortable error with an epoch bump, a new identity restarts
-  // every sequence at 0.
+  // After an abortable error with an epoch bump, a new identity starts
+  // afresh.
   tm.mark_added(tp0);
   tm.require_epoch_bump();
   tm.fail(error_class::abortable, status{error_code::out_of_order_sequence_number, "gap"});
@@ -203,8 +185,6 @@ TEST(TransactionManager, SequencesContinueAcrossTransactionsAndResetOnInit) {
   EXPECT_FALSE(tm.epoch_bump_required());
   EXPECT_FALSE(tm.is_added(tp0));
   EXPECT_EQ(tm.epoch(), producer_epoch{1});
-  EXPECT_EQ(tm.next_base_sequence(tp0, 1), 0);
-  EXPECT_EQ(tm.next_base_sequence(tp1, 1), 0);
 }
 
 TEST(TransactionManager, EndTxnNeededOnlyAfterSomethingWasAdded) {
