@@ -249,6 +249,46 @@ TEST_F(ClientTest, BatchesInFlightAreRetriedInOrderWhenThePartitionLeaderCrashes
     EXPECT_EQ(values[i], std::to_string(i));
 }
 
+TEST_F(ClientTest, IdempotentProducerBumpsItsEpochAfterOutOfOrderWithoutDuplicatingAnything) {
+  producer p{sys, n->broker(), properties{{"linger.ms", "0"}}};
+  p.send(to("a"));
+  p.flush();
+  auto [pid, epoch] = p.producer_identity();
+  // Someone else writes with the producer's id and its next sequence: the
+  // producer's own next batch is now out of order at the partition.
+  caf::scoped_actor self{sys};
+  caf::actor leader;
+  self->request(n->broker(), std::chrono::seconds(5), metadata_request{{"out"}})
+    .receive([&](metadata_response& m) { leader = m.topics.at(0).partitions.at(0); },
+             [&](caf::error& e) { FAIL() << sys.render(e); });
+  record_batch stolen;
+  stolen.pid = producer_id{pid};
+  stolen.epoch = producer_epoch{epoch};
+  stolen.base_sequence = 1;
+  stolen.records.push_back({"", "stolen", {}, 1});
+  stolen.records.push_back({"", "stolen too", {}, 1}); // sequences 1-2: "b" (1) only overlaps
+  self->request(leader, std::chrono::seconds(5), produce_request{{"out", 0}, "", stolen})
+    .receive([](produce_response& r) { EXPECT_EQ(r.error, error_code::none); },
+             [&](caf::error& e) { FAIL() << sys.render(e); });
+  status failed;
+  p.send(to("b"), [&](const record_metadata&, const status& st) { failed = st; });
+  try {
+    p.flush();
+    FAIL() << "the out-of-order batch was accepted";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::out_of_order_sequence_number);
+    EXPECT_FALSE(e.is_fatal());
+  }
+  EXPECT_EQ(failed.code(), error_code::out_of_order_sequence_number);
+  // KIP-360: same producer id, next epoch, sequences from 0; it goes on.
+  EXPECT_EQ(p.producer_identity().first, pid);
+  EXPECT_EQ(p.producer_identity().second, epoch + 1);
+  p.send(to("c"));
+  p.send(to("d"));
+  p.flush();
+  EXPECT_EQ(read("read_uncommitted", 1), (std::vector<std::string>{"a", "stolen", "stolen too", "c", "d"}));
+}
+
 TEST_F(ClientTest, ConsumerCommitsAndReadsBackGroupOffsets) {
   consumer c{sys, n->broker(), properties{{"group.id", "g"}, {"auto.offset.reset", "earliest"}}};
   c.assign({{"out", 0}});
