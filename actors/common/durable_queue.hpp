@@ -9,8 +9,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <caf/actor.hpp>
+#include <caf/response_promise.hpp>
 
 #include "runtime/messages.hpp"
 #include "runtime/status.hpp"
@@ -30,8 +32,18 @@ public:
   explicit durable_queue(std::shared_ptr<node_store> store) : store_(std::move(store)) {}
 
   /// Queues `batch`; `then` runs in the actor when `self` handles the
-  /// matching storage_done. `self` must be the owning actor.
-  void submit(const caf::actor& self, leveldb::WriteBatch batch, continuation then);
+  /// matching storage_done. `self` must be the owning actor. `waiting` is
+  /// the request whose reply waits for this write: if the actor dies first,
+  /// it gets request_receiver_down at once (clients retry now instead of
+  /// after their request timeout).
+  void submit(const caf::actor& self, leveldb::WriteBatch batch, continuation then,
+              std::optional<caf::response_promise> waiting = std::nullopt);
+
+  /// Answers every request still waiting for a write with
+  /// request_receiver_down.
+  ~durable_queue();
+  durable_queue(durable_queue&&) = default;
+  durable_queue& operator=(durable_queue&&) = default;
 
   /// Runs the continuation of `done`. Returns false for an unknown ticket.
   bool complete(const storage_done& done);
@@ -43,7 +55,11 @@ public:
 private:
   std::shared_ptr<node_store> store_;
   uint64_t next_ticket_ = 1;
-  std::map<uint64_t, continuation> pending_;
+  struct pending_write {
+    continuation then;
+    std::optional<caf::response_promise> waiting;
+  };
+  std::map<uint64_t, pending_write> pending_;
 };
 
 } // namespace caftx

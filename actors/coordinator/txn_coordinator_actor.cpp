@@ -46,7 +46,8 @@ void start_markers(coordinator_ptr self, const txn_card& card);
 
 // Persists the card of `d` (with the producer id counter); `then` runs
 // after complete() applied it, or after the failure was undone.
-void persist(coordinator_ptr self, txn_decision d, std::function<void(const status&)> then) {
+void persist(coordinator_ptr self, txn_decision d, std::function<void(const status&)> then,
+             std::optional<caf::response_promise> waiting = std::nullopt) {
   auto& st = self->state;
   leveldb::WriteBatch wb;
   wb.Put(keys::card(st.shard, d.card->transactional_id), codec::encode(*d.card));
@@ -67,7 +68,8 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                  if (d.send_markers)
                    start_markers(self, *d.card);
                  then({});
-               });
+               },
+               std::move(waiting));
 }
 
 void finish_markers(coordinator_ptr self, const std::string& tid) {
@@ -164,9 +166,9 @@ caf::result<caf::message> txn_reply(coordinator_ptr self, txn_decision d) {
   if (!d.card)
     return caf::make_message(txn_response{d.error, d.message});
   auto rp = self->make_response_promise();
-  persist(self, std::move(d), [rp](const status& s) mutable {
-    rp.deliver(txn_response{s.code(), s.message()});
-  });
+  persist(
+    self, std::move(d),
+    [rp](const status& s) mutable { rp.deliver(txn_response{s.code(), s.message()}); }, rp);
   return rp;
 }
 
@@ -277,7 +279,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
           auto* card = self->state.core->find(tid);
           rp.deliver(init_producer_id_response{error_code::none, {}, card->pid, card->epoch});
         }
-      });
+      }, rp);
       return rp;
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {

@@ -40,7 +40,8 @@ caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch
                           rp.deliver(txn_response{s.code(), s.message()});
                           if (!s.ok())
                             self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
-                        });
+                        },
+                        rp);
   return rp;
 }
 
