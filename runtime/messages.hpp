@@ -344,32 +344,22 @@ CAFTX_INSPECT(session_flush, x.discard)
 CAFTX_INSPECT(session_flush_result, x.completions, x.epoch)
 CAFTX_INSPECT(session_linger, x.tp, x.generation)
 
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, supervisor_stats_request&) {
-  return f(caf::meta::type_name("caftx::supervisor_stats_request"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, coordinator_tick&) {
-  return f(caf::meta::type_name("caftx::coordinator_tick"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, producer_expiration_tick&) {
-  return f(caf::meta::type_name("caftx::producer_expiration_tick"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, session_retry&) {
-  return f(caf::meta::type_name("caftx::session_retry"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, kill_child_request&) {
-  return f(caf::meta::type_name("caftx::kill_child_request"));
-}
-
 #undef CAFTX_INSPECT
+
+// Messages without fields.
+#define CAFTX_INSPECT_EMPTY(type)                                                                  \
+  template <class Inspector>                                                                       \
+  typename Inspector::result_type inspect(Inspector& f, type&) {                                   \
+    return f(caf::meta::type_name("caftx::" #type));                                               \
+  }
+
+CAFTX_INSPECT_EMPTY(supervisor_stats_request)
+CAFTX_INSPECT_EMPTY(coordinator_tick)
+CAFTX_INSPECT_EMPTY(producer_expiration_tick)
+CAFTX_INSPECT_EMPTY(session_retry)
+CAFTX_INSPECT_EMPTY(kill_child_request)
+
+#undef CAFTX_INSPECT_EMPTY
 
 /// Registers every message type above with `cfg` under "caftx::<name>".
 /// Must be called on every node's config before the actor system starts.
