@@ -138,10 +138,13 @@ int main(int argc, char** argv) {
   };
   bool temporary = opts.data_dir.empty();
   try {
-    if (temporary)
-      opts.data_dir = (std::filesystem::temp_directory_path()
-                       / ("caftx-northwind-" + std::to_string(::getpid())))
-                        .string();
+    if (temporary) {
+      // A new, unique directory: never one that an earlier run left behind.
+      auto pattern = (std::filesystem::temp_directory_path() / "caftx-northwind-XXXXXX").string();
+      if (::mkdtemp(pattern.data()) == nullptr)
+        throw std::runtime_error(pattern + ": " + std::strerror(errno));
+      opts.data_dir = pattern;
+    }
     std::filesystem::create_directories(opts.data_dir);
   } catch (const std::exception& e) {
     return fail(std::string("cannot create the data directory: ") + e.what());

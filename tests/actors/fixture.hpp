@@ -43,8 +43,8 @@ protected:
   node_fixture() {
     auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir = (std::filesystem::path(::testing::TempDir())
-           / ("caftx-actor-tests-" + std::to_string(::getpid()))
-           / (std::string(info->test_suite_name()) + "." + info->name()))
+           / ("caftx-actor-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "."
+              + info->name()))
             .string();
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);

@@ -31,8 +31,8 @@ inline std::string fresh_dir(const std::string& suffix = "") {
   auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   // The process id keeps concurrent test runs on one machine apart.
   auto dir = std::filesystem::path(::testing::TempDir())
-             / ("caftx-pipeline-tests-" + std::to_string(::getpid()))
-             / (std::string(info->test_suite_name()) + "." + info->name() + suffix);
+             / ("caftx-pipeline-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "."
+                + info->name() + suffix);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
