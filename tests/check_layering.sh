@@ -9,7 +9,7 @@ bad=0
 if grep -rlE '#include *[<"]caf/' storage config; then
   echo "storage/ or config/ includes CAF" >&2; bad=1
 fi
-cores=$(ls actors/*/*_core.hpp actors/*/*_core.cpp actors/client/transaction_manager.* \
+cores=$(ls actors/*/*_core.hpp actors/*/*_core.cpp actors/client/transaction_manager.* actors/client/record_accumulator.* \
            actors/client/read_committed_filter.* 2>/dev/null)
 if grep -lE '#include *[<"](caf|leveldb|boost)/' $cores; then
   echo "a pure core includes CAF, LevelDB or Boost" >&2; bad=1

@@ -10,7 +10,9 @@
 // partition; an idempotent producer then bumps its epoch locally and
 // restarts its sequences (KIP-360) once nothing is in flight, re-sequencing
 // only batches that were never sent, so nothing acknowledged is duplicated
-// or reordered. Used by caftx::producer; not part of the public API.
+// or reordered. The logic is the pure core record_accumulator; this actor
+// only sends, arms timers and answers flushes. Used by caftx::producer; not
+// part of the public API.
 #pragma once
 
 #include <caf/fwd.hpp>

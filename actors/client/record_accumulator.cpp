@@ -1,0 +1,215 @@
+#include "actors/client/record_accumulator.hpp"
+
+#include <algorithm>
+
+namespace caftx {
+
+void record_accumulator::set_identity(producer_id pid, producer_epoch epoch) {
+  pid_ = pid;
+  epoch_ = epoch;
+  for (auto& [tp, p] : partitions_) {
+    p.next_sequence = 0;
+    p.max_acked_ordinal = 0;
+  }
+}
+
+bool record_accumulator::append(const topic_partition& tp, uint64_t id, record rec,
+                                int64_t now_ms) {
+  auto& p = partitions_[tp];
+  p.open_bytes += rec.key.size() + rec.value.size() + 20;
+  p.open.records.push_back(std::move(rec));
+  p.open_ids.push_back(id);
+  ++unresolved_;
+  bool first = p.open.records.size() == 1;
+  if (p.open_bytes >= static_cast<size_t>(settings_.batch_size))
+    seal(p, now_ms);
+  return first;
+}
+
+uint64_t record_accumulator::linger_generation(const topic_partition& tp) const {
+  auto i = partitions_.find(tp);
+  return i == partitions_.end() ? 0 : i->second.linger_generation;
+}
+
+void record_accumulator::linger_expired(const topic_partition& tp, uint64_t generation,
+                                        int64_t now_ms) {
+  auto i = partitions_.find(tp);
+  if (i != partitions_.end() && i->second.linger_generation == generation)
+    seal(i->second, now_ms);
+}
+
+void record_accumulator::seal_all(int64_t now_ms) {
+  for (auto& [tp, p] : partitions_)
+    seal(p, now_ms);
+}
+
+void record_accumulator::seal(partition& p, int64_t now_ms) {
+  ++p.linger_generation;
+  if (p.open.records.empty())
+    return;
+  sealed b;
+  b.batch = std::move(p.open);
+  b.batch.pid = pid_;
+  b.batch.epoch = epoch_;
+  b.batch.attributes = settings_.transactional ? attr_transactional : 0;
+  b.batch.base_sequence = p.next_sequence;
+  p.next_sequence = add_sequence(p.next_sequence, b.batch.record_count());
+  b.ids = std::move(p.open_ids);
+  b.ordinal = p.next_ordinal++;
+  b.deadline_ms = now_ms + settings_.delivery_timeout_ms;
+  p.queue.push_back(std::move(b));
+  p.open = record_batch{};
+  p.open_ids.clear();
+  p.open_bytes = 0;
+}
+
+void record_accumulator::discard_unsent() {
+  for (auto& [tp, p] : partitions_) {
+    for (auto id : p.open_ids)
+      outcomes_.push_back({id, error_code::invalid_txn_state, "transaction aborted", -1});
+    unresolved_ -= p.open_ids.size();
+    p.open = record_batch{};
+    p.open_ids.clear();
+    p.open_bytes = 0;
+    ++p.linger_generation;
+    size_t first_unsent = 0;
+    while (first_unsent < p.queue.size() && p.queue[first_unsent].ever_sent)
+      ++first_unsent;
+    fail_from(p, first_unsent, error_code::invalid_txn_state, "transaction aborted");
+  }
+}
+
+std::vector<batch_to_send> record_accumulator::ready() {
+  std::vector<batch_to_send> out;
+  if (bump_pending_)
+    return out; // new sends wait for the epoch bump
+  for (auto& [tp, p] : partitions_) {
+    int32_t flying = 0;
+    for (auto& b : p.queue)
+      flying += b.in_flight;
+    for (auto& b : p.queue) {
+      if (flying >= settings_.max_in_flight)
+        break;
+      if (b.in_flight)
+        continue;
+      if (b.ever_sent && retry_waiting_)
+        break; // its backoff runs: keep the order, send nothing after it
+      b.in_flight = true;
+      b.ever_sent = true;
+      ++b.attempts;
+      b.generation = next_generation_++;
+      out.push_back({tp, b.generation, b.batch});
+      ++flying;
+    }
+  }
+  return out;
+}
+
+void record_accumulator::complete(const sealed& b, error_code error, const std::string& message,
+                                  int64_t base_offset) {
+  for (size_t i = 0; i < b.ids.size(); ++i)
+    outcomes_.push_back({b.ids[i], error, message,
+                         error == error_code::none && base_offset >= 0
+                           ? base_offset + static_cast<int64_t>(i)
+                           : -1});
+  unresolved_ -= b.ids.size();
+}
+
+void record_accumulator::fail_from(partition& p, size_t from, error_code error,
+                                   const std::string& message) {
+  while (p.queue.size() > from) {
+    complete(p.queue.back(), error, message, -1);
+    p.queue.pop_back();
+  }
+}
+
+void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation, error_code error,
+                                  const std::string& message, int64_t base_offset, int64_t now_ms) {
+  auto pi = partitions_.find(tp);
+  if (pi == partitions_.end() || generation == 0)
+    return;
+  auto& p = pi->second;
+  size_t pos = 0;
+  while (pos < p.queue.size() && p.queue[pos].generation != generation)
+    ++pos;
+  if (pos == p.queue.size())
+    return; // superseded or already resolved
+  auto& b = p.queue[pos];
+  b.in_flight = false;
+  // A later batch of this epoch was acknowledged, so this one was written
+  // before it and its retry fell out of the partition's five-batch window:
+  // success without an offset, as Kafka treats DUPLICATE_SEQUENCE_NUMBER.
+  bool written_before = error == error_code::out_of_order_sequence_number && pos == 0
+                        && b.batch.epoch == epoch_ && b.ordinal < p.max_acked_ordinal;
+  if (error == error_code::none || written_before) {
+    p.max_acked_ordinal = std::max(p.max_acked_ordinal, b.ordinal);
+    complete(b, error_code::none, {}, written_before ? -1 : base_offset);
+    p.queue.erase(p.queue.begin() + static_cast<std::ptrdiff_t>(pos));
+  } else {
+    // OUT_OF_ORDER behind an unresolved batch is that batch's doing.
+    bool retriable = is_retriable(error)
+                     || (error == error_code::out_of_order_sequence_number && pos > 0);
+    bool expired = now_ms >= b.deadline_ms || b.attempts > settings_.retries;
+    if (retriable && !expired) {
+      retry_waiting_ = true;
+    } else {
+      if (retriable)
+        error = error_code::request_timed_out; // delivery.timeout.ms or retries exhausted
+      for (size_t k = pos; k < p.queue.size(); ++k)
+        p.queue[k].generation = 0; // replies of later sends are ignored
+      fail_from(p, pos, error, message);
+      if (!settings_.transactional && error != error_code::producer_fenced)
+        bump_pending_ = true;
+    }
+  }
+  maybe_bump();
+}
+
+void record_accumulator::maybe_bump() {
+  if (!bump_pending_)
+    return;
+  for (auto& [tp, p] : partitions_)
+    for (auto& b : p.queue)
+      if (b.in_flight)
+        return;
+  // KIP-360: next epoch, sequences from 0. What is left was never sent
+  // (the rest failed above), so re-sequencing it duplicates nothing.
+  bump_pending_ = false;
+  epoch_ = producer_epoch{static_cast<int16_t>(epoch_.value + 1)};
+  for (auto& [tp, p] : partitions_) {
+    p.next_sequence = 0;
+    p.max_acked_ordinal = 0;
+    // Batches sent before (waiting for a retry) may have been written: they
+    // cannot move to the new epoch without risking a duplicate.
+    while (!p.queue.empty() && p.queue.front().ever_sent) {
+      complete(p.queue.front(), error_code::request_timed_out,
+               "outcome unknown; the producer epoch was bumped", -1);
+      p.queue.pop_front();
+    }
+    for (auto& b : p.queue) {
+      b.batch.epoch = epoch_;
+      b.batch.base_sequence = p.next_sequence;
+      p.next_sequence = add_sequence(p.next_sequence, b.batch.record_count());
+    }
+  }
+}
+
+bool record_accumulator::wants_retry_timer() {
+  if (!retry_waiting_ || timer_requested_)
+    return false;
+  timer_requested_ = true;
+  return true;
+}
+
+void record_accumulator::retry_backoff_elapsed() {
+  retry_waiting_ = false;
+  timer_requested_ = false;
+}
+
+std::vector<record_outcome> record_accumulator::take_outcomes() {
+  std::vector<record_outcome> out;
+  out.swap(outcomes_);
+  return out;
+}
+
+} // namespace caftx

@@ -1,0 +1,130 @@
+// The pure core of the producer session (Kafka's RecordAccumulator plus
+// the sequence bookkeeping of its TransactionManager): one open batch per
+// partition, sealed at batch.size bytes, on linger or on flush; base
+// sequences; at most max.in.flight batches in flight per partition; retries
+// in sequence order with the same sequences; failure of a batch for good
+// fails every later batch of its partition; for an idempotent producer a
+// local epoch bump (KIP-360) once nothing is in flight, re-sequencing only
+// batches never sent. No CAF, no clock (now_ms is a parameter). Owned by
+// one producer session actor; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/record_batch.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+struct accumulator_settings {
+  int32_t batch_size = 16384;        // bytes
+  int32_t max_in_flight = 5;         // per partition
+  int32_t retries = 2147483647;      // resends of one batch
+  int64_t delivery_timeout_ms = 120000;
+  bool transactional = false;
+};
+
+/// What became of one record handed to the accumulator.
+struct record_outcome {
+  uint64_t id = 0;
+  error_code error = error_code::none;
+  std::string message;
+  int64_t offset = -1; // -1: failed, or written at an unknown offset
+};
+
+/// A batch to send now; `generation` identifies this send in on_reply.
+struct batch_to_send {
+  topic_partition tp;
+  uint64_t generation = 0;
+  record_batch batch;
+};
+
+class record_accumulator {
+public:
+  explicit record_accumulator(accumulator_settings settings) : settings_(settings) {}
+
+  /// A new producer id/epoch (InitProducerId): sequences restart at 0.
+  void set_identity(producer_id pid, producer_epoch epoch);
+
+  /// Adds a record to `tp`'s open batch. Returns true if it is the open
+  /// batch's first record (the caller arms linger.ms for `tp` with
+  /// linger_generation(tp)); seals the batch when it reaches batch.size.
+  bool append(const topic_partition& tp, uint64_t id, record rec, int64_t now_ms);
+
+  /// linger.ms of `tp` fired for `generation`: seals if still current.
+  void linger_expired(const topic_partition& tp, uint64_t generation, int64_t now_ms);
+  uint64_t linger_generation(const topic_partition& tp) const;
+
+  /// Seals every open batch (flush, commit).
+  void seal_all(int64_t now_ms);
+
+  /// Drops everything not sent yet (abort): their records fail with
+  /// INVALID_TXN_STATE. Batches in flight still resolve.
+  void discard_unsent();
+
+  /// Batches to send now, in sequence order per partition, within the
+  /// in-flight window. Nothing while a retry backoff or an epoch bump is
+  /// pending for them.
+  std::vector<batch_to_send> ready();
+
+  /// The reply (or no reply: REQUEST_TIMED_OUT) for a send.
+  void on_reply(const topic_partition& tp, uint64_t generation, error_code error,
+                const std::string& message, int64_t base_offset, int64_t now_ms);
+
+  /// A failed batch waits for retry.backoff.ms: the caller arms a timer
+  /// when this is true and calls retry_backoff_elapsed() when it fires.
+  bool wants_retry_timer();
+  void retry_backoff_elapsed();
+
+  /// Outcomes since the last call.
+  std::vector<record_outcome> take_outcomes();
+
+  size_t unresolved() const { return unresolved_; }
+  producer_epoch epoch() const { return epoch_; }
+
+private:
+  struct sealed {
+    record_batch batch;
+    std::vector<uint64_t> ids;
+    bool in_flight = false;
+    bool ever_sent = false;
+    int32_t attempts = 0;
+    int64_t deadline_ms = 0;
+    uint64_t generation = 0; // of the current send; 0 = replies are ignored
+    uint64_t ordinal = 0;    // position in the partition's sequence order
+  };
+  struct partition {
+    record_batch open;
+    std::vector<uint64_t> open_ids;
+    size_t open_bytes = 0;
+    uint64_t linger_generation = 0;
+    std::deque<sealed> queue; // sealed, in sequence order
+    int32_t next_sequence = 0;
+    // The highest ordinal acknowledged in the current epoch (0: none): a
+    // batch below it was written, the partition appends in sequence order.
+    uint64_t next_ordinal = 1;
+    uint64_t max_acked_ordinal = 0;
+  };
+
+  void seal(partition& p, int64_t now_ms);
+  void complete(const sealed& b, error_code error, const std::string& message, int64_t base_offset);
+  void fail_from(partition& p, size_t from, error_code error, const std::string& message);
+  void maybe_bump();
+
+  accumulator_settings settings_;
+  producer_id pid_ = no_producer_id;
+  producer_epoch epoch_ = no_producer_epoch;
+  std::map<topic_partition, partition> partitions_;
+  std::vector<record_outcome> outcomes_;
+  size_t unresolved_ = 0;
+  bool bump_pending_ = false;
+  bool retry_waiting_ = false;  // a failed batch waits for its backoff
+  bool timer_requested_ = false;
+  uint64_t next_generation_ = 1;
+};
+
+} // namespace caftx
