@@ -125,6 +125,10 @@ void record_accumulator::fail_from(partition& p, size_t from, error_code error,
 
 void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation, error_code error,
                                   const std::string& message, int64_t base_offset, int64_t now_ms) {
+  if (orphaned_.erase(generation) > 0) {
+    maybe_bump();
+    return;
+  }
   auto pi = partitions_.find(tp);
   if (pi == partitions_.end() || generation == 0)
     return;
@@ -155,8 +159,11 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
     } else {
       if (retriable)
         error = error_code::request_timed_out; // delivery.timeout.ms or retries exhausted
+      // Later batches still in flight fail too; their replies only count
+      // for "nothing in flight" before an epoch bump.
       for (size_t k = pos; k < p.queue.size(); ++k)
-        p.queue[k].generation = 0; // replies of later sends are ignored
+        if (p.queue[k].in_flight)
+          orphaned_.insert(p.queue[k].generation);
       fail_from(p, pos, error, message);
       if (!settings_.transactional && error != error_code::producer_fenced)
         bump_pending_ = true;
@@ -166,7 +173,7 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
 }
 
 void record_accumulator::maybe_bump() {
-  if (!bump_pending_)
+  if (!bump_pending_ || !orphaned_.empty())
     return;
   for (auto& [tp, p] : partitions_)
     for (auto& b : p.queue)

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,7 @@ private:
   producer_epoch epoch_ = no_producer_epoch;
   std::map<topic_partition, partition> partitions_;
   std::vector<record_outcome> outcomes_;
+  std::set<uint64_t> orphaned_; // sends of failed batches still awaiting a reply
   size_t unresolved_ = 0;
   bool bump_pending_ = false;
   bool retry_waiting_ = false;  // a failed batch waits for its backoff

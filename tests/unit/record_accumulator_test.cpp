@@ -1,0 +1,200 @@
+// The producer session's core: batches, sequences, the in-flight window,
+// in-order retries and the KIP-360 epoch bump (reference §2.8, §2.12).
+#include <gtest/gtest.h>
+
+#include "actors/client/record_accumulator.hpp"
+
+namespace caftx {
+namespace {
+
+const topic_partition tp0{"t", 0};
+const topic_partition tp1{"t", 1};
+
+record rec(const std::string& v) {
+  return {"", v, {}, 1};
+}
+
+class RecordAccumulator : public ::testing::Test {
+protected:
+  accumulator_settings settings{/*batch_size=*/1, /*max_in_flight=*/5, /*retries=*/100,
+                                /*delivery_timeout_ms=*/1000, /*transactional=*/false};
+  record_accumulator acc{settings};
+  uint64_t next_id = 1;
+
+  void SetUp() override { acc.set_identity(producer_id{7}, producer_epoch{0}); }
+
+  // batch.size 1 byte: every record is a batch of its own.
+  void add(const topic_partition& tp, int n) {
+    for (int i = 0; i < n; ++i)
+      acc.append(tp, next_id++, rec(std::to_string(i)), 0);
+  }
+
+  static std::vector<int32_t> sequences(const std::vector<batch_to_send>& v) {
+    std::vector<int32_t> out;
+    for (auto& b : v)
+      out.push_back(b.batch.base_sequence);
+    return out;
+  }
+};
+
+TEST_F(RecordAccumulator, SealsAtBatchSizeAndNumbersBatchesWithConsecutiveSequences) {
+  record_accumulator big{{/*batch_size=*/50, 5, 100, 1000, false}};
+  big.set_identity(producer_id{7}, producer_epoch{3});
+  EXPECT_TRUE(big.append(tp0, 1, rec("a"), 0));   // first record: arm linger
+  EXPECT_FALSE(big.append(tp0, 2, rec("b"), 0));  // 42 bytes so far: open
+  EXPECT_TRUE(big.ready().empty());
+  big.append(tp0, 3, rec("c"), 0);                // 63 bytes: sealed
+  auto sent = big.ready();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].batch.record_count(), 3);
+  EXPECT_EQ(sent[0].batch.base_sequence, 0);
+  EXPECT_EQ(sent[0].batch.pid, producer_id{7});
+  EXPECT_EQ(sent[0].batch.epoch, producer_epoch{3});
+  big.append(tp0, 4, rec("d"), 0);
+  big.seal_all(0);
+  EXPECT_EQ(sequences(big.ready()), std::vector<int32_t>{3});
+}
+
+TEST_F(RecordAccumulator, AtMostMaxInFlightBatchesPerPartition) {
+  add(tp0, 7);
+  add(tp1, 2);
+  auto sent = acc.ready();
+  int on_tp0 = 0;
+  for (auto& b : sent)
+    on_tp0 += b.tp == tp0;
+  EXPECT_EQ(on_tp0, 5);
+  EXPECT_EQ(sent.size(), 7u);
+  EXPECT_TRUE(acc.ready().empty());
+  acc.on_reply(tp0, sent[0].generation, error_code::none, {}, 0, 0);
+  auto more = acc.ready();
+  ASSERT_EQ(more.size(), 1u);
+  EXPECT_EQ(more[0].batch.base_sequence, 5);
+}
+
+TEST_F(RecordAccumulator, RetriesResendTheSameSequencesInOrderAfterTheBackoff) {
+  add(tp0, 3);
+  auto sent = acc.ready();
+  ASSERT_EQ(sequences(sent), (std::vector<int32_t>{0, 1, 2}));
+  acc.on_reply(tp0, sent[0].generation, error_code::request_timed_out, "lost", -1, 0);
+  acc.on_reply(tp0, sent[1].generation, error_code::out_of_order_sequence_number, "gap", -1, 0);
+  acc.on_reply(tp0, sent[2].generation, error_code::out_of_order_sequence_number, "gap", -1, 0);
+  EXPECT_TRUE(acc.wants_retry_timer());
+  EXPECT_FALSE(acc.wants_retry_timer()); // one timer at a time
+  EXPECT_TRUE(acc.ready().empty());       // nothing before the backoff
+  acc.retry_backoff_elapsed();
+  auto again = acc.ready();
+  EXPECT_EQ(sequences(again), (std::vector<int32_t>{0, 1, 2}));
+  for (size_t i = 0; i < again.size(); ++i)
+    acc.on_reply(tp0, again[i].generation, error_code::none, {}, 10 + static_cast<int64_t>(i), 0);
+  auto outcomes = acc.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (auto& o : outcomes)
+    EXPECT_EQ(o.error, error_code::none);
+  EXPECT_EQ(acc.unresolved(), 0u);
+}
+
+TEST_F(RecordAccumulator, ReplyOfASupersededSendIsIgnored) {
+  add(tp0, 1);
+  auto first = acc.ready();
+  acc.on_reply(tp0, first[0].generation, error_code::request_timed_out, "lost", -1, 0);
+  (void) acc.wants_retry_timer();
+  acc.retry_backoff_elapsed();
+  auto second = acc.ready();
+  acc.on_reply(tp0, first[0].generation, error_code::none, {}, 99, 0); // late reply
+  EXPECT_TRUE(acc.take_outcomes().empty());
+  acc.on_reply(tp0, second[0].generation, error_code::none, {}, 4, 0);
+  auto outcomes = acc.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].offset, 4);
+}
+
+TEST_F(RecordAccumulator, OutOfOrderBehindAnAcknowledgedBatchMeansItWasWritten) {
+  add(tp0, 2);
+  auto sent = acc.ready();
+  acc.on_reply(tp0, sent[1].generation, error_code::none, {}, 1, 0); // the later one landed
+  acc.on_reply(tp0, sent[0].generation, error_code::request_timed_out, "lost", -1, 0);
+  (void) acc.wants_retry_timer();
+  acc.retry_backoff_elapsed();
+  auto retry = acc.ready();
+  acc.on_reply(tp0, retry[0].generation, error_code::out_of_order_sequence_number, "old", -1, 0);
+  auto outcomes = acc.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_EQ(outcomes[1].error, error_code::none); // written, offset unknown
+  EXPECT_EQ(outcomes[1].offset, -1);
+  EXPECT_EQ(acc.epoch(), producer_epoch{0});      // no bump
+}
+
+TEST_F(RecordAccumulator, GenuineGapFailsLaterBatchesAndBumpsTheIdempotentEpoch) {
+  add(tp0, 3);
+  auto sent = acc.ready();
+  acc.on_reply(tp0, sent[0].generation, error_code::none, {}, 0, 0);
+  acc.on_reply(tp0, sent[1].generation, error_code::out_of_order_sequence_number, "gap", -1, 0);
+  // The third is still in flight: the bump waits for it; its reply is moot.
+  EXPECT_EQ(acc.epoch(), producer_epoch{0});
+  auto outcomes = acc.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 3u);
+  EXPECT_EQ(outcomes[1].error, error_code::out_of_order_sequence_number);
+  EXPECT_EQ(outcomes[2].error, error_code::out_of_order_sequence_number);
+  acc.on_reply(tp0, sent[2].generation, error_code::none, {}, 2, 0);
+  EXPECT_TRUE(acc.take_outcomes().empty());
+  add(tp0, 1);
+  auto next = acc.ready();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(acc.epoch(), producer_epoch{1});
+  EXPECT_EQ(next[0].batch.epoch, producer_epoch{1});
+  EXPECT_EQ(next[0].batch.base_sequence, 0);
+}
+
+TEST_F(RecordAccumulator, TransactionalFailureDoesNotBumpTheEpoch) {
+  record_accumulator txn{{1, 5, 100, 1000, /*transactional=*/true}};
+  txn.set_identity(producer_id{7}, producer_epoch{2});
+  txn.append(tp0, 1, rec("a"), 0);
+  auto sent = txn.ready();
+  EXPECT_TRUE(sent[0].batch.is_transactional());
+  txn.on_reply(tp0, sent[0].generation, error_code::invalid_producer_epoch, "fenced", -1, 0);
+  EXPECT_EQ(txn.take_outcomes().at(0).error, error_code::invalid_producer_epoch);
+  EXPECT_EQ(txn.epoch(), producer_epoch{2});
+}
+
+TEST_F(RecordAccumulator, DeliveryTimeoutEndsTheRetries) {
+  add(tp0, 1);
+  auto sent = acc.ready();
+  acc.on_reply(tp0, sent[0].generation, error_code::not_leader_or_follower, "moved", -1, 1000);
+  auto outcomes = acc.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].error, error_code::request_timed_out);
+}
+
+TEST_F(RecordAccumulator, DiscardUnsentFailsOpenAndQueuedRecordsButNotThoseInFlight) {
+  record_accumulator small{{/*batch_size=*/1, /*max_in_flight=*/1, 100, 1000, true}};
+  small.set_identity(producer_id{7}, producer_epoch{0});
+  small.append(tp0, 1, rec("a"), 0);
+  small.append(tp0, 2, rec("b"), 0);
+  auto sent = small.ready(); // only the first: window of one
+  ASSERT_EQ(sent.size(), 1u);
+  small.discard_unsent();
+  auto outcomes = small.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].id, 2u);
+  EXPECT_EQ(outcomes[0].error, error_code::invalid_txn_state);
+  EXPECT_EQ(small.unresolved(), 1u);
+  small.on_reply(tp0, sent[0].generation, error_code::none, {}, 0, 0);
+  EXPECT_EQ(small.unresolved(), 0u);
+}
+
+TEST_F(RecordAccumulator, LingerSealsOnlyTheBatchItWasArmedFor) {
+  record_accumulator big{{1000, 5, 100, 1000, false}};
+  big.set_identity(producer_id{7}, producer_epoch{0});
+  ASSERT_TRUE(big.append(tp0, 1, rec("a"), 0));
+  auto generation = big.linger_generation(tp0);
+  big.seal_all(0); // a flush sealed it already
+  ASSERT_EQ(big.ready().size(), 1u);
+  ASSERT_TRUE(big.append(tp0, 2, rec("b"), 0));
+  big.linger_expired(tp0, generation, 5); // stale timer
+  EXPECT_TRUE(big.ready().empty());
+  big.linger_expired(tp0, big.linger_generation(tp0), 5);
+  EXPECT_EQ(big.ready().size(), 1u);
+}
+
+} // namespace
+} // namespace caftx
