@@ -163,6 +163,13 @@ TEST_F(RecordAccumulator, DeliveryTimeoutEndsTheRetries) {
   auto outcomes = acc.take_outcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0].error, error_code::request_timed_out);
+  // Its outcome is unknown: KIP-360, the idempotent producer moves on with
+  // a new epoch from sequence 0.
+  EXPECT_EQ(acc.epoch(), producer_epoch{1});
+  add(tp0, 1);
+  auto next = acc.ready();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].batch.base_sequence, 0);
 }
 
 TEST_F(RecordAccumulator, DiscardUnsentFailsOpenAndQueuedRecordsButNotThoseInFlight) {
