@@ -26,16 +26,23 @@ TEST(Northwind, SequentialReferenceResult) {
   EXPECT_EQ(r.confirmed.front(), 10248);
 }
 
-class NorthwindPipeline : public threaded_fixture {};
+class NorthwindPipeline : public threaded_fixture {
+protected:
+  northwind::job_options options(uint64_t seed, int crashes, int node_restarts,
+                                 int orders_per_transaction = 10) const {
+    northwind::job_options opts;
+    opts.input_dir = input;
+    opts.data_dir = dir;
+    opts.seed = seed;
+    opts.crashes = crashes;
+    opts.node_restarts = node_restarts;
+    opts.orders_per_transaction = orders_per_transaction;
+    return opts;
+  }
+};
 
 TEST_F(NorthwindPipeline, WithCrashesAndANodeRestartEqualsTheSequentialComputation) {
-  northwind::job_options opts;
-  opts.input_dir = input;
-  opts.data_dir = dir;
-  opts.seed = 7;
-  opts.crashes = 4;
-  opts.node_restarts = 1;
-  auto report = northwind::run_job(sys, opts);
+  auto report = northwind::run_job(sys, options(7, 4, 1));
   EXPECT_EQ(report.crashes_injected, 4);
   EXPECT_EQ(report.node_restarts, 1);
   EXPECT_EQ(report.actual.confirmed, report.expected.confirmed);
@@ -48,25 +55,14 @@ TEST_F(NorthwindPipeline, WithCrashesAndANodeRestartEqualsTheSequentialComputati
 TEST_F(NorthwindPipeline, EveryCrashPointAndSeedGivesTheSameResult) {
   for (uint64_t seed : {11, 12, 13}) {
     std::filesystem::remove_all(dir);
-    northwind::job_options opts;
-    opts.input_dir = input;
-    opts.data_dir = dir;
-    opts.seed = seed;
-    opts.crashes = 6;
-    opts.node_restarts = 1;
-    opts.orders_per_transaction = 25;
-    auto report = northwind::run_job(sys, opts);
+    auto report = northwind::run_job(sys, options(seed, 6, 1, 25));
     EXPECT_EQ(report.crashes_injected + report.node_restarts, 7) << "seed " << seed;
     EXPECT_TRUE(report.equal()) << "seed " << seed;
   }
 }
 
 TEST_F(NorthwindPipeline, ARerunOnTheSameDataDirectoryResumesWithoutLoadingTwice) {
-  northwind::job_options opts;
-  opts.input_dir = input;
-  opts.data_dir = dir;
-  opts.crashes = 1;
-  opts.node_restarts = 0;
+  auto opts = options(1, 1, 0);
   auto first = northwind::run_job(sys, opts);
   EXPECT_EQ(first.orders_loaded, 830);
   EXPECT_TRUE(first.equal());
