@@ -48,9 +48,6 @@ public:
   /// Runs the continuation of `done`. Returns false for an unknown ticket.
   bool complete(const storage_done& done);
 
-  node_store& store() { return *store_; }
-  const std::shared_ptr<node_store>& store_ptr() const { return store_; }
-  size_t in_flight() const { return pending_.size(); }
 
 private:
   std::shared_ptr<node_store> store_;

@@ -117,7 +117,6 @@ public:
   /// The counter behind the next producer id this shard hands out; the
   /// shell persists it with every card that allocated a producer id.
   int64_t next_pid_counter() const { return next_pid_counter_; }
-  const txn_coordinator_settings& settings() const { return settings_; }
 
 private:
   struct metadata {
