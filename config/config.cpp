@@ -133,6 +133,8 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("caftx.supervisor.max.restarts", c.supervisor_max_restarts, 0, 1000));
   CAFTX_TRY(r.int32("caftx.supervisor.restart.window.ms", c.supervisor_restart_window_ms, 1, int_max));
   CAFTX_TRY(r.int32("caftx.marker.retry.backoff.ms", c.marker_retry_backoff_ms, 1, 60000));
+  CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1,
+                    int_max));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",

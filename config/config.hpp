@@ -52,6 +52,11 @@ struct node_config {
   /// leader or group coordinator crashing more often is not restarted again.
   int32_t supervisor_max_restarts = 5;
   int32_t supervisor_restart_window_ms = 10000;
+  /// `request.timeout.ms`, [1, 2147483647]: how long a node waits for
+  /// another actor's reply (markers, transaction verification) before it
+  /// treats the destination as unavailable and retries or answers a
+  /// retriable error (reference §4.1).
+  int32_t request_timeout_ms = 30000;
   /// `caftx.marker.retry.backoff.ms`: wait before re-sending a marker that
   /// a partition did not acknowledge, [1, 60000].
   int32_t marker_retry_backoff_ms = 100;

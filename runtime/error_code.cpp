@@ -12,6 +12,7 @@ const char* to_string(error_code code) {
     case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case error_code::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
     case error_code::not_coordinator: return "NOT_COORDINATOR";
+    case error_code::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
     case error_code::invalid_request: return "INVALID_REQUEST";
     case error_code::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
     case error_code::duplicate_sequence_number: return "DUPLICATE_SEQUENCE_NUMBER";
@@ -27,6 +28,7 @@ const char* to_string(error_code code) {
     case error_code::invalid_record: return "INVALID_RECORD";
     case error_code::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
     case error_code::producer_fenced: return "PRODUCER_FENCED";
+    case error_code::transaction_abortable: return "TRANSACTION_ABORTABLE";
     case error_code::invalid_config: return "INVALID_CONFIG";
     case error_code::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
     case error_code::invalid_partitions: return "INVALID_PARTITIONS";
@@ -42,6 +44,7 @@ bool is_retriable(error_code code) {
     case error_code::coordinator_load_in_progress:
     case error_code::coordinator_not_available:
     case error_code::not_coordinator:
+    case error_code::not_enough_replicas:
     case error_code::concurrent_transactions:
     case error_code::unknown_topic_or_partition:
     case error_code::kafka_storage_error:
@@ -66,18 +69,37 @@ error_class classify(api_kind api, error_code code) {
     case api_kind::add_partitions_to_txn:
     case api_kind::add_offsets_to_txn:
     case api_kind::end_txn:
-      if (code == error_code::operation_not_attempted
+      if (code == error_code::operation_not_attempted || code == error_code::transaction_abortable
           || code == error_code::unknown_producer_id
           || code == error_code::invalid_producer_id_mapping)
         return error_class::abortable;
       return error_class::fatal;
     case api_kind::txn_offset_commit:
-      return error_class::fatal;
+      return code == error_code::transaction_abortable ? error_class::abortable
+                                                       : error_class::fatal;
     case api_kind::init_producer_id:
     case api_kind::find_coordinator:
       return error_class::fatal;
   }
   return error_class::fatal;
+}
+
+error_code verification_error(api_kind api, error_code code) {
+  switch (code) {
+    case error_code::none:
+    case error_code::transaction_abortable:
+    case error_code::invalid_producer_id_mapping:
+    case error_code::invalid_request:
+      return code;
+    case error_code::producer_fenced:
+    case error_code::invalid_producer_epoch:
+      return error_code::invalid_producer_epoch;
+    case error_code::concurrent_transactions:
+      return api == api_kind::produce ? error_code::not_enough_replicas : code;
+    default: // unavailable, loading, not the coordinator, no reply
+      return api == api_kind::produce ? error_code::not_enough_replicas
+                                      : error_code::coordinator_load_in_progress;
+  }
 }
 
 const char* to_string(error_class c) {

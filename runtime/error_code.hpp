@@ -18,6 +18,7 @@ enum class error_code : uint8_t {
   coordinator_load_in_progress = 14,
   coordinator_not_available = 15,
   not_coordinator = 16,
+  not_enough_replicas = 19,
   invalid_request = 42,
   out_of_order_sequence_number = 45,
   duplicate_sequence_number = 46,
@@ -33,6 +34,7 @@ enum class error_code : uint8_t {
   invalid_record = 87,
   unstable_offset_commit = 88,
   producer_fenced = 90,
+  transaction_abortable = 120,
   invalid_config = 40,
   topic_already_exists = 36,
   invalid_partitions = 37,
@@ -64,6 +66,17 @@ enum class api_kind : uint8_t {
 
 /// The Java client's classification of `code` returned by `api`.
 error_class classify(api_kind api, error_code code);
+
+/// The error a partition leader (api produce) or group coordinator (api
+/// txn_offset_commit) answers when verifying a transactional write with the
+/// transaction coordinator (KIP-890 part 1) gave `code` (reference §2.8
+/// step 4, §2.5 step 5). Produce: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH;
+/// CONCURRENT_TRANSACTIONS and coordinator-unavailable errors ->
+/// NOT_ENOUGH_REPLICAS (retriable). TxnOffsetCommit: PRODUCER_FENCED ->
+/// INVALID_PRODUCER_EPOCH; no reply -> COORDINATOR_LOAD_IN_PROGRESS.
+/// TRANSACTION_ABORTABLE ("not in the transaction") and
+/// INVALID_PRODUCER_ID_MAPPING pass through.
+error_code verification_error(api_kind api, error_code code);
 
 const char* to_string(error_class c);
 

@@ -21,6 +21,7 @@ namespace caftx {
   X(add_partitions_to_txn_request)                                                                 \
   X(add_offsets_to_txn_request)                                                                    \
   X(end_txn_request)                                                                               \
+  X(end_txn_response)                                                                              \
   X(txn_response)                                                                                  \
   X(describe_transaction_request)                                                                  \
   X(describe_transaction_response)                                                                 \

@@ -77,12 +77,18 @@ struct init_producer_id_response {
   producer_epoch epoch = no_producer_epoch;
 };
 
-/// AddPartitionsToTxn (reference §2.3).
+/// AddPartitionsToTxn (reference §2.3). With `verify_only` (KIP-890
+/// part 1, sent by a partition leader or group coordinator before the first
+/// transactional write of a producer there) nothing is added: the reply is
+/// NONE if every partition is in the producer's ongoing transaction,
+/// TRANSACTION_ABORTABLE if one is not, INVALID_PRODUCER_ID_MAPPING,
+/// PRODUCER_FENCED or CONCURRENT_TRANSACTIONS (Prepare*) otherwise.
 struct add_partitions_to_txn_request {
   std::string transactional_id;
   producer_id pid = no_producer_id;
   producer_epoch epoch = no_producer_epoch;
   std::vector<topic_partition> partitions;
+  bool verify_only = false;
 };
 
 /// AddOffsetsToTxn (reference §2.4).
@@ -101,7 +107,18 @@ struct end_txn_request {
   bool committed = false;
 };
 
-/// Reply of AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
+/// Reply of EndTxn (reference §2.6, KIP-890 part 2 / EndTxn v5): the
+/// producer id and epoch the producer must use from now on; every ended
+/// transaction bumps the epoch (or rotates the producer id when the epoch
+/// is exhausted). -1/-1 on error.
+struct end_txn_response {
+  error_code error = error_code::none;
+  std::string message;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+};
+
+/// Reply of AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit,
 /// OffsetCommit and WriteTxnMarkers: one error for the whole request.
 struct txn_response {
   error_code error = error_code::none;
@@ -168,13 +185,20 @@ struct list_offsets_response {
   int64_t offset = -1;
 };
 
-/// WriteTxnMarkers for one partition (reference §2.7).
+/// WriteTxnMarkers for one partition (reference §2.7). The coordinator
+/// writes markers with transaction_version 2 (KIP-890 part 2): the marker's
+/// epoch is the one bumped at the end of the transaction, so the partition
+/// requires it to be above the epoch of the open transaction's data (an
+/// equal epoch is only a repeat of a marker already written). Version 1
+/// (the admin abort of a hanging transaction, KIP-664) carries the data's
+/// own epoch and only must not be older.
 struct write_txn_marker_request {
   producer_id pid = no_producer_id;
   producer_epoch epoch = no_producer_epoch;
   int32_t coordinator_epoch = 0;
   bool committed = false;
   topic_partition tp;
+  int8_t transaction_version = 2;
 };
 
 // -- group coordinator -------------------------------------------------------
@@ -314,9 +338,11 @@ CAFTX_INSPECT(find_coordinator_response, x.error, x.message, x.partition, x.coor
 CAFTX_INSPECT(init_producer_id_request, x.has_transactional_id, x.transactional_id,
               x.transaction_timeout_ms, x.pid, x.epoch)
 CAFTX_INSPECT(init_producer_id_response, x.error, x.message, x.pid, x.epoch)
-CAFTX_INSPECT(add_partitions_to_txn_request, x.transactional_id, x.pid, x.epoch, x.partitions)
+CAFTX_INSPECT(add_partitions_to_txn_request, x.transactional_id, x.pid, x.epoch, x.partitions,
+              x.verify_only)
 CAFTX_INSPECT(add_offsets_to_txn_request, x.transactional_id, x.pid, x.epoch, x.group_id)
 CAFTX_INSPECT(end_txn_request, x.transactional_id, x.pid, x.epoch, x.committed)
+CAFTX_INSPECT(end_txn_response, x.error, x.message, x.pid, x.epoch)
 CAFTX_INSPECT(txn_response, x.error, x.message)
 CAFTX_INSPECT(describe_transaction_request, x.transactional_id)
 CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x.partitions,
@@ -328,7 +354,8 @@ CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stabl
               x.log_start_offset, x.aborted_transactions, x.batches)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
 CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
-CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp)
+CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,
+              x.transaction_version)
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
               x.partitions, x.offsets)
 CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)

@@ -24,7 +24,10 @@ bool is_valid_transition(txn_state from, txn_state to) {
     case s::empty: return completed_or_empty;
     case s::ongoing: return completed_or_empty || from == s::ongoing;
     case s::prepare_commit: return from == s::ongoing;
-    case s::prepare_abort: return from == s::ongoing || from == s::prepare_epoch_fence;
+    // Empty/Complete* -> PrepareAbort: an abort with the current epoch
+    // outside a transaction (KIP-890 part 2, T12).
+    case s::prepare_abort:
+      return from == s::ongoing || from == s::prepare_epoch_fence || completed_or_empty;
     case s::complete_commit: return from == s::prepare_commit;
     case s::complete_abort: return from == s::prepare_abort;
     case s::dead: return completed_or_empty;
@@ -38,7 +41,8 @@ bool operator==(const txn_card& a, const txn_card& b) {
          && a.previous_pid == b.previous_pid && a.epoch == b.epoch
          && a.txn_timeout_ms == b.txn_timeout_ms && a.state == b.state
          && a.partitions == b.partitions && a.txn_start_ms == b.txn_start_ms
-         && a.last_update_ms == b.last_update_ms;
+         && a.last_update_ms == b.last_update_ms && a.next_pid == b.next_pid
+         && a.ended_by_pid == b.ended_by_pid && a.ended_by_epoch == b.ended_by_epoch;
 }
 
 } // namespace caftx

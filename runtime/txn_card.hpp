@@ -35,12 +35,22 @@ struct txn_card {
   std::string transactional_id;
   producer_id pid = no_producer_id;
   producer_id previous_pid = no_producer_id; // before the last rotation
+  /// The producer id to switch to when this Prepare* card completes: set
+  /// when the end-of-transaction epoch bump exhausted the epoch (KIP-890
+  /// part 2, Kafka's NextProducerId), else -1.
+  producer_id next_pid = no_producer_id;
   producer_epoch epoch = no_producer_epoch;
   int32_t txn_timeout_ms = 0;
   txn_state state = txn_state::empty;
   std::vector<topic_partition> partitions; // sorted, unique
   int64_t txn_start_ms = -1;
   int64_t last_update_ms = -1;
+  /// Producer id and epoch of the EndTxn request that decided the last
+  /// transaction (so a retry of it is recognised, also after a coordinator
+  /// restart); -1 when the coordinator decided it (timeout, fencing) or
+  /// no transaction has ended since the last InitProducerId.
+  producer_id ended_by_pid = no_producer_id;
+  producer_epoch ended_by_epoch = no_producer_epoch;
   friend bool operator==(const txn_card& a, const txn_card& b);
 };
 

@@ -6,6 +6,7 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
+#include <boost/serialization/version.hpp>
 
 #include <cstdio>
 #include <sstream>
@@ -37,12 +38,18 @@ void serialize(Archive& ar, caftx::record_batch& x, unsigned) {
   ar & x.base_offset & x.pid & x.epoch & x.base_sequence & x.attributes & x.records;
 }
 
+// Class version 0: the fields of value version 1 as first written.
+// Class version 1 appends next_pid, ended_by_pid, ended_by_epoch (the
+// end-of-transaction epoch bump, KIP-890 part 2); a version 0 card reads
+// them as -1.
 template <class Archive>
-void serialize(Archive& ar, caftx::txn_card& x, unsigned) {
+void serialize(Archive& ar, caftx::txn_card& x, unsigned version) {
   auto state = static_cast<int8_t>(x.state);
   ar & x.transactional_id & x.pid & x.previous_pid & x.epoch & x.txn_timeout_ms & state
     & x.partitions & x.txn_start_ms & x.last_update_ms;
   x.state = static_cast<caftx::txn_state>(state);
+  if (version >= 1)
+    ar & x.next_pid & x.ended_by_pid & x.ended_by_epoch;
 }
 
 template <class Archive>
@@ -61,6 +68,8 @@ void serialize(Archive& ar, caftx::pending_txn_offsets& x, unsigned) {
 }
 
 } // namespace boost::serialization
+
+BOOST_CLASS_VERSION(caftx::txn_card, 1)
 
 namespace caftx::codec {
 

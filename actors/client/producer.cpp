@@ -142,6 +142,18 @@ struct producer::impl {
     set_identity(r.pid, r.epoch);
   }
 
+  // EndTxn. Every ended transaction bumps the producer epoch (KIP-890
+  // part 2): the producer continues with the identity in the reply, with
+  // sequences from 0, so nothing it sent before can join a later
+  // transaction.
+  void end_txn(bool commit, const char* after_send_point) {
+    end_txn_request req{tid(), tm.pid(), tm.epoch(), commit};
+    auto r = coordinator_call<end_txn_response>(api_kind::end_txn, 1, tid(), req,
+                                                after_send_point);
+    tm.identity_changed(r.pid, r.epoch);
+    ch.self()->send(session, session_identity{r.pid, r.epoch});
+  }
+
   void init_idempotent() {
     check(tm.begin_init());
     auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
@@ -336,8 +348,7 @@ void producer::commit_transaction() {
   d.check(d.tm.begin_commit());
   if (d.tm.needs_end_txn()) {
     d.fault("before_end_txn");
-    end_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), true};
-    d.coordinator_call<txn_response>(api_kind::end_txn, 1, d.tid(), req, "after_end_txn_sent");
+    d.end_txn(true, "after_end_txn_sent");
   }
   d.tm.end_succeeded();
 }
@@ -347,11 +358,9 @@ void producer::abort_transaction() {
   auto& d = *impl_;
   d.check(d.tm.begin_abort());
   (void) d.settle(true); // unsent records are dropped, sent ones resolve
-  if (d.tm.needs_end_txn()) {
-    end_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), false};
-    d.coordinator_call<txn_response>(api_kind::end_txn, 1, d.tid(), req);
-  }
   bool bump = d.tm.epoch_bump_required();
+  if (d.tm.needs_end_txn())
+    d.end_txn(false, nullptr);
   d.tm.end_succeeded();
   if (bump)
     d.init_producer_id(d.tm.pid(), d.tm.epoch());

@@ -53,6 +53,12 @@ public:
   status begin_abort();
   /// EndTxn succeeded (or nothing had to be sent): back to ready.
   void end_succeeded();
+  /// EndTxn answered the producer id and epoch to continue with (KIP-890
+  /// part 2); the state is unchanged.
+  void identity_changed(producer_id pid, producer_epoch epoch) {
+    pid_ = pid;
+    epoch_ = epoch;
+  }
   /// Records an error from a request with its classification: abortable
   /// moves to abortable_error (fatal if not in a transaction), fatal to
   /// fatal_error. Retriable errors are not reported here.

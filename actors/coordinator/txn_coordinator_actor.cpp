@@ -7,6 +7,7 @@
 #include <leveldb/write_batch.h>
 
 #include <chrono>
+#include <tuple>
 #include <set>
 #include <stdexcept>
 
@@ -20,8 +21,6 @@
 namespace caftx {
 
 namespace {
-
-constexpr auto marker_request_timeout = std::chrono::seconds(10);
 
 struct coordinator_state {
   std::unique_ptr<txn_coordinator_core> core;
@@ -112,7 +111,7 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
   }
   write_txn_marker_request req{card.pid, card.epoch, st.cepoch.value,
                                card.state == txn_state::prepare_commit, tp};
-  self->request(dest, marker_request_timeout, std::move(req))
+  self->request(dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms), std::move(req))
     .then(
       [self, tid, tp, still_wanted](const txn_response& r) {
         if (!still_wanted())
@@ -286,6 +285,11 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       auto& st = self->state;
       if (st.loading)
         return caf::make_message(txn_response{loading_error().code(), "loading"});
+      if (req.verify_only) {
+        auto d = st.core->verify_partitions(req.transactional_id, req.pid, req.epoch,
+                                            req.partitions);
+        return caf::make_message(txn_response{d.error, d.message});
+      }
       if (auto s = check_partitions(self, req.partitions); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
       return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
@@ -305,9 +309,26 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     [=](const end_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       if (st.loading)
-        return caf::make_message(txn_response{loading_error().code(), "loading"});
-      return txn_reply(self, st.core->end_txn(req.transactional_id, req.pid, req.epoch,
-                                              req.committed, st.ctx->clock_ms()));
+        return caf::make_message(end_txn_response{loading_error().code(), "loading"});
+      auto d = st.core->end_txn(req.transactional_id, req.pid, req.epoch, req.committed,
+                                st.ctx->clock_ms());
+      auto tid = req.transactional_id;
+      auto identity = [self, tid](error_code e, std::string msg) {
+        end_txn_response r{e, std::move(msg)};
+        if (e == error_code::none)
+          if (auto* card = self->state.core->find(tid))
+            std::tie(r.pid, r.epoch) = next_identity(*card);
+        return r;
+      };
+      if (!d.card)
+        return caf::make_message(identity(d.error, d.message));
+      auto rp = self->make_response_promise();
+      persist(self, std::move(d),
+              [rp, identity](const status& s) mutable {
+                rp.deliver(identity(s.code(), s.message()));
+              },
+              rp);
+      return rp;
     },
     [=](const describe_transaction_request& req) {
       auto& st = self->state;
@@ -349,6 +370,8 @@ caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
     auto unavailable = error_code::coordinator_not_available;
     if (req.match_elements<init_producer_id_request>())
       return caf::make_message(init_producer_id_response{unavailable, "coordinator not available"});
+    if (req.match_elements<end_txn_request>())
+      return caf::make_message(end_txn_response{unavailable, "coordinator not available"});
     if (req.match_elements<describe_transaction_request>()) {
       describe_transaction_response r;
       r.error = unavailable;

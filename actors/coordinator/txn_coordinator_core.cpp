@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace caftx {
 
@@ -52,9 +53,14 @@ txn_decision txn_coordinator_core::fence_and_abort(metadata& m, int64_t now_ms) 
   // PrepareEpochFence is only ever pending: bump the epoch and abort with
   // it, so the old producer's next request is fenced (T4, T10).
   txn_card next = m.card;
-  if (!m.has_failed_epoch_fence)
+  // At 32767 there is no higher epoch; the abort goes through unbumped, as
+  // in Kafka 4.x (only a card written before every commit bumped can be
+  // Ongoing there).
+  if (!m.has_failed_epoch_fence && m.card.epoch.value < std::numeric_limits<int16_t>::max())
     next.epoch = producer_epoch{static_cast<int16_t>(m.card.epoch.value + 1)};
   next.state = txn_state::prepare_abort;
+  next.ended_by_pid = no_producer_id; // decided here: no client request may retry it
+  next.ended_by_epoch = no_producer_epoch;
   next.last_update_ms = now_ms;
   auto d = prepare(m, std::move(next), txn_state::prepare_abort);
   d.send_markers = true;
@@ -90,9 +96,12 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
     return reject(error_code::concurrent_transactions, "a state transition is pending");
   bool has_expected = args.expected_pid != no_producer_id;
   if (has_expected) {
+    // A producer that already got the rotated id of a Prepare* card
+    // (end-of-transaction bump, KIP-890) retries below (KAFKA-18660).
     bool valid = m.card.epoch == no_producer_epoch || args.expected_pid == m.card.pid
                  || (args.expected_pid == m.card.previous_pid
-                     && is_epoch_exhausted(args.expected_epoch));
+                     && is_epoch_exhausted(args.expected_epoch))
+                 || (m.card.next_pid != no_producer_id && args.expected_pid == m.card.next_pid);
     if (!valid)
       return reject(error_code::producer_fenced, "producer id " + std::to_string(args.expected_pid.value)
                                                    + " is not the current one");
@@ -116,6 +125,8 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
   next.txn_start_ms = -1;
   next.txn_timeout_ms = args.transaction_timeout_ms;
   next.last_update_ms = now_ms;
+  next.ended_by_pid = no_producer_id;
+  next.ended_by_epoch = no_producer_epoch;
   producer_epoch last_epoch = no_producer_epoch;
   auto e = m.card.epoch;
   if (is_epoch_exhausted(e) && (!has_expected || args.expected_epoch == e)) {
@@ -144,21 +155,34 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
   return d;
 }
 
-std::optional<txn_decision> txn_coordinator_core::check_producer(const std::string& tid,
+std::optional<txn_decision> txn_coordinator_core::check_identity(const std::string& tid,
                                                                  producer_id pid,
-                                                                 producer_epoch epoch,
-                                                                 metadata*& found) {
+                                                                 producer_epoch epoch) const {
   if (tid.empty())
     return reject(error_code::invalid_request, "transactional.id must not be empty");
   auto i = txns_.find(tid);
   if (i == txns_.end() || i->second.card.pid != pid)
     return reject(error_code::invalid_producer_id_mapping,
                   "producer id " + std::to_string(pid.value) + " is not mapped to " + tid);
-  auto& m = i->second;
-  if (m.card.epoch != epoch)
+  if (i->second.card.epoch != epoch)
     return reject(error_code::producer_fenced, "producer epoch " + std::to_string(epoch.value)
                                                  + " is not the current "
-                                                 + std::to_string(m.card.epoch.value));
+                                                 + std::to_string(i->second.card.epoch.value));
+  return std::nullopt;
+}
+
+std::optional<txn_decision> txn_coordinator_core::check_producer(const std::string& tid,
+                                                                 producer_id pid,
+                                                                 producer_epoch epoch,
+                                                                 metadata*& found) {
+  auto i = txns_.find(tid);
+  if (!tid.empty() && i != txns_.end() && i->second.card.next_pid != no_producer_id
+      && i->second.card.next_pid == pid && epoch == producer_epoch{0})
+    return reject(error_code::concurrent_transactions,
+                  "the previous transaction is still completing");
+  if (auto rejected = check_identity(tid, pid, epoch))
+    return rejected;
+  auto& m = i->second;
   if (m.pending)
     return reject(error_code::concurrent_transactions, "a state transition is pending");
   found = &m;
@@ -183,47 +207,121 @@ txn_decision txn_coordinator_core::add_partitions(const std::string& tid, produc
   if (m.card.state == txn_state::ongoing && merged == m.card.partitions)
     return {}; // NONE without a write
   txn_card next = m.card;
-  if (m.card.state != txn_state::ongoing)
+  if (m.card.state != txn_state::ongoing) {
     next.txn_start_ms = now_ms;
+    next.ended_by_pid = no_producer_id;
+    next.ended_by_epoch = no_producer_epoch;
+  }
   next.state = txn_state::ongoing;
   next.partitions = std::move(merged);
   next.last_update_ms = now_ms;
   return prepare(m, std::move(next), txn_state::ongoing);
 }
 
+void txn_coordinator_core::bump_at_end(txn_card& next) {
+  auto bumped = producer_epoch{static_cast<int16_t>(next.epoch.value + 1)};
+  if (!is_epoch_exhausted(bumped)) {
+    next.epoch = bumped;
+    return;
+  }
+  // The producer moves to a new producer id with epoch 0 when the card
+  // completes; the markers go out with the highest epoch, 32767, so no
+  // write of the old id can follow them (KIP-890 part 2).
+  next.epoch = producer_epoch{std::numeric_limits<int16_t>::max()};
+  next.next_pid = allocate_pid();
+}
+
 txn_decision txn_coordinator_core::end_txn(const std::string& tid, producer_id pid,
                                            producer_epoch epoch, bool commit, int64_t now_ms) {
-  metadata* found = nullptr;
-  if (auto rejected = check_producer(tid, pid, epoch, found))
-    return *rejected;
-  auto& m = *found;
+  if (tid.empty())
+    return reject(error_code::invalid_request, "transactional.id must not be empty");
+  auto i = txns_.find(tid);
+  if (i == txns_.end())
+    return reject(error_code::invalid_producer_id_mapping,
+                  "producer id " + std::to_string(pid.value) + " is not mapped to " + tid);
+  auto& m = i->second;
+  auto s = m.card.state;
+  bool preparing = s == txn_state::prepare_commit || s == txn_state::prepare_abort;
+  bool completed = s == txn_state::complete_commit || s == txn_state::complete_abort;
+  // A retry of the EndTxn that ended the last transaction: recognised by
+  // the producer id and epoch it carried, never acting again.
+  bool retry = (preparing || completed) && m.card.ended_by_pid != no_producer_id
+               && pid == m.card.ended_by_pid && epoch == m.card.ended_by_epoch;
+  if (!retry) {
+    metadata* found = nullptr;
+    if (auto rejected = check_producer(tid, pid, epoch, found))
+      return *rejected;
+  } else if (m.pending) {
+    return reject(error_code::concurrent_transactions, "a state transition is pending");
+  }
+  bool same_result = commit ? (s == txn_state::prepare_commit || s == txn_state::complete_commit)
+                            : (s == txn_state::prepare_abort || s == txn_state::complete_abort);
   auto invalid = [&] {
     return reject(error_code::invalid_txn_state,
-                  std::string(commit ? "commit" : "abort") + " in state " + to_string(m.card.state));
+                  std::string(commit ? "commit" : "abort") + " in state " + to_string(s));
   };
-  switch (m.card.state) {
-    case txn_state::ongoing: {
-      txn_card next = m.card;
-      next.state = commit ? txn_state::prepare_commit : txn_state::prepare_abort;
-      next.last_update_ms = now_ms;
-      auto d = prepare(m, std::move(next), commit ? txn_state::prepare_commit
-                                                  : txn_state::prepare_abort);
-      d.send_markers = true;
-      return d;
-    }
+  if (retry) {
+    if (!same_result)
+      return invalid();
+    if (preparing)
+      return reject(error_code::concurrent_transactions,
+                    std::string(commit ? "commit" : "abort") + " in progress");
+    return {}; // completed: NONE, nothing written
+  }
+  auto end = [&](txn_state target) {
+    txn_card next = m.card;
+    next.state = target;
+    next.last_update_ms = now_ms;
+    next.ended_by_pid = pid;
+    next.ended_by_epoch = epoch;
+    bump_at_end(next);
+    auto d = prepare(m, std::move(next), target);
+    d.send_markers = true;
+    return d;
+  };
+  switch (s) {
+    case txn_state::ongoing:
+      return end(commit ? txn_state::prepare_commit : txn_state::prepare_abort);
     case txn_state::prepare_commit:
-      return commit ? reject(error_code::concurrent_transactions, "commit in progress")
-                    : invalid();
     case txn_state::prepare_abort:
-      return commit ? invalid()
-                    : reject(error_code::concurrent_transactions, "abort in progress");
+      // The producer already holds the bumped epoch: its transaction has
+      // not started yet; it may retry once the markers are written.
+      return reject(error_code::concurrent_transactions,
+                    std::string("the previous transaction is in ") + to_string(s));
+    case txn_state::empty:
     case txn_state::complete_commit:
-      return commit ? txn_decision{} : invalid();
     case txn_state::complete_abort:
-      return commit ? invalid() : txn_decision{};
+      // An abort when the producer does not know whether its transaction
+      // started: accepted with an epoch bump and no markers (T12, Kafka 4.0).
+      if (!commit) {
+        auto d = end(txn_state::prepare_abort);
+        return d;
+      }
+      return invalid();
     default:
       return invalid();
   }
+}
+
+txn_decision txn_coordinator_core::verify_partitions(const std::string& tid, producer_id pid,
+                                                     producer_epoch epoch,
+                                                     const std::vector<topic_partition>& tps) const {
+  if (auto rejected = check_identity(tid, pid, epoch))
+    return *rejected;
+  auto& m = txns_.at(tid);
+  auto s = m.card.state;
+  // Stricter than Kafka, which ignores pending transitions here: once an
+  // EndTxn is being written no write may join the transaction.
+  if (s == txn_state::prepare_commit || s == txn_state::prepare_abort
+      || (m.pending && *m.pending != txn_state::ongoing))
+    return reject(error_code::concurrent_transactions,
+                  std::string("the transaction is in ") + to_string(s));
+  for (auto& tp : tps)
+    if (s != txn_state::ongoing
+        || !std::binary_search(m.card.partitions.begin(), m.card.partitions.end(), tp))
+      return reject(error_code::transaction_abortable,
+                    "partition " + to_string(tp) + " was not added to the transaction");
+  return {};
 }
 
 std::vector<txn_decision> txn_coordinator_core::abort_timed_out(int64_t now_ms) {
@@ -256,6 +354,12 @@ std::optional<txn_decision> txn_coordinator_core::markers_written(const std::str
   next.state = target;
   next.partitions.clear();
   next.last_update_ms = now_ms;
+  if (next.next_pid != no_producer_id) {
+    next.previous_pid = next.pid;
+    next.pid = next.next_pid;
+    next.epoch = producer_epoch{0};
+    next.next_pid = no_producer_id;
+  }
   return prepare(m, std::move(next), target);
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/ids.hpp"
@@ -58,6 +59,15 @@ struct txn_coordinator_settings {
   int32_t transaction_max_timeout_ms = 900000;
 };
 
+/// The producer id and epoch a producer continues with after `card`: the
+/// next producer id with epoch 0 while a rotation is pending, else the
+/// card's own.
+inline std::pair<producer_id, producer_epoch> next_identity(const txn_card& card) {
+  if (card.next_pid != no_producer_id)
+    return {card.next_pid, producer_epoch{0}};
+  return {card.pid, card.epoch};
+}
+
 class txn_coordinator_core {
 public:
   explicit txn_coordinator_core(txn_coordinator_settings settings);
@@ -84,9 +94,31 @@ public:
                               producer_epoch epoch,
                               const std::vector<topic_partition>& partitions, int64_t now_ms);
 
-  /// EndTxn for transaction.version 1 (reference §2.6).
+  /// EndTxn (reference §2.6) with KIP-890 part 2's epoch bump: from
+  /// Ongoing the Prepare* card carries epoch E+1 (or 32767 and a next
+  /// producer id when E+1 is exhausted) and the producer continues with
+  /// next_identity(card). Checks in order: INVALID_REQUEST (""),
+  /// INVALID_PRODUCER_ID_MAPPING, a retry of the EndTxn that ended the last
+  /// transaction (same producer id and epoch as card.ended_by_*: NONE when
+  /// completed with the same result, CONCURRENT_TRANSACTIONS while Prepare*,
+  /// INVALID_TXN_STATE for the other result), PRODUCER_FENCED for any other
+  /// epoch, CONCURRENT_TRANSACTIONS while a transition is pending or the
+  /// id is in Prepare*; commit in Empty/Complete* is INVALID_TXN_STATE,
+  /// abort there bumps the epoch without markers (T12). A late EndTxn of a
+  /// finished transaction can therefore never end a later one.
   txn_decision end_txn(const std::string& transactional_id, producer_id pid,
                        producer_epoch epoch, bool commit, int64_t now_ms);
+
+  /// KIP-890 part 1 verification (AddPartitionsToTxn verify_only), asked
+  /// by a partition leader or group coordinator before the first
+  /// transactional write of a producer there: NONE if `tps` are all in the
+  /// ongoing transaction of (pid, epoch); INVALID_REQUEST,
+  /// INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS
+  /// (Prepare*, or an EndTxn being written), else TRANSACTION_ABORTABLE.
+  /// Writes nothing.
+  txn_decision verify_partitions(const std::string& transactional_id, producer_id pid,
+                                 producer_epoch epoch,
+                                 const std::vector<topic_partition>& tps) const;
 
   /// A producer id for an idempotent (non-transactional) producer, epoch 0
   /// (reference §2.2 step 3). The shell persists next_pid_counter().
@@ -127,12 +159,17 @@ private:
   };
 
   producer_id allocate_pid();
+  /// INVALID_REQUEST (""), INVALID_PRODUCER_ID_MAPPING (unknown id or
+  /// another producer id), PRODUCER_FENCED (another epoch), in that order.
+  std::optional<txn_decision> check_identity(const std::string& tid, producer_id pid,
+                                             producer_epoch epoch) const;
   /// Checks shared by AddPartitionsToTxn and EndTxn, in Kafka's order:
   /// INVALID_REQUEST, INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
   /// CONCURRENT_TRANSACTIONS (pending). Sets `found` when all pass.
   std::optional<txn_decision> check_producer(const std::string& tid, producer_id pid,
                                              producer_epoch epoch, metadata*& found);
   txn_decision fence_and_abort(metadata& m, int64_t now_ms);
+  void bump_at_end(txn_card& next);
   txn_decision prepare(metadata& m, txn_card next, txn_state pending_state);
 
   txn_coordinator_settings settings_;

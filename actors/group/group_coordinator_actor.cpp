@@ -11,6 +11,7 @@
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
 #include "actors/common/supervisor.hpp"
+#include "actors/common/verification.hpp"
 #include "actors/group/group_coordinator_core.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
@@ -33,8 +34,7 @@ using group_ptr = caf::stateful_actor<group_state>*;
 // order, so memory = disk + what is in flight); the reply waits for the
 // disk. A failed write leaves memory ahead of the disk: the actor stops
 // and a restart reloads what is durable, as a partition leader does.
-caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch wb) {
-  auto rp = self->make_response_promise();
+void reply_when_durable(group_ptr self, leveldb::WriteBatch wb, caf::response_promise rp) {
   self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                         [self, rp](const status& s) mutable {
                           rp.deliver(txn_response{s.code(), s.message()});
@@ -42,7 +42,29 @@ caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch
                             self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
                         },
                         rp);
+}
+
+caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch wb) {
+  auto rp = self->make_response_promise();
+  reply_when_durable(self, std::move(wb), rp);
   return rp;
+}
+
+// Keeps the offsets of a verified TxnOffsetCommit pending (§2.5 steps 8-9).
+void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
+                       caf::response_promise rp) {
+  auto& st = self->state;
+  std::vector<std::pair<group_offset_key, offset_and_metadata>> offsets;
+  for (size_t i = 0; i < req.partitions.size(); ++i)
+    offsets.push_back({{req.group_id, req.partitions[i]}, {req.offsets[i], {}}});
+  auto p = st.core.txn_offset_commit(req.pid, req.epoch, offsets);
+  if (!p.ok()) {
+    rp.deliver(txn_response{p.error().code(), p.error().message()});
+    return;
+  }
+  leveldb::WriteBatch wb;
+  wb.Put(keys::pending_offsets(st.partition, req.pid), codec::encode(req.pid, p.value()));
+  reply_when_durable(self, std::move(wb), rp);
 }
 
 status check_request(group_ptr self, const std::string& group,
@@ -92,15 +114,23 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
       auto& st = self->state;
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
-      std::vector<std::pair<group_offset_key, offset_and_metadata>> offsets;
-      for (size_t i = 0; i < req.partitions.size(); ++i)
-        offsets.push_back({{req.group_id, req.partitions[i]}, {req.offsets[i], {}}});
-      auto p = st.core.txn_offset_commit(req.pid, req.epoch, offsets);
-      if (!p.ok())
-        return caf::make_message(txn_response{p.error().code(), p.error().message()});
-      leveldb::WriteBatch wb;
-      wb.Put(keys::pending_offsets(st.partition, req.pid), codec::encode(req.pid, p.value()));
-      return reply_when_durable(self, std::move(wb));
+      auto rp = self->make_response_promise();
+      if (!st.core.needs_verification(req.pid, req.epoch)) {
+        txn_offset_commit(self, req, rp);
+        return rp;
+      }
+      // KIP-890 part 1 (§2.5 step 5): the offsets partition must be in the
+      // producer's ongoing transaction, so a late commit of a finished
+      // transaction cannot wait for the marker of a later one.
+      verify_in_transaction(self, *st.ctx, api_kind::txn_offset_commit, req.transactional_id,
+                            req.pid, req.epoch, {consumer_offsets_topic, st.partition},
+                            [self, req, rp](error_code e, std::string msg) mutable {
+                              if (e == error_code::none)
+                                txn_offset_commit(self, req, rp);
+                              else
+                                rp.deliver(txn_response{e, std::move(msg)});
+                            });
+      return rp;
     },
     [=](const offset_commit_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
@@ -129,7 +159,8 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       auto done = st.core.complete_txn(req.pid, req.epoch,
-                                       req.committed ? control_type::commit : control_type::abort);
+                                       req.committed ? control_type::commit : control_type::abort,
+                                       req.transaction_version);
       if (!done.ok())
         return caf::make_message(txn_response{done.error().code(), done.error().message()});
       leveldb::WriteBatch wb;

@@ -7,11 +7,13 @@
 #include <leveldb/write_batch.h>
 
 #include <deque>
+#include <map>
 #include <stdexcept>
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
 #include "actors/common/supervisor.hpp"
+#include "actors/common/verification.hpp"
 #include "actors/partition/partition_core.hpp"
 #include "storage/codec.hpp"
 
@@ -30,6 +32,13 @@ struct partition_state {
     caf::message reply;
   };
   std::deque<waiter> waiters;
+  // Transactional produces held per producer while one of them is being
+  // verified with the transaction coordinator (KIP-890 part 1).
+  struct held_produce {
+    produce_request req;
+    caf::response_promise rp;
+  };
+  std::map<producer_id, std::deque<held_produce>> held;
   static inline const char* name = "caftx.partition";
   // A leader that dies (crash, kill) answers what it still held at once,
   // so producers retry now instead of after request.timeout.ms; a retry of
@@ -37,6 +46,9 @@ struct partition_state {
   ~partition_state() {
     for (auto& w : waiters)
       w.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+    for (auto& [pid, queue] : held)
+      for (auto& h : queue)
+        h.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
   }
 };
 
@@ -50,10 +62,10 @@ void release_waiters(partition_ptr self) {
   }
 }
 
-// Appends `batch` durably; the reply is released once it is durable.
+// Appends `batch` durably; `rp` gets `reply` once the batch is durable.
 template <class Reply>
-caf::response_promise append_and_reply(partition_ptr self, record_batch batch, Reply reply,
-                                       bool set_base_offset) {
+void append_and_reply(partition_ptr self, record_batch batch, Reply reply, bool set_base_offset,
+                      caf::response_promise rp) {
   auto& st = self->state;
   auto& stored = st.core->append(std::move(batch), st.ctx->clock_ms());
   if constexpr (std::is_same_v<Reply, produce_response>)
@@ -62,7 +74,6 @@ caf::response_promise append_and_reply(partition_ptr self, record_batch batch, R
   int64_t last = stored.last_offset();
   leveldb::WriteBatch wb;
   wb.Put(keys::log_entry(st.core->tp(), stored.base_offset), codec::encode(stored));
-  auto rp = self->make_response_promise();
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last](const status& s) {
     if (!s.ok()) {
@@ -74,7 +85,74 @@ caf::response_promise append_and_reply(partition_ptr self, record_batch batch, R
     self->state.core->set_high_watermark(last + 1);
     release_waiters(self);
   });
-  return rp;
+}
+
+// The producer-state checks and the append of one produce (§3.2).
+void produce(partition_ptr self, produce_request& req, caf::response_promise rp) {
+  auto& st = self->state;
+  auto d = st.core->validate_produce(req.batch);
+  if (!d.ok()) {
+    rp.deliver(
+      produce_response{d.error().code(), d.error().message(), -1, st.core->log_start_offset()});
+    return;
+  }
+  produce_response reply{error_code::none, {}, d->base_offset, st.core->log_start_offset()};
+  if (!d->duplicate) {
+    append_and_reply(self, std::move(req.batch), reply, true, rp);
+    return;
+  }
+  if (d->last_offset < st.core->high_watermark()) {
+    rp.deliver(reply);
+    return;
+  }
+  // Still on its way to disk: answer with the original's durability.
+  auto pos = std::find_if(st.waiters.begin(), st.waiters.end(),
+                          [&](auto& w) { return w.offset > d->last_offset; });
+  st.waiters.insert(pos, {d->last_offset, rp, caf::make_message(reply)});
+}
+
+void verify_next(partition_ptr self, producer_id pid);
+
+// Handles the held produces of `pid` in arrival order: those that need no
+// verification (any more) go straight to produce(), the first that does
+// is sent to the coordinator and the rest waits behind it, so a producer's
+// batches are appended in the order they came.
+void drain_held(partition_ptr self, producer_id pid) {
+  auto& st = self->state;
+  auto i = st.held.find(pid);
+  while (i != st.held.end() && !i->second.empty()) {
+    auto& front = i->second.front();
+    if (st.core->needs_verification(front.req.batch)) {
+      verify_next(self, pid);
+      return;
+    }
+    auto h = std::move(front);
+    i->second.pop_front();
+    produce(self, h.req, h.rp);
+  }
+  if (i != st.held.end())
+    st.held.erase(i);
+}
+
+void verify_next(partition_ptr self, producer_id pid) {
+  auto& st = self->state;
+  auto& front = st.held[pid].front();
+  auto& b = front.req.batch;
+  verify_in_transaction(self, *st.ctx, api_kind::produce, front.req.transactional_id, b.pid,
+                        b.epoch, st.core->tp(), [self, pid](error_code e, std::string msg) {
+                          auto& st = self->state;
+                          auto i = st.held.find(pid);
+                          if (i == st.held.end() || i->second.empty())
+                            return;
+                          auto h = std::move(i->second.front());
+                          i->second.pop_front();
+                          if (e == error_code::none)
+                            produce(self, h.req, h.rp);
+                          else
+                            h.rp.deliver(produce_response{e, std::move(msg), -1,
+                                                          st.core->log_start_offset()});
+                          drain_held(self, pid);
+                        });
 }
 
 caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
@@ -104,22 +182,23 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
     [=](storage_done& done) { self->state.dq.complete(done); },
     [=](produce_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      auto d = st.core->validate_produce(req.batch);
-      if (!d.ok())
-        return caf::make_message(
-          produce_response{d.error().code(), d.error().message(), -1, st.core->log_start_offset()});
-      produce_response reply{error_code::none, {}, d->base_offset, st.core->log_start_offset()};
-      if (d->duplicate) {
-        if (d->last_offset < st.core->high_watermark())
-          return caf::make_message(reply);
-        auto rp = self->make_response_promise();
-        // Still on its way to disk: answer with the original's durability.
-        auto pos = std::find_if(st.waiters.begin(), st.waiters.end(),
-                                [&](auto& w) { return w.offset > d->last_offset; });
-        st.waiters.insert(pos, {d->last_offset, rp, caf::make_message(reply)});
+      auto rp = self->make_response_promise();
+      auto& b = req.batch;
+      if (b.is_transactional() && req.transactional_id.empty()) {
+        rp.deliver(produce_response{error_code::invalid_request,
+                                    "transactional batch without transactional id", -1,
+                                    st.core->log_start_offset()});
         return rp;
       }
-      return append_and_reply(self, std::move(req.batch), reply, true);
+      bool held = st.held.count(b.pid) > 0;
+      if (!held && !st.core->needs_verification(b)) {
+        produce(self, req, rp);
+        return rp;
+      }
+      st.held[b.pid].push_back({std::move(req), rp});
+      if (!held)
+        verify_next(self, b.pid);
+      return rp;
     },
     [=](const fetch_request& req) {
       auto& st = self->state;
@@ -145,11 +224,13 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       auto& st = self->state;
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,
                             coordinator_epoch{req.coordinator_epoch}};
-      auto v = st.core->validate_marker(req.pid, req.epoch, marker);
+      auto v = st.core->validate_marker(req.pid, req.epoch, marker, req.transaction_version);
       if (!v.ok())
         return caf::make_message(txn_response{v.code(), v.message()});
       auto batch = make_control_batch(req.pid, req.epoch, marker, st.ctx->clock_ms());
-      return append_and_reply(self, std::move(batch), txn_response{}, false);
+      auto rp = self->make_response_promise();
+      append_and_reply(self, std::move(batch), txn_response{}, false, rp);
+      return rp;
     },
   };
 }

@@ -111,19 +111,32 @@ const record_batch& partition_core::append(record_batch batch, int64_t) {
   return log_.back();
 }
 
+bool partition_core::needs_verification(const record_batch& b) const {
+  if (!b.is_transactional() || b.is_control())
+    return false;
+  auto i = producers_.find(b.pid);
+  return i == producers_.end() || !i->second.current_txn_first_offset
+         || i->second.epoch != b.epoch;
+}
+
 status partition_core::validate_marker(producer_id pid, producer_epoch epoch,
-                                       end_txn_marker marker) const {
+                                       end_txn_marker marker, int8_t transaction_version) const {
   auto i = producers_.find(pid);
   if (i == producers_.end())
     return {};
-  if (epoch < i->second.epoch)
+  auto& e = i->second;
+  if (epoch < e.epoch)
     return {error_code::invalid_producer_epoch,
             "marker epoch " + std::to_string(epoch.value) + " is older than "
-              + std::to_string(i->second.epoch.value)};
-  if (marker.cepoch < i->second.cepoch)
+              + std::to_string(e.epoch.value)};
+  if (transaction_version >= 2 && epoch == e.epoch && e.current_txn_first_offset)
+    return {error_code::invalid_producer_epoch,
+            "marker epoch " + std::to_string(epoch.value)
+              + " is the epoch of the open transaction, not above it"};
+  if (marker.cepoch < e.cepoch)
     return {error_code::transaction_coordinator_fenced,
             "coordinator epoch " + std::to_string(marker.cepoch.value) + " is older than "
-              + std::to_string(i->second.cepoch.value)};
+              + std::to_string(e.cepoch.value)};
   return {};
 }
 

@@ -111,10 +111,24 @@ public:
 
   // -- markers (origin COORDINATOR) ---------------------------------------
 
-  /// Checks a WriteTxnMarkers entry (§3.4): a lower producer epoch gives
-  /// INVALID_PRODUCER_EPOCH, a lower coordinator epoch than the highest
-  /// seen for the producer gives TRANSACTION_COORDINATOR_FENCED.
-  status validate_marker(producer_id pid, producer_epoch epoch, end_txn_marker marker) const;
+  /// KIP-890 part 1: true for a transactional batch whose producer has no
+  /// open transaction here at the batch's epoch. Such a batch would open a
+  /// transaction, so the shell first asks the transaction coordinator
+  /// whether this partition is in the producer's ongoing transaction; a
+  /// late write of a finished transaction can then not leave a hanging one.
+  bool needs_verification(const record_batch& batch) const;
+
+  /// Checks a WriteTxnMarkers entry (§2.7 step 4, §3.4). A lower coordinator
+  /// epoch than the highest seen for the producer gives
+  /// TRANSACTION_COORDINATOR_FENCED. With transaction_version 2 (markers of
+  /// the coordinator, which bumps the epoch at every EndTxn, KIP-890 part
+  /// 2) the marker's epoch must be above the producer's epoch here, or equal
+  /// to it while no transaction is open (a repeated marker); otherwise
+  /// INVALID_PRODUCER_EPOCH, so a delayed marker never ends a later
+  /// transaction. With version 1 (admin abort, KIP-664) only a lower epoch
+  /// is rejected.
+  status validate_marker(producer_id pid, producer_epoch epoch, end_txn_marker marker,
+                         int8_t transaction_version = 2) const;
 
   /// Appends the control batch (it occupies one offset) and completes the
   /// producer's open transaction, if any; a marker that completes nothing

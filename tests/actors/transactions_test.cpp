@@ -24,8 +24,16 @@ protected:
                               add_partitions_to_txn_request{tid, id.pid, id.epoch, tps});
   }
 
-  txn_response end(const std::string& tid, const init_producer_id_response& id, bool commit) {
-    return call<txn_response>(coordinator_for(tid), end_txn_request{tid, id.pid, id.epoch, commit});
+  // EndTxn; on success `id` becomes the identity the reply carries (the
+  // epoch bumped at every EndTxn, KIP-890 part 2).
+  end_txn_response end(const std::string& tid, init_producer_id_response& id, bool commit) {
+    auto r = call<end_txn_response>(coordinator_for(tid),
+                                    end_txn_request{tid, id.pid, id.epoch, commit});
+    if (r.error == error_code::none) {
+      id.pid = r.pid;
+      id.epoch = r.epoch;
+    }
+    return r;
   }
 };
 
@@ -82,8 +90,10 @@ TEST_F(TransactionsTest, AbortedDataInvisibleToReadCommittedVisibleToReadUncommi
   ASSERT_EQ(end("tx", p, false).error, error_code::none);
   sched.run();
   EXPECT_EQ(describe("tx").state, "CompleteAbort");
+  // The abort bumped the epoch: the next transaction's sequences start at 0.
+  EXPECT_EQ(p.epoch, producer_epoch{1});
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
-  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 2, {"c"}, true)).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"c"}, true)).error, error_code::none);
   ASSERT_EQ(end("tx", p, true).error, error_code::none);
   sched.run();
   EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"c"});
@@ -193,8 +203,12 @@ TEST_F(TransactionsTest, PrepareCommitIsCompletedAfterNodeRestartAndTheResentMar
                               end_txn_request{"tx", p.pid, p.epoch, true});
   while (self->mailbox().empty() && sched.has_job())
     sched.run_once();
-  handle.receive([](txn_response& r) { EXPECT_EQ(r.error, error_code::none); },
-                 [&](caf::error& e) { FAIL() << sys.render(e); });
+  handle.receive(
+    [](end_txn_response& r) {
+      EXPECT_EQ(r.error, error_code::none);
+      EXPECT_EQ(r.epoch, producer_epoch{1});
+    },
+    [&](caf::error& e) { FAIL() << sys.render(e); });
   stop_node();
   start_node();
   // The restarted shard loaded PrepareCommit, re-sent the marker with its
@@ -213,9 +227,13 @@ TEST_F(TransactionsTest, PrepareCommitIsCompletedAfterNodeRestartAndTheResentMar
   EXPECT_EQ(f.last_stable_offset, 3);
   EXPECT_TRUE(f.aborted_transactions.empty());
   // A marker from the old coordinator epoch is now fenced.
-  auto stale = call<txn_response>(leader("t", 0),
-                                  write_txn_marker_request{p.pid, p.epoch, epoch_before, true, t0});
+  auto stale = call<txn_response>(
+    leader("t", 0), write_txn_marker_request{p.pid, producer_epoch{1}, epoch_before, true, t0});
   EXPECT_EQ(stale.error, error_code::transaction_coordinator_fenced);
+  // And one with the data's epoch, delivered late, is not above it.
+  auto late = call<txn_response>(
+    leader("t", 0), write_txn_marker_request{p.pid, p.epoch, epoch_before + 1, true, t0});
+  EXPECT_EQ(late.error, error_code::invalid_producer_epoch);
 }
 
 TEST_F(TransactionsTest, SupervisorRestartsKilledCoordinatorWhichFinishesPrepareCommit) {
@@ -227,8 +245,12 @@ TEST_F(TransactionsTest, SupervisorRestartsKilledCoordinatorWhichFinishesPrepare
   auto handle = self->request(sup, caf::infinite, end_txn_request{"tx", p.pid, p.epoch, true});
   while (self->mailbox().empty() && sched.has_job())
     sched.run_once();
-  handle.receive([](txn_response& r) { EXPECT_EQ(r.error, error_code::none); },
-                 [&](caf::error& e) { FAIL() << sys.render(e); });
+  handle.receive(
+    [&](end_txn_response& r) {
+      EXPECT_EQ(r.error, error_code::none);
+      p.epoch = r.epoch;
+    },
+    [&](caf::error& e) { FAIL() << sys.render(e); });
   auto stats = call<supervisor_stats>(sup, kill_child_request{});
   EXPECT_EQ(stats.restarts, 0);
   sched.run();
@@ -313,20 +335,28 @@ TEST_F(TransactionsTest, EverythingAcknowledgedSurvivesANodeRestart) {
   auto p = init("tx");
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
   ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  auto ran_with = p;
   ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  EXPECT_EQ(p.epoch, producer_epoch{1});
   sched.run();
   stop_node();
   start_node();
   EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"a"});
   EXPECT_EQ(describe("tx").state, "CompleteCommit");
-  // Producer state came back too: the retry is still a duplicate.
-  auto retry = produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true));
-  EXPECT_EQ(retry.error, error_code::none);
-  EXPECT_EQ(retry.base_offset, 0);
-  EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 2);
+  // Producer state came back too: the committed transaction's batch,
+  // delivered again, is fenced by the marker's bumped epoch...
+  auto late = produce(t0, "tx", batch(ran_with.pid, ran_with.epoch, 0, {"a"}, true));
+  EXPECT_EQ(late.error, error_code::invalid_producer_epoch);
+  // ...and a write at the new epoch without AddPartitionsToTxn is refused
+  // by the coordinator's verification (KIP-890 part 1).
+  auto unadded = produce(t0, "tx", batch(p.pid, p.epoch, 0, {"x"}, true));
+  EXPECT_EQ(unadded.error, error_code::transaction_abortable);
+  auto f = fetch(t0, 0, iso::read_uncommitted);
+  EXPECT_EQ(f.high_watermark, 2);
+  EXPECT_EQ(f.last_stable_offset, 2); // nothing left open
   auto again = init("tx");
   EXPECT_EQ(again.pid, p.pid);
-  EXPECT_EQ(again.epoch, producer_epoch{1});
+  EXPECT_EQ(again.epoch, producer_epoch{2});
 }
 
 } // namespace

@@ -35,6 +35,13 @@ txn_card make_card(const std::string& tid, int64_t pid, int16_t epoch, txn_state
   return c;
 }
 
+// `c` as decided by the EndTxn of (pid, epoch).
+txn_card ended_by(txn_card c, int64_t pid, int16_t epoch) {
+  c.ended_by_pid = producer_id{pid};
+  c.ended_by_epoch = producer_epoch{epoch};
+  return c;
+}
+
 init_producer_id_args init_args(const std::string& tid, int32_t timeout_ms = 60000) {
   init_producer_id_args a;
   a.transactional_id = tid;
@@ -157,7 +164,7 @@ TEST_F(TxnCoordinatorCore, InitProducerIdInPrepareAbortIsConcurrentTransactions)
   expect_rejected(core.init_producer_id(init_args("txn-A"), 2100),
                   error_code::concurrent_transactions);
   EXPECT_EQ(card("txn-A").state, txn_state::prepare_abort);
-  EXPECT_EQ(card("txn-A").epoch, producer_epoch{0});
+  EXPECT_EQ(card("txn-A").epoch, producer_epoch{1}); // bumped by EndTxn, not by InitProducerId
 }
 
 TEST_F(TxnCoordinatorCore, InitProducerIdWhileTransitionPendingIsConcurrentTransactions) {
@@ -298,10 +305,15 @@ TEST_F(TxnCoordinatorCore, AddPartitionsAfterCompleteCommitStartsNewTransaction)
   start_ongoing();
   persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000));
   persist(*core.markers_written("txn-A", 2100));
-  EXPECT_EQ(card("txn-A"), make_card("txn-A", 3, 0, txn_state::complete_commit, {}, 1500, 2100));
-  auto d = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0}, 3000);
+  EXPECT_EQ(card("txn-A"),
+            ended_by(make_card("txn-A", 3, 1, txn_state::complete_commit, {}, 1500, 2100), 3, 0));
+  // The next transaction runs with the epoch the EndTxn reply carried; the
+  // record of the last EndTxn is dropped with it.
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0}, 3000),
+                  error_code::producer_fenced);
+  auto d = core.add_partitions("txn-A", producer_id{3}, producer_epoch{1}, {payments0}, 3000);
   ASSERT_TRUE(d.card.has_value());
-  EXPECT_EQ(*d.card, make_card("txn-A", 3, 0, txn_state::ongoing, {payments0}, 3000, 3000));
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 1, txn_state::ongoing, {payments0}, 3000, 3000));
 }
 
 TEST_F(TxnCoordinatorCore, AddPartitionsWithEmptyTransactionalIdIsInvalidRequest) {
@@ -359,39 +371,53 @@ TEST_F(TxnCoordinatorCore, AddPartitionsWhileTransitionPendingIsConcurrentTransa
                   error_code::producer_fenced);
 }
 
-// -- EndTxn, reference §2.6 TV1 table, cell by cell ------------------------------
+// -- EndTxn with the epoch bump of KIP-890 part 2, cell by cell ------------------
+//
+// Loaded card: producer id 3. Ongoing and Empty run at epoch 4; Prepare* and
+// Complete* at epoch 5 after the EndTxn of (3, 4). A "retry" carries (3, 4),
+// "current" the card's epoch.
 
 struct end_txn_cell {
   const char* name;
   txn_state state;
   bool commit;
+  bool retry;
   error_code error;
   bool writes;       // a Prepare* card is produced
-  txn_state written; // its state
+  txn_state written; // its state, epoch + 1, ended by the request
 };
 
 void PrintTo(const end_txn_cell& c, std::ostream* os) {
   *os << c.name;
 }
 
-class EndTxnTv1Table : public ::testing::TestWithParam<end_txn_cell> {};
+class EndTxnTable : public ::testing::TestWithParam<end_txn_cell> {};
 
-TEST_P(EndTxnTv1Table, AnswersPerStateAndResult) {
+TEST_P(EndTxnTable, AnswersPerStateResultAndEpoch) {
   auto cell = GetParam();
   txn_coordinator_core core{txn_coordinator_settings{3, 50, 900000}};
   bool in_txn = cell.state == txn_state::ongoing || cell.state == txn_state::prepare_commit
                 || cell.state == txn_state::prepare_abort;
+  bool after_end = cell.state != txn_state::ongoing && cell.state != txn_state::empty;
+  int16_t epoch = after_end ? 5 : 4;
   auto start = cell.state == txn_state::empty ? -1 : 100;
-  auto loaded = make_card("txn-A", 3, 4, cell.state, in_txn ? parts{orders0, orders1} : parts{},
-                          start, 200);
+  auto loaded = make_card("txn-A", 3, epoch, cell.state,
+                          in_txn ? parts{orders0, orders1} : parts{}, start, 200);
+  if (after_end)
+    loaded = ended_by(loaded, 3, 4);
   core.load({loaded}, 1);
-  auto d = core.end_txn("txn-A", producer_id{3}, producer_epoch{4}, cell.commit, 5000);
+  // A retry in Ongoing/Empty is simply an older epoch.
+  int16_t retry_epoch = after_end ? 4 : static_cast<int16_t>(epoch - 1);
+  auto request_epoch = producer_epoch{cell.retry ? retry_epoch : epoch};
+  auto d = core.end_txn("txn-A", producer_id{3}, request_epoch, cell.commit, 5000);
   EXPECT_EQ(d.error, cell.error) << d.message;
   if (cell.writes) {
     ASSERT_TRUE(d.card.has_value());
     EXPECT_TRUE(d.send_markers);
     EXPECT_EQ(d.error_after_write, error_code::none);
-    EXPECT_EQ(*d.card, make_card("txn-A", 3, 4, cell.written, {orders0, orders1}, 100, 5000));
+    EXPECT_EQ(*d.card, ended_by(make_card("txn-A", 3, static_cast<int16_t>(epoch + 1),
+                                          cell.written, loaded.partitions, start, 5000),
+                                3, epoch));
     EXPECT_TRUE(core.has_pending("txn-A"));
   } else {
     EXPECT_FALSE(d.card.has_value());
@@ -401,44 +427,160 @@ TEST_P(EndTxnTv1Table, AnswersPerStateAndResult) {
   EXPECT_EQ(*core.find("txn-A"), loaded); // memory unchanged until complete()
 }
 
+using s_ = txn_state;
+constexpr auto none_ = error_code::none;
+constexpr auto cc_ = error_code::concurrent_transactions;
+constexpr auto its_ = error_code::invalid_txn_state;
+constexpr auto pf_ = error_code::producer_fenced;
+
 INSTANTIATE_TEST_SUITE_P(
-  Cells, EndTxnTv1Table,
+  Cells, EndTxnTable,
   ::testing::Values(
-    end_txn_cell{"CommitInOngoingWritesPrepareCommit", txn_state::ongoing, true, error_code::none,
-                 true, txn_state::prepare_commit},
-    end_txn_cell{"AbortInOngoingWritesPrepareAbort", txn_state::ongoing, false, error_code::none,
-                 true, txn_state::prepare_abort},
-    end_txn_cell{"CommitInPrepareCommitIsConcurrentTransactions", txn_state::prepare_commit, true,
-                 error_code::concurrent_transactions, false, txn_state::empty},
-    end_txn_cell{"AbortInPrepareCommitIsInvalidTxnState", txn_state::prepare_commit, false,
-                 error_code::invalid_txn_state, false, txn_state::empty},
-    end_txn_cell{"CommitInPrepareAbortIsInvalidTxnState", txn_state::prepare_abort, true,
-                 error_code::invalid_txn_state, false, txn_state::empty},
-    end_txn_cell{"AbortInPrepareAbortIsConcurrentTransactions", txn_state::prepare_abort, false,
-                 error_code::concurrent_transactions, false, txn_state::empty},
-    end_txn_cell{"CommitInCompleteCommitIsNoneWithoutWrite", txn_state::complete_commit, true,
-                 error_code::none, false, txn_state::empty},
-    end_txn_cell{"AbortInCompleteCommitIsInvalidTxnState", txn_state::complete_commit, false,
-                 error_code::invalid_txn_state, false, txn_state::empty},
-    end_txn_cell{"CommitInCompleteAbortIsInvalidTxnState", txn_state::complete_abort, true,
-                 error_code::invalid_txn_state, false, txn_state::empty},
-    end_txn_cell{"AbortInCompleteAbortIsNoneWithoutWrite", txn_state::complete_abort, false,
-                 error_code::none, false, txn_state::empty},
-    end_txn_cell{"CommitInEmptyIsInvalidTxnState", txn_state::empty, true,
-                 error_code::invalid_txn_state, false, txn_state::empty},
-    end_txn_cell{"AbortInEmptyIsInvalidTxnState", txn_state::empty, false,
-                 error_code::invalid_txn_state, false, txn_state::empty}),
+    end_txn_cell{"CommitInOngoingWritesPrepareCommitWithEpochPlusOne", s_::ongoing, true, false,
+                 none_, true, s_::prepare_commit},
+    end_txn_cell{"AbortInOngoingWritesPrepareAbortWithEpochPlusOne", s_::ongoing, false, false,
+                 none_, true, s_::prepare_abort},
+    end_txn_cell{"RetriedCommitInPrepareCommitIsConcurrentTransactions", s_::prepare_commit, true,
+                 true, cc_, false, s_::empty},
+    end_txn_cell{"RetriedAbortInPrepareCommitIsInvalidTxnState", s_::prepare_commit, false, true,
+                 its_, false, s_::empty},
+    end_txn_cell{"RetriedCommitInPrepareAbortIsInvalidTxnState", s_::prepare_abort, true, true,
+                 its_, false, s_::empty},
+    end_txn_cell{"RetriedAbortInPrepareAbortIsConcurrentTransactions", s_::prepare_abort, false,
+                 true, cc_, false, s_::empty},
+    end_txn_cell{"RetriedCommitInCompleteCommitIsNoneWithoutWrite", s_::complete_commit, true,
+                 true, none_, false, s_::empty},
+    end_txn_cell{"RetriedAbortInCompleteCommitIsInvalidTxnState", s_::complete_commit, false, true,
+                 its_, false, s_::empty},
+    end_txn_cell{"RetriedCommitInCompleteAbortIsInvalidTxnState", s_::complete_abort, true, true,
+                 its_, false, s_::empty},
+    end_txn_cell{"RetriedAbortInCompleteAbortIsNoneWithoutWrite", s_::complete_abort, false, true,
+                 none_, false, s_::empty},
+    end_txn_cell{"CommitWithBumpedEpochInPrepareCommitIsConcurrentTransactions",
+                 s_::prepare_commit, true, false, cc_, false, s_::empty},
+    end_txn_cell{"AbortWithBumpedEpochInPrepareAbortIsConcurrentTransactions", s_::prepare_abort,
+                 false, false, cc_, false, s_::empty},
+    end_txn_cell{"CommitWithBumpedEpochInCompleteCommitIsInvalidTxnState", s_::complete_commit,
+                 true, false, its_, false, s_::empty},
+    end_txn_cell{"AbortWithBumpedEpochInCompleteCommitBumpsWithoutMarkers", s_::complete_commit,
+                 false, false, none_, true, s_::prepare_abort},
+    end_txn_cell{"AbortWithBumpedEpochInCompleteAbortBumpsWithoutMarkers", s_::complete_abort,
+                 false, false, none_, true, s_::prepare_abort},
+    end_txn_cell{"CommitInEmptyIsInvalidTxnState", s_::empty, true, false, its_, false, s_::empty},
+    end_txn_cell{"AbortInEmptyBumpsWithoutMarkers", s_::empty, false, false, none_, true,
+                 s_::prepare_abort},
+    end_txn_cell{"OlderEpochInOngoingIsProducerFenced", s_::ongoing, true, true, pf_, false,
+                 s_::empty},
+    end_txn_cell{"OlderEpochInEmptyIsProducerFenced", s_::empty, false, true, pf_, false,
+                 s_::empty}),
   [](const ::testing::TestParamInfo<end_txn_cell>& info) { return std::string(info.param.name); });
+
+TEST_F(TxnCoordinatorCore, LateEndTxnOfCommittedTransactionCannotEndTheNextOne) {
+  start_ongoing();
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000));
+  persist(*core.markers_written("txn-A", 2100));
+  persist(core.add_partitions("txn-A", producer_id{3}, producer_epoch{1}, {payments0}, 3000));
+  // The first EndTxn, delivered again while the next transaction is open.
+  for (bool commit : {true, false})
+    expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, commit, 3100),
+                    error_code::producer_fenced);
+  EXPECT_EQ(card("txn-A"), make_card("txn-A", 3, 1, txn_state::ongoing, {payments0}, 3000, 3000));
+  EXPECT_FALSE(core.has_pending("txn-A"));
+}
+
+TEST_F(TxnCoordinatorCore, EndTxnOfZombieAfterTimeoutAbortIsProducerFencedNotARetry) {
+  start_ongoing(); // epoch 0, start 1500, timeout 60000
+  auto fenced = core.abort_timed_out(1500 + 60001);
+  ASSERT_EQ(fenced.size(), 1u);
+  persist(fenced[0]);
+  persist(*core.markers_written("txn-A", 70000));
+  EXPECT_EQ(card("txn-A"),
+            make_card("txn-A", 3, 1, txn_state::complete_abort, {}, 1500, 70000));
+  for (bool commit : {true, false})
+    expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, commit, 70100),
+                    error_code::producer_fenced);
+}
+
+TEST_F(TxnCoordinatorCore, EndTxnAtExhaustedEpochRotatesToNextProducerIdOnCompletion) {
+  core.load({make_card("txn-A", 3, 32765, txn_state::ongoing, {orders0}, 100, 200)}, 1);
+  auto prepare = core.end_txn("txn-A", producer_id{3}, producer_epoch{32765}, true, 1000);
+  ASSERT_TRUE(prepare.card.has_value());
+  auto expected = ended_by(make_card("txn-A", 3, 32767, txn_state::prepare_commit, {orders0}, 100,
+                                     1000),
+                           3, 32765);
+  expected.next_pid = producer_id{53};
+  EXPECT_EQ(persist(prepare), expected);
+  EXPECT_EQ(next_identity(card("txn-A")), std::make_pair(producer_id{53}, producer_epoch{0}));
+  // The producer already holds (53, 0): it waits like any other (KAFKA-18660).
+  expect_rejected(core.add_partitions("txn-A", producer_id{53}, producer_epoch{0}, {orders0}, 1100),
+                  error_code::concurrent_transactions);
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{32765}, true, 1100),
+                  error_code::concurrent_transactions);
+  auto done = persist(*core.markers_written("txn-A", 1200));
+  EXPECT_EQ(done, ended_by(make_card("txn-A", 53, 0, txn_state::complete_commit, {}, 100, 1200,
+                                     60000, 3),
+                           3, 32765));
+  EXPECT_EQ(next_identity(done), std::make_pair(producer_id{53}, producer_epoch{0}));
+  // A retry of the EndTxn with the old producer id is still recognised.
+  auto retry = core.end_txn("txn-A", producer_id{3}, producer_epoch{32765}, true, 1300);
+  EXPECT_EQ(retry.error, error_code::none) << retry.message;
+  EXPECT_FALSE(retry.card.has_value());
+  persist(core.add_partitions("txn-A", producer_id{53}, producer_epoch{0}, {orders1}, 1400));
+}
+
+// -- verification, KIP-890 part 1 ------------------------------------------------
+
+TEST_F(TxnCoordinatorCore, VerifyPartitionOfOngoingTransactionIsNone) {
+  start_ongoing(); // orders0, orders1 at epoch 0
+  auto d = core.verify_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders1});
+  EXPECT_EQ(d.error, error_code::none) << d.message;
+  EXPECT_FALSE(d.card.has_value());
+}
+
+TEST_F(TxnCoordinatorCore, VerifyPartitionNotAddedIsTransactionAbortable) {
+  start_ongoing();
+  expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{0},
+                                         {orders0, payments0}),
+                  error_code::transaction_abortable);
+  init("txn-B", 100);
+  expect_rejected(core.verify_partitions("txn-B", producer_id{53}, producer_epoch{0}, {orders0}),
+                  error_code::transaction_abortable); // Empty: no transaction at all
+}
+
+TEST_F(TxnCoordinatorCore, VerifyChecksMappingThenEpochThenPrepare) {
+  start_ongoing();
+  expect_rejected(core.verify_partitions("", producer_id{3}, producer_epoch{0}, {orders0}),
+                  error_code::invalid_request);
+  expect_rejected(core.verify_partitions("nope", producer_id{3}, producer_epoch{0}, {orders0}),
+                  error_code::invalid_producer_id_mapping);
+  expect_rejected(core.verify_partitions("txn-A", producer_id{53}, producer_epoch{0}, {orders0}),
+                  error_code::invalid_producer_id_mapping);
+  expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{1}, {orders0}),
+                  error_code::producer_fenced);
+  // Once EndTxn is being written, no write may join the transaction.
+  auto prepare = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000);
+  expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}),
+                  error_code::concurrent_transactions);
+  persist(prepare);
+  // Prepare*: the epoch moved on, so the old one is fenced first.
+  expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}),
+                  error_code::producer_fenced);
+  expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{1}, {orders0}),
+                  error_code::concurrent_transactions);
+}
 
 TEST_F(TxnCoordinatorCore, EndTxnCommitThenMarkersWrittenCompletesCommit) {
   start_ongoing();
   auto prepare = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000);
   EXPECT_TRUE(prepare.send_markers);
   EXPECT_EQ(persist(prepare),
-            make_card("txn-A", 3, 0, txn_state::prepare_commit, {orders0, orders1}, 1500, 2000));
+            ended_by(make_card("txn-A", 3, 1, txn_state::prepare_commit, {orders0, orders1}, 1500,
+                               2000),
+                     3, 0));
   auto done = core.markers_written("txn-A", 2500);
   ASSERT_TRUE(done.has_value());
-  EXPECT_EQ(persist(*done), make_card("txn-A", 3, 0, txn_state::complete_commit, {}, 1500, 2500));
+  EXPECT_EQ(persist(*done),
+            ended_by(make_card("txn-A", 3, 1, txn_state::complete_commit, {}, 1500, 2500), 3, 0));
   // No Prepare* card any more: nothing to complete.
   EXPECT_FALSE(core.markers_written("txn-A", 2600).has_value());
 }
@@ -573,7 +715,7 @@ TEST_F(TxnCoordinatorCore, LoadReturnsIdsInPrepareCommitOrPrepareAbort) {
             make_card("d", 153, 3, txn_state::complete_abort, {}, 60, 1000));
   // An Ongoing card resumes with its producer and start timestamp.
   EXPECT_EQ(persist(core.end_txn("c", producer_id{103}, producer_epoch{2}, true, 1100)),
-            make_card("c", 103, 2, txn_state::prepare_commit, {orders1}, 40, 1100));
+            ended_by(make_card("c", 103, 3, txn_state::prepare_commit, {orders1}, 40, 1100), 103, 2));
 }
 
 TEST_F(TxnCoordinatorCore, ProducerIdsOfShardAreShardPlusShardCountTimesK) {

@@ -46,7 +46,8 @@ TEST_F(GroupCoordinatorCore, TxnOffsetsInvisibleUntilCommitMarker) {
   EXPECT_FALSE(g.has_pending(in1));
   EXPECT_FALSE(g.has_pending(other_group_in0));
 
-  auto done = g.complete_txn(producer_id{4000}, producer_epoch{0}, control_type::commit);
+  // The coordinator's marker carries the epoch bumped at EndTxn.
+  auto done = g.complete_txn(producer_id{4000}, producer_epoch{1}, control_type::commit);
   ASSERT_TRUE(done.ok());
   ASSERT_EQ(done->size(), 1u);
   EXPECT_EQ(done->front().first, in0);
@@ -59,7 +60,7 @@ TEST_F(GroupCoordinatorCore, TxnOffsetsInvisibleUntilCommitMarker) {
 TEST_F(GroupCoordinatorCore, AbortMarkerDiscardsPendingOffsets) {
   g.commit(in0, om(40));
   txn_commit(4000, 0, {{in0, om(45)}, {in1, om(7)}});
-  auto done = g.complete_txn(producer_id{4000}, producer_epoch{0}, control_type::abort);
+  auto done = g.complete_txn(producer_id{4000}, producer_epoch{1}, control_type::abort);
   ASSERT_TRUE(done.ok());
   EXPECT_TRUE(done->empty());
   EXPECT_EQ(g.fetch(in0), om(40));
@@ -125,7 +126,7 @@ TEST_F(GroupCoordinatorCore, MarkerWithoutPendingOffsetsChangesNothing) {
 TEST_F(GroupCoordinatorCore, MarkersOfOneProducerLeaveOtherProducersPending) {
   txn_commit(4000, 0, {{in0, om(45)}});
   txn_commit(5000, 2, {{in1, om(8)}});
-  auto r = g.complete_txn(producer_id{5000}, producer_epoch{2}, control_type::commit);
+  auto r = g.complete_txn(producer_id{5000}, producer_epoch{3}, control_type::commit);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(g.fetch(in1), om(8));
   EXPECT_EQ(g.fetch(in0), om(-1));
@@ -141,9 +142,44 @@ TEST_F(GroupCoordinatorCore, LoadRestoresCommittedAndPendingOffsets) {
   g.load({{in0, om(40)}}, {{producer_id{4000}, p}});
   EXPECT_EQ(g.fetch(in0), om(40));
   EXPECT_TRUE(g.has_pending(in1));
-  auto r = g.complete_txn(producer_id{4000}, producer_epoch{1}, control_type::commit);
+  auto r = g.complete_txn(producer_id{4000}, producer_epoch{2}, control_type::commit);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(g.fetch(in1), om(9));
+}
+
+TEST_F(GroupCoordinatorCore, MarkerWithEpochOfPendingOffsetsIsInvalidProducerEpoch) {
+  // A delayed marker of the previous transaction (its bumped epoch is the
+  // epoch of the offsets now pending) must not commit them (KIP-890 part 2).
+  txn_commit(4000, 1, {{in0, om(45)}});
+  auto late = g.complete_txn(producer_id{4000}, producer_epoch{1}, control_type::commit);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code(), error_code::invalid_producer_epoch);
+  EXPECT_EQ(g.fetch(in0), om(-1));
+  EXPECT_TRUE(g.has_pending(in0));
+  // Transaction version 1 (equal epochs) is still accepted.
+  auto v1 = g.complete_txn(producer_id{4000}, producer_epoch{1}, control_type::commit, 1);
+  ASSERT_TRUE(v1.ok());
+  EXPECT_EQ(g.fetch(in0), om(45));
+}
+
+TEST_F(GroupCoordinatorCore, LateTxnOffsetCommitAfterTheMarkerIsInvalidProducerEpoch) {
+  txn_commit(4000, 0, {{in0, om(45)}});
+  ASSERT_TRUE(g.complete_txn(producer_id{4000}, producer_epoch{1}, control_type::commit).ok());
+  // The same TxnOffsetCommit delivered again after its transaction ended.
+  auto late = g.txn_offset_commit(producer_id{4000}, producer_epoch{0}, {{in0, om(99)}});
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code(), error_code::invalid_producer_epoch);
+  EXPECT_TRUE(g.pending().empty());
+  // The next transaction, at the bumped epoch, goes on.
+  EXPECT_TRUE(g.txn_offset_commit(producer_id{4000}, producer_epoch{1}, {{in0, om(50)}}).ok());
+}
+
+TEST_F(GroupCoordinatorCore, VerificationNeededUntilOffsetsArePendingAtThatEpoch) {
+  EXPECT_TRUE(g.needs_verification(producer_id{4000}, producer_epoch{0}));
+  txn_commit(4000, 0, {{in0, om(45)}});
+  EXPECT_FALSE(g.needs_verification(producer_id{4000}, producer_epoch{0}));
+  EXPECT_TRUE(g.needs_verification(producer_id{4000}, producer_epoch{1}));
+  EXPECT_TRUE(g.needs_verification(producer_id{5000}, producer_epoch{0}));
 }
 
 TEST_F(GroupCoordinatorCore, PlainCommitIsVisibleAtOnce) {

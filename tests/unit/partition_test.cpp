@@ -67,8 +67,11 @@ protected:
     return off;
   }
 
+  // Markers here carry the epoch of the transaction's data, as in Kafka's
+  // transaction version 1 (and caftx's admin abort); the coordinator's
+  // bumped-epoch markers (version 2) have tests of their own.
   int64_t marker(int64_t pid, int16_t epoch, end_txn_marker m) {
-    auto st = p.validate_marker(producer_id{pid}, producer_epoch{epoch}, m);
+    auto st = p.validate_marker(producer_id{pid}, producer_epoch{epoch}, m, 1);
     EXPECT_TRUE(st.ok()) << st.to_string();
     return p.append_marker(producer_id{pid}, producer_epoch{epoch}, m, now).base_offset;
   }
@@ -320,15 +323,61 @@ TEST_F(PartitionCore, MarkerWithLowerCoordinatorEpochIsTransactionCoordinatorFen
   EXPECT_EQ(st.code(), error_code::transaction_coordinator_fenced);
   EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{0}, commit_marker(5)).ok());
   EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{0}, abort_marker(6)).ok());
+  st = p.validate_marker(producer_id{7}, producer_epoch{1}, commit_marker(4));
+  EXPECT_EQ(st.code(), error_code::transaction_coordinator_fenced);
 }
 
 TEST_F(PartitionCore, MarkerWithLowerProducerEpochIsInvalidProducerEpoch) {
   produce(txn_batch(7, 3, 0, 1));
   auto st = p.validate_marker(producer_id{7}, producer_epoch{2}, abort_marker(0));
   EXPECT_EQ(st.code(), error_code::invalid_producer_epoch);
-  // TV1: equal and higher epochs are fine.
-  EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{3}, abort_marker(0)).ok());
-  EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{4}, abort_marker(0)).ok());
+  // Version 1: equal and higher epochs are fine.
+  EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{3}, abort_marker(0), 1).ok());
+  EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{4}, abort_marker(0), 1).ok());
+}
+
+TEST_F(PartitionCore, CoordinatorMarkerWithEpochOfOpenTransactionIsInvalidProducerEpoch) {
+  // Version 2 (the coordinator bumps the epoch at EndTxn): a marker with the
+  // epoch of the open transaction's data is a delayed marker of the
+  // previous transaction and must not end this one.
+  produce(txn_batch(7, 3, 0, 1));
+  auto st = p.validate_marker(producer_id{7}, producer_epoch{3}, commit_marker(0));
+  EXPECT_EQ(st.code(), error_code::invalid_producer_epoch);
+  EXPECT_EQ(st.message(), "marker epoch 3 is the epoch of the open transaction, not above it");
+  EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{4}, commit_marker(0)).ok());
+}
+
+TEST_F(PartitionCore, CoordinatorMarkerBumpsEpochSoLateWritesAreFencedAndNextStartsAtZero) {
+  produce_durable(txn_batch(7, 3, 0, 2));                 // offsets 0-1, txn at epoch 3
+  ASSERT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{4}, commit_marker(0)).ok());
+  p.append_marker(producer_id{7}, producer_epoch{4}, commit_marker(0), now); // offset 2
+  p.set_high_watermark(p.log_end_offset());
+  EXPECT_EQ(entry(7).epoch, producer_epoch{4});
+  EXPECT_FALSE(entry(7).current_txn_first_offset.has_value());
+  // A write of the finished transaction arriving late: fenced by epoch.
+  auto late = p.validate_produce(txn_batch(7, 3, 2, 1));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().code(), error_code::invalid_producer_epoch);
+  // The next transaction runs at epoch 4 from sequence 0.
+  auto wrong = p.validate_produce(txn_batch(7, 4, 2, 1));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code(), error_code::out_of_order_sequence_number);
+  EXPECT_EQ(produce(txn_batch(7, 4, 0, 1)), 3);
+  // The same marker repeated once no transaction is open is accepted
+  // (a coordinator re-sending after a restart) and completes nothing.
+  ASSERT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{5}, commit_marker(0)).ok());
+  p.append_marker(producer_id{7}, producer_epoch{5}, commit_marker(0), now);
+  EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{5}, commit_marker(0)).ok());
+}
+
+TEST_F(PartitionCore, TransactionalBatchNeedsVerificationOnlyWithoutOpenTransactionAtItsEpoch) {
+  EXPECT_FALSE(p.needs_verification(idem_batch(7, 0, 0, 1)));
+  EXPECT_TRUE(p.needs_verification(txn_batch(7, 0, 0, 1)));
+  produce(txn_batch(7, 0, 0, 1));
+  EXPECT_FALSE(p.needs_verification(txn_batch(7, 0, 1, 1)));
+  EXPECT_TRUE(p.needs_verification(txn_batch(7, 1, 0, 1)));
+  marker(7, 0, commit_marker(0));
+  EXPECT_TRUE(p.needs_verification(txn_batch(7, 0, 1, 1)));
 }
 
 TEST_F(PartitionCore, MarkerThatCompletesNothingChangesNeitherLsoNorIndex) {

@@ -158,19 +158,41 @@ TEST(Codec, TopicAndCounterRoundTrip) {
 
 // -- golden bytes: the on-disk format -----------------------------------------------
 
+// The card as class version 0 wrote it, before next_pid and ended_by_*
+// existed. Never edit these bytes: a data directory may still hold them.
+const std::string golden_card_class_version_0 =
+  "010000000000050000000000000074786e2d4100000000003500000000000000"
+  "03000000000000000000000000020060ea000002000000000002000000000000"
+  "0000000000000000000006000000000000006f72646572730000000006000000"
+  "000000006f726465727301000000dc05000000000000d007000000000000";
+
+TEST(Codec, GoldenBytesOfTxnCardClassVersion0AreStillRead) {
+  auto back = codec::decode_card(from_hex(golden_card_class_version_0));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(*back, fixed_card()); // next_pid and ended_by_* read as -1
+  EXPECT_EQ(back->next_pid, no_producer_id);
+  EXPECT_EQ(back->ended_by_pid, no_producer_id);
+  EXPECT_EQ(back->ended_by_epoch, no_producer_epoch);
+}
+
 TEST(Codec, GoldenBytesOfTxnCard) {
-  // Computed once with the encoder of value version 1; see storage/FORMAT.md.
-  // If this fails, the on-disk format changed: add a new version byte and
-  // keep a reader for this one instead of editing the bytes.
+  // Value version 1, card class version 1; see storage/FORMAT.md. If this
+  // fails, the on-disk format changed: bump the class version and keep a
+  // reader for this one instead of editing the bytes.
+  auto card = fixed_card();
+  card.next_pid = producer_id{103};
+  card.ended_by_pid = producer_id{53};
+  card.ended_by_epoch = producer_epoch{1};
   const std::string golden =
-    "010000000000050000000000000074786e2d4100000000003500000000000000"
+    "010001000000050000000000000074786e2d4100000000003500000000000000"
     "03000000000000000000000000020060ea000002000000000002000000000000"
     "0000000000000000000006000000000000006f72646572730000000006000000"
-    "000000006f726465727301000000dc05000000000000d007000000000000";
-  EXPECT_EQ(to_hex(codec::encode(fixed_card())), golden);
+    "000000006f726465727301000000dc05000000000000d007000000000000"
+    "670000000000000035000000000000000100";
+  EXPECT_EQ(to_hex(codec::encode(card)), golden);
   auto back = codec::decode_card(from_hex(golden));
   ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(*back, fixed_card());
+  EXPECT_EQ(*back, card);
 }
 
 TEST(Codec, GoldenBytesOfRecordBatch) {

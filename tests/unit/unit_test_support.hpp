@@ -28,7 +28,8 @@ inline void PrintTo(const txn_card& c, std::ostream* os) {
       << " partitions [";
   for (auto& tp : c.partitions)
     *os << to_string(tp) << " ";
-  *os << "] start " << c.txn_start_ms << " update " << c.last_update_ms << "}";
+  *os << "] start " << c.txn_start_ms << " update " << c.last_update_ms << " next "
+      << c.next_pid << " ended_by " << c.ended_by_pid << "/" << c.ended_by_epoch << "}";
 }
 
 } // namespace caftx
