@@ -49,7 +49,8 @@ namespace caftx {
   X(session_flush_result)                                                                          \
   X(session_linger)                                                                                \
   X(session_retry)                                                                                 \
-  X(kill_child_request)
+  X(kill_child_request)                                                                            \
+  X(supervisor_settled)
 
 void register_message_types(caf::actor_system_config& cfg) {
 #define CAFTX_REGISTER(type) cfg.add_message_type<type>("caftx::" #type);

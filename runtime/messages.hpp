@@ -311,6 +311,10 @@ struct session_retry {};
 /// Drill: a supervisor kills its current child (exit_reason::kill).
 struct kill_child_request {};
 
+/// To a supervisor: every write its dead child had queued is settled; the
+/// next child may load.
+struct supervisor_settled {};
+
 // -- inspectors ------------------------------------------------------------
 
 template <class Inspector, class Tag, class Rep>
@@ -385,6 +389,7 @@ CAFTX_INSPECT_EMPTY(coordinator_tick)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)
+CAFTX_INSPECT_EMPTY(supervisor_settled)
 
 #undef CAFTX_INSPECT_EMPTY
 

@@ -90,6 +90,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   node_store_options so;
   so.sync = config.storage_sync;
   so.background_writer = opts.background_writer;
+  so.env = opts.env;
   auto store = node_store::open(config.data_dir, so);
   if (!store.ok())
     return store.error();

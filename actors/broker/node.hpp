@@ -21,6 +21,10 @@
 #include "config/config.hpp"
 #include "runtime/status.hpp"
 
+namespace leveldb {
+class Env;
+}
+
 namespace caftx {
 
 struct node_context;
@@ -35,6 +39,9 @@ struct node_options {
   /// stop() blocks until every actor of the node has terminated. Set false
   /// under the deterministic scheduler (run it, then destroy the node).
   bool wait_on_stop = true;
+  /// LevelDB environment of the node's store; nullptr means the real disk.
+  /// Tests pass one that fails writes on demand.
+  leveldb::Env* env = nullptr;
 };
 
 class node {

@@ -7,10 +7,8 @@ namespace caftx {
 void record_accumulator::set_identity(producer_id pid, producer_epoch epoch) {
   pid_ = pid;
   epoch_ = epoch;
-  for (auto& [tp, p] : partitions_) {
+  for (auto& [tp, p] : partitions_)
     p.next_sequence = 0;
-    p.max_acked_ordinal = 0;
-  }
 }
 
 bool record_accumulator::append(const topic_partition& tp, uint64_t id, record rec,
@@ -55,7 +53,6 @@ void record_accumulator::seal(partition& p, int64_t now_ms) {
   b.batch.base_sequence = p.next_sequence;
   p.next_sequence = add_sequence(p.next_sequence, b.batch.record_count());
   b.ids = std::move(p.open_ids);
-  b.ordinal = p.next_ordinal++;
   b.deadline_ms = now_ms + settings_.delivery_timeout_ms;
   p.queue.push_back(std::move(b));
   p.open = record_batch{};
@@ -140,14 +137,14 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
     return; // superseded or already resolved
   auto& b = p.queue[pos];
   b.in_flight = false;
-  // A later batch of this epoch was acknowledged, so this one was written
-  // before it and its retry fell out of the partition's five-batch window:
-  // success without an offset, as Kafka treats DUPLICATE_SEQUENCE_NUMBER.
-  bool written_before = error == error_code::out_of_order_sequence_number && pos == 0
-                        && b.batch.epoch == epoch_ && b.ordinal < p.max_acked_ordinal;
-  if (error == error_code::none || written_before) {
-    p.max_acked_ordinal = std::max(p.max_acked_ordinal, b.ordinal);
-    complete(b, error_code::none, {}, written_before ? -1 : base_offset);
+  // OUT_OF_ORDER for the oldest unresolved batch is never taken as "written
+  // before": with at most five batches in flight a written batch is still
+  // in the partition's window and comes back as a duplicate, while a later
+  // batch may have been accepted without this one (a partition that did
+  // not know the producer takes any sequence, KIP-360). As in Kafka, the
+  // batch fails and the idempotent producer bumps its epoch.
+  if (error == error_code::none) {
+    complete(b, error_code::none, {}, base_offset);
     p.queue.erase(p.queue.begin() + static_cast<std::ptrdiff_t>(pos));
   } else {
     // OUT_OF_ORDER behind an unresolved batch is that batch's doing.
@@ -185,7 +182,6 @@ void record_accumulator::maybe_bump() {
   epoch_ = producer_epoch{static_cast<int16_t>(epoch_.value + 1)};
   for (auto& [tp, p] : partitions_) {
     p.next_sequence = 0;
-    p.max_acked_ordinal = 0;
     // Batches sent before (waiting for a retry) may have been written: they
     // cannot move to the new epoch without risking a duplicate.
     while (!p.queue.empty() && p.queue.front().ever_sent) {

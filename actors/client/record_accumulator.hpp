@@ -96,7 +96,6 @@ private:
     int32_t attempts = 0;
     int64_t deadline_ms = 0;
     uint64_t generation = 0; // of the current send; 0 = replies are ignored
-    uint64_t ordinal = 0;    // position in the partition's sequence order
   };
   struct partition {
     record_batch open;
@@ -105,10 +104,6 @@ private:
     uint64_t linger_generation = 0;
     std::deque<sealed> queue; // sealed, in sequence order
     int32_t next_sequence = 0;
-    // The highest ordinal acknowledged in the current epoch (0: none): a
-    // batch below it was written, the partition appends in sequence order.
-    uint64_t next_ordinal = 1;
-    uint64_t max_acked_ordinal = 0;
   };
 
   void seal(partition& p, int64_t now_ms);

@@ -6,7 +6,10 @@
 
 #include <deque>
 
+#include <leveldb/write_batch.h>
+
 #include "runtime/messages.hpp"
+#include "storage/node_store.hpp"
 
 namespace caftx {
 
@@ -21,6 +24,8 @@ struct supervisor_state {
   // terminate first, so that "supervisor down" means "subtree down" (the
   // child may hold the node's database open).
   std::optional<caf::error> stopping;
+  // A restart waits for the dead child's queued writes (opts.settle).
+  bool settling = false;
   static inline const char* name = "caftx.supervisor";
 };
 
@@ -52,12 +57,19 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
     }
     st.restarts.push_back(now);
     ++st.restart_count;
-    start_child();
+    if (!opts.settle) {
+      start_child();
+      return;
+    }
+    st.settling = true;
+    opts.settle([hdl = caf::actor_cast<caf::actor>(self)] {
+      caf::anon_send(hdl, supervisor_settled{});
+    });
   });
   self->set_exit_handler([self](caf::exit_msg& em) {
     auto& st = self->state;
     if (!st.child) {
-      self->quit(em.reason);
+      self->quit(em.reason); // a pending restart is dropped with us
       return;
     }
     st.stopping = em.reason;
@@ -75,6 +87,12 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
       return self->delegate(self->state.child, std::move(msg));
     });
   return {
+    [=](const supervisor_settled&) {
+      if (!self->state.settling)
+        return;
+      self->state.settling = false;
+      start_child();
+    },
     [=](const supervisor_stats_request&) {
       return supervisor_stats{self->state.restart_count, self->state.gave_up};
     },
@@ -88,9 +106,14 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
 
 } // namespace
 
-supervisor_options node_supervision(const node_config& cfg,
+supervisor_options node_supervision(const node_config& cfg, std::shared_ptr<node_store> store,
                                     std::function<caf::actor(caf::actor_system&)> spawn_child) {
   supervisor_options opts;
+  // Writes complete in the order they were queued: once an empty write
+  // queued now completes, the dead child's writes are settled.
+  opts.settle = [store](std::function<void()> ready) {
+    store->write(leveldb::WriteBatch{}, [ready](const status&) { ready(); });
+  };
   opts.max_restarts = cfg.supervisor_max_restarts;
   opts.window = std::chrono::milliseconds(cfg.supervisor_restart_window_ms);
   opts.spawn_child = std::move(spawn_child);

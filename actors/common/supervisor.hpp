@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,20 +24,28 @@
 
 namespace caftx {
 
+class node_store;
+
 struct supervisor_options {
   /// Restart intensity: at most this many restarts within `window`.
   int32_t max_restarts = 5;
   std::chrono::milliseconds window{10000};
   /// Spawns a fresh child.
   std::function<caf::actor(caf::actor_system&)> spawn_child;
-  /// The reply to a request while there is no child (after giving up), or
-  /// nullopt for CAF's request_receiver_down error.
+  /// Called when a child died, before the next one is spawned: must call
+  /// `ready` (from any thread) once every write the dead child had queued
+  /// is on disk or failed, so the new child loads all of it and no late
+  /// write of the dead one lands under it. Empty: restart at once.
+  std::function<void(std::function<void()> ready)> settle;
+  /// The reply to a request while there is no child (restarting, or after
+  /// giving up), or nullopt for CAF's request_receiver_down error.
   std::function<std::optional<caf::message>(const caf::message& request)> unavailable;
 };
 
 /// Options with the node's restart intensity (`caftx.supervisor.max.restarts`
-/// within `caftx.supervisor.restart.window.ms`).
-supervisor_options node_supervision(const node_config& cfg,
+/// within `caftx.supervisor.restart.window.ms`); a restart waits until the
+/// writes queued on `store` before it are settled.
+supervisor_options node_supervision(const node_config& cfg, std::shared_ptr<node_store> store,
                                     std::function<caf::actor(caf::actor_system&)> spawn_child);
 
 caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_options opts);

@@ -38,6 +38,7 @@ protected:
   std::string dir;
   int64_t now_ms = 1700000000000;
   node_config ncfg;
+  leveldb::Env* env = nullptr; // the store's environment; nullptr = the real disk
   std::unique_ptr<node> n;
 
   node_fixture() {
@@ -61,6 +62,7 @@ protected:
     o.background_writer = false;
     o.wait_on_stop = false;
     o.clock_ms = [this] { return now_ms; };
+    o.env = env;
     auto started = node::start(sys, ncfg, o);
     if (!started.ok())
       throw std::runtime_error("node did not start: " + started.error().to_string());

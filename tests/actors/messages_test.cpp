@@ -75,6 +75,7 @@ std::vector<caf::message> samples() {
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(supervisor_stats_request{}),
     caf::make_message(supervisor_stats{3, true}),
+    caf::make_message(supervisor_settled{}),
     caf::make_message(kill_child_request{}),
     caf::make_message(session_identity{producer_id{5}, producer_epoch{7}}),
     caf::make_message(session_record{3, tp, {}, b.records.front()}),

@@ -108,20 +108,25 @@ TEST_F(RecordAccumulator, ReplyOfASupersededSendIsIgnored) {
   EXPECT_EQ(outcomes[0].offset, 4);
 }
 
-TEST_F(RecordAccumulator, OutOfOrderBehindAnAcknowledgedBatchMeansItWasWritten) {
+TEST_F(RecordAccumulator, OutOfOrderBehindAnAcknowledgedBatchFailsItInsteadOfGuessingItWasWritten) {
+  // The later batch may have landed first at a partition that did not know
+  // the producer (any sequence accepted): the earlier one was not written.
   add(tp0, 2);
   auto sent = acc.ready();
-  acc.on_reply(tp0, sent[1].generation, error_code::none, {}, 1, 0); // the later one landed
+  acc.on_reply(tp0, sent[1].generation, error_code::none, {}, 0, 0); // the later one landed
   acc.on_reply(tp0, sent[0].generation, error_code::request_timed_out, "lost", -1, 0);
   (void) acc.wants_retry_timer();
   acc.retry_backoff_elapsed();
   auto retry = acc.ready();
+  ASSERT_EQ(retry.size(), 1u);
   acc.on_reply(tp0, retry[0].generation, error_code::out_of_order_sequence_number, "old", -1, 0);
   auto outcomes = acc.take_outcomes();
   ASSERT_EQ(outcomes.size(), 2u);
-  EXPECT_EQ(outcomes[1].error, error_code::none); // written, offset unknown
+  EXPECT_EQ(outcomes[0].error, error_code::none);
+  EXPECT_EQ(outcomes[0].offset, 0);
+  EXPECT_EQ(outcomes[1].error, error_code::out_of_order_sequence_number); // reported, not lost
   EXPECT_EQ(outcomes[1].offset, -1);
-  EXPECT_EQ(acc.epoch(), producer_epoch{0});      // no bump
+  EXPECT_EQ(acc.epoch(), producer_epoch{1}); // KIP-360 bump
 }
 
 TEST_F(RecordAccumulator, GenuineGapFailsLaterBatchesAndBumpsTheIdempotentEpoch) {

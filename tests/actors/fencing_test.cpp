@@ -1,0 +1,380 @@
+// A request that arrives late never acts on a later transaction (KIP-890):
+// every EndTxn bumps the producer epoch and coordinator markers carry it
+// (part 2), and a transactional write that would open a transaction on a
+// partition or offsets partition is verified with the coordinator (part 1).
+// Also: the coordinator shard restarted by its supervisor in each state,
+// and a card whose write fails. One node on the deterministic scheduler.
+#include "fixture.hpp"
+
+#include <leveldb/env.h>
+
+#include <atomic>
+
+#include "runtime/partitioner.hpp"
+
+namespace caftx::testing {
+namespace {
+
+using iso = isolation_level;
+const topic_partition t0{"t", 0};
+const topic_partition u0{"u", 0};
+
+class FencingTest : public node_fixture {
+protected:
+  void SetUp() override {
+    start_node();
+    create_topic("t", 1);
+    create_topic("u", 1);
+  }
+
+  txn_response add(const std::string& tid, const init_producer_id_response& id,
+                   std::vector<topic_partition> tps) {
+    return call<txn_response>(coordinator_for(tid),
+                              add_partitions_to_txn_request{tid, id.pid, id.epoch, tps});
+  }
+
+  end_txn_response end_raw(const std::string& tid, producer_id pid, producer_epoch epoch,
+                           bool commit) {
+    return call<end_txn_response>(coordinator_for(tid), end_txn_request{tid, pid, epoch, commit});
+  }
+
+  // EndTxn; on success `id` takes the identity of the reply.
+  end_txn_response end(const std::string& tid, init_producer_id_response& id, bool commit) {
+    auto r = end_raw(tid, id.pid, id.epoch, commit);
+    if (r.error == error_code::none) {
+      id.pid = r.pid;
+      id.epoch = r.epoch;
+    }
+    sched.run(); // markers and the Complete* card
+    return r;
+  }
+
+  // A transaction of `id` that wrote `value` to t0 and committed.
+  void committed_transaction(init_producer_id_response& id, const std::string& value) {
+    ASSERT_EQ(add("tx", id, {t0}).error, error_code::none);
+    ASSERT_EQ(produce(t0, "tx", batch(id.pid, id.epoch, 0, {value}, true)).error,
+              error_code::none);
+    ASSERT_EQ(end("tx", id, true).error, error_code::none);
+  }
+
+  caf::actor shard_supervisor(const std::string& tid) {
+    return n->coordinator_supervisor(partition_for(tid, 50));
+  }
+
+// Sends EndTxn and runs the scheduler only until its reply arrived: the
+  // Prepare* card is durable, markers may still be on their way.
+  end_txn_response end_until_reply(const caf::actor& coordinator,
+                                    const init_producer_id_response& p, bool commit) {
+    auto handle = self->request(coordinator, caf::infinite,
+                                  end_txn_request{"tx", p.pid, p.epoch, commit});
+    while (self->mailbox().empty() && sched.has_job())
+      sched.run_once();
+    end_txn_response r;
+    handle.receive([&](end_txn_response& x) { r = x; },
+                   [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+    return r;
+  }
+
+  // Kills the shard's coordinator; its supervisor restarts it.
+  void kill_coordinator(const std::string& tid) {
+    call<supervisor_stats>(shard_supervisor(tid), kill_child_request{});
+    sched.run();
+    auto stats = call<supervisor_stats>(shard_supervisor(tid), supervisor_stats_request{});
+    EXPECT_EQ(stats.restarts, 1);
+  }
+};
+
+TEST_F(FencingTest, EndTxnBumpsTheEpochAndItsRetryAnswersTheSameIdentity) {
+  auto p = init("tx");
+  auto before = p;
+  committed_transaction(p, "a");
+  EXPECT_EQ(p.pid, before.pid);
+  EXPECT_EQ(p.epoch, producer_epoch{1});
+  // The EndTxn again (its reply was lost): NONE, nothing written, the same
+  // identity to continue with.
+  auto retry = end_raw("tx", before.pid, before.epoch, true);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.pid, before.pid);
+  EXPECT_EQ(retry.epoch, producer_epoch{1});
+  EXPECT_EQ(end_raw("tx", before.pid, before.epoch, false).error, error_code::invalid_txn_state);
+  EXPECT_EQ(describe("tx").state, "CompleteCommit");
+}
+
+TEST_F(FencingTest, LateEndTxnOfCommittedTransactionCannotEndTheNextOne) {
+  auto p = init("tx");
+  auto first = p;
+  committed_transaction(p, "a");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"n"}, true)).error, error_code::none);
+  for (bool commit : {true, false})
+    EXPECT_EQ(end_raw("tx", first.pid, first.epoch, commit).error, error_code::producer_fenced);
+  sched.run();
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "Ongoing");
+  EXPECT_EQ(d.partitions, std::vector<topic_partition>{t0});
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"a"});
+  EXPECT_EQ(fetch(t0, 0, iso::read_committed).last_stable_offset, 2); // "n" stays open
+}
+
+TEST_F(FencingTest, LateAddPartitionsOfFinishedTransactionCannotJoinTheNextOne) {
+  auto p = init("tx");
+  auto first = p;
+  committed_transaction(p, "a");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  EXPECT_EQ(add("tx", first, {u0}).error, error_code::producer_fenced);
+  EXPECT_EQ(describe("tx").partitions, std::vector<topic_partition>{t0});
+}
+
+TEST_F(FencingTest, LateProduceAfterAbortIsFencedAndLeavesNoHangingTransaction) {
+  auto p = init("tx");
+  auto first = p;
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, false).error, error_code::none);
+  // Writes of the aborted transaction arriving late, to a partition it
+  // wrote to and to one it never added.
+  EXPECT_EQ(produce(t0, "tx", batch(first.pid, first.epoch, 1, {"late"}, true)).error,
+            error_code::invalid_producer_epoch);
+  EXPECT_EQ(produce(u0, "tx", batch(first.pid, first.epoch, 0, {"late"}, true)).error,
+            error_code::invalid_producer_epoch);
+  auto t = fetch(t0, 0, iso::read_uncommitted);
+  EXPECT_EQ(t.high_watermark, 2); // a, ABORT
+  EXPECT_EQ(t.last_stable_offset, 2);
+  auto u = fetch(u0, 0, iso::read_uncommitted);
+  EXPECT_EQ(u.high_watermark, 0); // nothing opened a transaction on u-0
+  EXPECT_EQ(u.last_stable_offset, 0);
+}
+
+TEST_F(FencingTest, TransactionalWriteToPartitionNotAddedIsTransactionAbortable) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  auto r = produce(u0, "tx", batch(p.pid, p.epoch, 0, {"x"}, true));
+  EXPECT_EQ(r.error, error_code::transaction_abortable);
+  EXPECT_EQ(fetch(u0, 0, iso::read_uncommitted).high_watermark, 0);
+  // Without a transactional id the partition cannot ask: INVALID_REQUEST.
+  EXPECT_EQ(produce(u0, "", batch(p.pid, p.epoch, 0, {"x"}, true)).error,
+            error_code::invalid_request);
+  // Added first, the same write goes through.
+  ASSERT_EQ(add("tx", p, {u0}).error, error_code::none);
+  EXPECT_EQ(produce(u0, "tx", batch(p.pid, p.epoch, 0, {"x"}, true)).error, error_code::none);
+}
+
+TEST_F(FencingTest, LateMarkerOfPreviousTransactionCannotEndTheNextOne) {
+  auto p = init("tx");
+  committed_transaction(p, "a");
+  auto cepoch = describe("tx").coordinator_epoch;
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"n"}, true)).error, error_code::none);
+  // The first transaction's commit marker (epoch bumped to p.epoch),
+  // delivered a second time.
+  auto late = call<txn_response>(leader("t", 0),
+                                 write_txn_marker_request{p.pid, p.epoch, cepoch, true, t0});
+  EXPECT_EQ(late.error, error_code::invalid_producer_epoch);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"a"});
+}
+
+TEST_F(FencingTest, LateTxnOffsetCommitAfterRestartCannotWaitForTheNextCommit) {
+  const std::string group = "g";
+  auto gc = [&] { return call<find_coordinator_response>(broker(), find_coordinator_request{0, group}).coordinator; };
+  auto p = init("tx");
+  auto first = p;
+  ASSERT_EQ(call<txn_response>(coordinator_for("tx"),
+                               add_offsets_to_txn_request{"tx", p.pid, p.epoch, group})
+              .error,
+            error_code::none);
+  ASSERT_EQ(call<txn_response>(gc(), txn_offset_commit_request{"tx", group, p.pid, p.epoch, {t0}, {42}})
+              .error,
+            error_code::none);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  // The group coordinator forgets what markers it saw; the transaction
+  // coordinator's card does not.
+  stop_node();
+  start_node();
+  auto late = call<txn_response>(gc(), txn_offset_commit_request{"tx", group, first.pid,
+                                                                 first.epoch, {t0}, {99}});
+  EXPECT_EQ(late.error, error_code::invalid_producer_epoch);
+  // Not in the current transaction either: TRANSACTION_ABORTABLE.
+  auto unadded = call<txn_response>(gc(), txn_offset_commit_request{"tx", group, p.pid, p.epoch,
+                                                                    {t0}, {77}});
+  EXPECT_EQ(unadded.error, error_code::transaction_abortable);
+  // The next transaction commits 50; 99 and 77 never become visible.
+  ASSERT_EQ(call<txn_response>(coordinator_for("tx"),
+                               add_offsets_to_txn_request{"tx", p.pid, p.epoch, group})
+              .error,
+            error_code::none);
+  ASSERT_EQ(call<txn_response>(gc(), txn_offset_commit_request{"tx", group, p.pid, p.epoch, {t0}, {50}})
+              .error,
+            error_code::none);
+  EXPECT_EQ(call<offset_fetch_response>(gc(), offset_fetch_request{group, {t0}, false}).offsets,
+            std::vector<int64_t>{42});
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  EXPECT_EQ(call<offset_fetch_response>(gc(), offset_fetch_request{group, {t0}, false}).offsets,
+            std::vector<int64_t>{50});
+}
+
+TEST_F(FencingTest, ZombieAfterTimeoutAbortIsFencedOnEveryPath) {
+  auto p = init("tx", 10000);
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"z"}, true)).error, error_code::none);
+  now_ms += 10001;
+  sched.advance_time(std::chrono::milliseconds(10000)); // the timeout check
+  sched.run();
+  EXPECT_EQ(describe("tx").state, "CompleteAbort");
+  EXPECT_EQ(describe("tx").epoch, producer_epoch{1});
+  // The paused producer wakes up with epoch 0.
+  EXPECT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 1, {"z2"}, true)).error,
+            error_code::invalid_producer_epoch);
+  EXPECT_EQ(add("tx", p, {u0}).error, error_code::producer_fenced);
+  EXPECT_EQ(end_raw("tx", p.pid, p.epoch, true).error, error_code::producer_fenced);
+  EXPECT_EQ(end_raw("tx", p.pid, p.epoch, false).error, error_code::producer_fenced);
+  EXPECT_TRUE(visible_values(t0, iso::read_committed).empty());
+  EXPECT_EQ(fetch(u0, 0, iso::read_uncommitted).high_watermark, 0);
+}
+
+// -- coordinator restarted by its supervisor, in each state --------------------------
+
+TEST_F(FencingTest, RestartInOngoingResumesTheTransactionWithItsStartTime) {
+  auto p = init("tx", 10000);
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"v"}, true)).error, error_code::none);
+  now_ms += 6000;
+  kill_coordinator("tx");
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "Ongoing");
+  EXPECT_EQ(d.partitions, std::vector<topic_partition>{t0});
+  // The producer goes on with its epoch and commits.
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 1, {"w"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), (std::vector<std::string>{"v", "w"}));
+}
+
+TEST_F(FencingTest, RestartInOngoingKeepsTimingTheTransactionFromItsStart) {
+  auto p = init("tx", 10000);
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"v"}, true)).error, error_code::none);
+  now_ms += 6000;
+  kill_coordinator("tx");
+  // 10 001 ms after the transaction started, not after the restart.
+  now_ms += 4001;
+  sched.advance_time(std::chrono::milliseconds(10000));
+  sched.run();
+  EXPECT_EQ(describe("tx").state, "CompleteAbort");
+  EXPECT_EQ(end_raw("tx", p.pid, p.epoch, true).error, error_code::producer_fenced);
+  EXPECT_TRUE(visible_values(t0, iso::read_committed).empty());
+}
+
+TEST_F(FencingTest, RestartInPrepareAbortFinishesTheAbort) {
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0, u0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  ASSERT_EQ(produce(u0, "tx", batch(p.pid, p.epoch, 0, {"b"}, true)).error, error_code::none);
+  auto cepoch = describe("tx").coordinator_epoch;
+  auto coordinator = coordinator_for("tx");
+  auto r = end_until_reply(coordinator, p, false);
+  ASSERT_EQ(r.error, error_code::none);
+  // PrepareAbort is durable; kill the shard before its markers come back.
+  self->send(shard_supervisor("tx"), kill_child_request{});
+  sched.run();
+  auto stats = call<supervisor_stats>(shard_supervisor("tx"), supervisor_stats_request{});
+  EXPECT_EQ(stats.restarts, 1);
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "CompleteAbort");
+  EXPECT_EQ(d.coordinator_epoch, cepoch + 1);
+  for (auto& tp : {t0, u0}) {
+    auto f = fetch(tp, 0, iso::read_uncommitted);
+    EXPECT_EQ(f.last_stable_offset, f.high_watermark) << to_string(tp);
+    EXPECT_TRUE(visible_values(tp, iso::read_committed).empty()) << to_string(tp);
+    // The restarted shard re-sent the abort marker with its new epoch.
+    ASSERT_FALSE(f.batches.empty());
+    auto last = parse_control_batch(f.batches.back());
+    ASSERT_TRUE(last.has_value()) << to_string(tp);
+    EXPECT_EQ(last->type, control_type::abort);
+    EXPECT_EQ(last->cepoch, coordinator_epoch{cepoch + 1});
+  }
+  // The producer's retry of its abort: NONE with the bumped epoch.
+  auto retry = end_raw("tx", p.pid, p.epoch, false);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.epoch, producer_epoch{1});
+}
+
+TEST_F(FencingTest, RestartInCompleteCommitStillRecognisesTheEndTxnRetry) {
+  auto p = init("tx");
+  auto first = p;
+  committed_transaction(p, "a");
+  kill_coordinator("tx");
+  EXPECT_EQ(describe("tx").state, "CompleteCommit");
+  auto retry = end_raw("tx", first.pid, first.epoch, true);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.epoch, producer_epoch{1});
+  // The producer continues with the next transaction at epoch 1.
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"b"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), (std::vector<std::string>{"a", "b"}));
+}
+
+// -- a card that cannot be written ------------------------------------------------------
+
+// Fails every sync of LevelDB's log once `fail` is set, as a dying disk would.
+class failing_env : public leveldb::EnvWrapper {
+public:
+  failing_env() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
+  std::atomic<bool> fail{false};
+
+  leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** out) override {
+    auto s = target()->NewWritableFile(name, out);
+    if (s.ok())
+      *out = new file(*out, fail);
+    return s;
+  }
+
+private:
+  class file : public leveldb::WritableFile {
+  public:
+    file(leveldb::WritableFile* f, std::atomic<bool>& fail) : f_(f), fail_(fail) {}
+    ~file() override { delete f_; }
+    leveldb::Status Append(const leveldb::Slice& data) override {
+      return fail_ ? leveldb::Status::IOError("injected") : f_->Append(data);
+    }
+    leveldb::Status Close() override { return f_->Close(); }
+    leveldb::Status Flush() override { return f_->Flush(); }
+    leveldb::Status Sync() override {
+      return fail_ ? leveldb::Status::IOError("injected") : f_->Sync();
+    }
+
+  private:
+    leveldb::WritableFile* f_;
+    std::atomic<bool>& fail_;
+  };
+};
+
+class FailedWriteTest : public node_fixture {
+protected:
+  failing_env fenv;
+  void SetUp() override {
+    env = &fenv;
+    start_node();
+    create_topic("t", 1);
+  }
+};
+
+TEST_F(FailedWriteTest, FailedCardWriteLeavesCardUnchangedAndAnswersRetriableError) {
+  auto p = init("tx");
+  ASSERT_EQ(p.error, error_code::none);
+  fenv.fail = true;
+  auto r = call<txn_response>(coordinator_for("tx"),
+                              add_partitions_to_txn_request{"tx", p.pid, p.epoch, {t0}});
+  EXPECT_EQ(r.error, error_code::coordinator_not_available);
+  EXPECT_TRUE(is_retriable(r.error));
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "Empty");
+  EXPECT_TRUE(d.partitions.empty());
+  EXPECT_EQ(d.epoch, p.epoch);
+  // No transition is left pending: the next request is checked as usual.
+  auto again = call<txn_response>(coordinator_for("tx"),
+                                  add_partitions_to_txn_request{"tx", p.pid, producer_epoch{7}, {t0}});
+  EXPECT_EQ(again.error, error_code::producer_fenced);
+}
+
+} // namespace
+} // namespace caftx::testing
