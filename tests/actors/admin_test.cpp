@@ -182,14 +182,16 @@ TEST_F(AdminTest, DescribeProducersReportsOpenTransactionThenTheCommitMarker) {
   auto open = admin->describe_producers(t0);
   ASSERT_TRUE(open.ok()) << open.error().to_string();
   EXPECT_EQ(*open, (std::vector<active_producer>{{p.pid, p.epoch, 1, now_ms, -1, 0}}));
+  // A commit marker of coordinator epoch 3 with the next producer epoch:
+  // the transaction is closed and the new epoch has no batches yet.
   now_ms += 7;
-  ASSERT_EQ(call<txn_response>(coordinator_for("tx"), end_txn_request{"tx", p.pid, p.epoch, true})
+  producer_epoch next{static_cast<int16_t>(p.epoch.value + 1)};
+  ASSERT_EQ(call<txn_response>(leader("t", 0), write_txn_marker_request{p.pid, next, 3, true, t0})
               .error,
             error_code::none);
-  sched.run();
   auto done = admin->describe_producers(t0);
   ASSERT_TRUE(done.ok());
-  EXPECT_EQ(*done, (std::vector<active_producer>{{p.pid, p.epoch, 1, now_ms, 0, -1}}));
+  EXPECT_EQ(*done, (std::vector<active_producer>{{p.pid, next, -1, now_ms, 3, -1}}));
   EXPECT_TRUE(admin->describe_producers(t1)->empty());
 }
 
