@@ -38,6 +38,7 @@ enum class error_code : uint8_t {
   invalid_config = 40,
   topic_already_exists = 36,
   invalid_partitions = 37,
+  transactional_id_not_found = 105, // DescribeTransactions: absent or Dead id (KIP-664)
   unknown_server_error = 255,  // Kafka's -1, kept unsigned for CAF's error type
 };
 

@@ -36,6 +36,13 @@ namespace caftx {
   X(offset_commit_request)                                                                         \
   X(offset_fetch_request)                                                                          \
   X(offset_fetch_response)                                                                         \
+  X(list_transactions_filter)                                                                      \
+  X(transaction_listing)                                                                           \
+  X(active_producer)                                                                               \
+  X(list_transactions_request)                                                                     \
+  X(list_transactions_response)                                                                    \
+  X(describe_producers_request)                                                                    \
+  X(describe_producers_response)                                                                   \
   X(storage_done)                                                                                  \
   X(coordinator_tick)                                                                              \
   X(marker_retry)                                                                                  \

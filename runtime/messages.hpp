@@ -16,6 +16,7 @@
 #include "runtime/error_code.hpp"
 #include "runtime/group_offsets.hpp"
 #include "runtime/record_batch.hpp"
+#include "runtime/transaction_admin.hpp"
 
 namespace caftx {
 
@@ -125,7 +126,9 @@ struct txn_response {
   std::string message;
 };
 
-/// DescribeTransactions (reference §2.11): the current card.
+/// DescribeTransactions (reference §2.11, KIP-664): the current card.
+/// Errors: INVALID_REQUEST (""), TRANSACTIONAL_ID_NOT_FOUND (absent or
+/// Dead), COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE.
 struct describe_transaction_request {
   std::string transactional_id;
 };
@@ -137,6 +140,8 @@ struct describe_transaction_response {
   producer_epoch epoch = no_producer_epoch;
   std::vector<topic_partition> partitions;
   int32_t coordinator_epoch = -1;
+  int32_t transaction_timeout_ms = 0;
+  int64_t transaction_start_ms = -1; // -1 while Empty
 };
 
 // -- partitions --------------------------------------------------------------
@@ -231,6 +236,35 @@ struct offset_fetch_request {
 struct offset_fetch_response {
   error_code error = error_code::none;
   std::vector<int64_t> offsets; // -1 = none committed
+};
+
+// -- admin for hanging transactions (KIP-664) ---------------------------------
+
+/// ListTransactions, sent to a broker, which asks every coordinator shard
+/// of its node and merges the listings (reference §2.11).
+struct list_transactions_request {
+  list_transactions_filter filter;
+};
+
+/// Rows sorted by transactional id. COORDINATOR_LOAD_IN_PROGRESS or
+/// COORDINATOR_NOT_AVAILABLE (no rows) if a shard is loading or down.
+struct list_transactions_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::vector<std::string> unknown_state_filters;
+  std::vector<transaction_listing> transactions;
+};
+
+/// DescribeProducers for one partition, sent to its leader.
+struct describe_producers_request {
+  topic_partition tp;
+};
+
+/// UNKNOWN_TOPIC_OR_PARTITION if the receiver does not lead `tp`.
+struct describe_producers_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::vector<active_producer> active_producers; // by producer id
 };
 
 // -- internal ------------------------------------------------------------------
@@ -350,7 +384,7 @@ CAFTX_INSPECT(end_txn_response, x.error, x.message, x.pid, x.epoch)
 CAFTX_INSPECT(txn_response, x.error, x.message)
 CAFTX_INSPECT(describe_transaction_request, x.transactional_id)
 CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x.partitions,
-              x.coordinator_epoch)
+              x.coordinator_epoch, x.transaction_timeout_ms, x.transaction_start_ms)
 CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.batch)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation)
@@ -365,6 +399,15 @@ CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, 
 CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
 CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets)
+CAFTX_INSPECT(list_transactions_filter, x.states, x.producer_ids, x.duration_ms)
+CAFTX_INSPECT(transaction_listing, x.transactional_id, x.pid, x.state)
+CAFTX_INSPECT(active_producer, x.pid, x.epoch, x.last_sequence, x.last_timestamp_ms,
+              x.coordinator_epoch, x.current_txn_start_offset)
+CAFTX_INSPECT(list_transactions_request, x.filter)
+CAFTX_INSPECT(list_transactions_response, x.error, x.message, x.unknown_state_filters,
+              x.transactions)
+CAFTX_INSPECT(describe_producers_request, x.tp)
+CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
 CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
 CAFTX_INSPECT(marker_retry, x.transactional_id)
 CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)

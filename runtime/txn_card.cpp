@@ -16,6 +16,15 @@ const char* to_string(txn_state s) {
   return "Unknown";
 }
 
+std::optional<txn_state> txn_state_from_name(const std::string& name) {
+  for (int8_t id = 0; id <= static_cast<int8_t>(txn_state::prepare_epoch_fence); ++id) {
+    auto s = static_cast<txn_state>(id);
+    if (name == to_string(s))
+      return s;
+  }
+  return std::nullopt;
+}
+
 bool is_valid_transition(txn_state from, txn_state to) {
   using s = txn_state;
   auto completed_or_empty = from == s::empty || from == s::complete_commit

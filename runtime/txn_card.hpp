@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ enum class txn_state : int8_t {
 
 /// Kafka's display name ("PrepareCommit", ...).
 const char* to_string(txn_state s);
+
+/// The state named `name` (Kafka's TransactionState.fromName, exact and
+/// case-sensitive); nullopt if no state has that name.
+std::optional<txn_state> txn_state_from_name(const std::string& name);
 
 /// True if `from` is a legal previous state of `to` (reference §1.3).
 bool is_valid_transition(txn_state from, txn_state to);

@@ -6,6 +6,9 @@
 #include <caf/stateful_actor.hpp>
 #include <leveldb/write_batch.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -38,6 +41,47 @@ struct broker_state {
 };
 
 using broker_ptr = caf::stateful_actor<broker_state>*;
+
+constexpr auto shard_request_timeout = std::chrono::seconds(10);
+
+// ListTransactions goes to every broker in Kafka, which answers for the
+// `__transaction_state` partitions it leads: here, every shard of the node.
+// A shard that is loading or down makes the whole answer its error.
+caf::result<caf::message> list_transactions(broker_ptr self, const list_transactions_request& req) {
+  auto& ctx = *self->state.ctx;
+  auto shards = ctx.config.transaction_state_log_num_partitions;
+  auto rp = self->make_response_promise();
+  auto merged = std::make_shared<list_transactions_response>();
+  auto remaining = std::make_shared<int32_t>(shards);
+  auto add = [rp, merged, remaining](list_transactions_response r) mutable {
+    if (r.error != error_code::none && merged->error == error_code::none) {
+      merged->error = r.error;
+      merged->message = std::move(r.message);
+    }
+    if (r.error == error_code::none) {
+      merged->unknown_state_filters = std::move(r.unknown_state_filters);
+      for (auto& t : r.transactions)
+        merged->transactions.push_back(std::move(t));
+    }
+    if (--*remaining > 0)
+      return;
+    if (merged->error != error_code::none)
+      merged->transactions.clear();
+    std::sort(merged->transactions.begin(), merged->transactions.end(),
+              [](const transaction_listing& a, const transaction_listing& b) {
+                return a.transactional_id < b.transactional_id;
+              });
+    rp.deliver(std::move(*merged));
+  };
+  for (int32_t s = 0; s < shards; ++s)
+    self->request(ctx.directory->txn_coordinator(s), shard_request_timeout, req)
+      .then([add](list_transactions_response& r) mutable { add(std::move(r)); },
+            [add, s](caf::error&) mutable {
+              add({error_code::coordinator_not_available,
+                   "shard " + std::to_string(s) + " did not answer", {}, {}});
+            });
+  return rp;
+}
 
 // Persists the topic, then spawns its partition leaders; `then` gets the
 // outcome.
@@ -120,6 +164,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
           init_producer_id_response{error_code::not_coordinator, "ask the transaction coordinator"});
       return self->delegate(self->state.ctx->directory->txn_coordinator(0), std::move(req));
     },
+    [=](const list_transactions_request& req) { return list_transactions(self, req); },
     [=](const find_coordinator_request& req) {
       auto& ctx = *self->state.ctx;
       find_coordinator_response r;

@@ -16,7 +16,9 @@ struct node_context;
 
 /// Spawns the broker of a node. Handles create_topic_request ->
 /// txn_response, metadata_request -> metadata_response,
-/// find_coordinator_request -> find_coordinator_response.
+/// find_coordinator_request -> find_coordinator_response,
+/// list_transactions_request -> list_transactions_response (merged from
+/// every transaction coordinator shard of the node).
 caf::actor spawn_broker(caf::actor_system& sys, std::shared_ptr<const node_context> ctx);
 
 /// Kafka's topic-name rule: 1-249 characters of [a-zA-Z0-9._-], not "."

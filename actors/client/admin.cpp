@@ -1,5 +1,10 @@
 #include "actors/client/admin.hpp"
 
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
 #include "actors/client/client_context.hpp"
 
 namespace caftx {
@@ -16,17 +21,170 @@ status create_topic(caf::actor_system& sys, const caf::actor& broker, const std:
 status_or<describe_transaction_response>
 describe_transaction(caf::actor_system& sys, const caf::actor& broker,
                      const std::string& transactional_id, std::chrono::milliseconds timeout) {
-  detail::client_channel ch{sys, broker};
-  auto coord = ch.coordinator(1, transactional_id, false, timeout);
+  admin_options opts;
+  opts.request_timeout = timeout;
+  return admin_client{sys, broker, std::move(opts)}.describe_transaction(transactional_id);
+}
+
+write_txn_marker_request abort_marker_request(const topic_partition& tp,
+                                              const active_producer& producer) {
+  write_txn_marker_request req;
+  req.pid = producer.pid;
+  req.epoch = producer.epoch;
+  req.coordinator_epoch = std::max(producer.coordinator_epoch, 0);
+  req.committed = false;
+  req.tp = tp;
+  return req;
+}
+
+admin_client::admin_client(caf::actor_system& sys, caf::actor broker, admin_options opts)
+  : ch_(std::make_unique<detail::client_channel>(sys, std::move(broker))), opts_(std::move(opts)) {
+  if (opts_.after_send)
+    ch_->set_after_send(opts_.after_send);
+  if (!opts_.clock_ms)
+    opts_.clock_ms = [] {
+      return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
+    };
+}
+
+admin_client::~admin_client() = default;
+
+status_or<list_transactions_response>
+admin_client::list_transactions(const list_transactions_filter& filter) {
+  auto r = ch_->call<list_transactions_response>(ch_->broker(), list_transactions_request{filter},
+                                                 opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  return std::move(r).value();
+}
+
+status_or<describe_transaction_response>
+admin_client::describe_transaction(const std::string& transactional_id) {
+  auto coord = ch_->coordinator(1, transactional_id, false, opts_.request_timeout);
   if (!coord.ok())
     return coord.error();
-  auto r = ch.call<describe_transaction_response>(
-    coord.value(), describe_transaction_request{transactional_id}, timeout);
+  auto r = ch_->call<describe_transaction_response>(
+    coord.value(), describe_transaction_request{transactional_id}, opts_.request_timeout);
   if (!r.ok())
     return r.error();
   if (r->error != error_code::none)
     return status{r->error, "describe " + transactional_id};
   return std::move(r).value();
+}
+
+status_or<std::vector<std::pair<topic_partition, caf::actor>>>
+admin_client::leaders(const std::vector<std::string>& topics) {
+  auto r = ch_->call<metadata_response>(ch_->broker(), metadata_request{}, opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  std::map<std::string, std::vector<caf::actor>> known;
+  for (auto& tm : r->topics)
+    if (tm.error == error_code::none)
+      known[tm.name] = tm.partitions;
+  std::vector<std::string> names = topics;
+  if (names.empty())
+    for (auto& [name, _] : known)
+      names.push_back(name);
+  std::vector<std::pair<topic_partition, caf::actor>> result;
+  for (auto& name : names) {
+    auto i = known.find(name);
+    if (i == known.end())
+      return status{error_code::unknown_topic_or_partition, "topic '" + name + "' does not exist"};
+    for (size_t p = 0; p < i->second.size(); ++p)
+      result.emplace_back(topic_partition{name, static_cast<int32_t>(p)}, i->second[p]);
+  }
+  return result;
+}
+
+status_or<std::vector<active_producer>>
+admin_client::describe_producers_at(const caf::actor& leader, const topic_partition& tp) {
+  auto r = ch_->call<describe_producers_response>(leader, describe_producers_request{tp},
+                                                  opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  return std::move(r->active_producers);
+}
+
+status_or<caf::actor> admin_client::leader_of(const topic_partition& tp) {
+  auto all = leaders({tp.topic});
+  if (!all.ok())
+    return all.error();
+  for (auto& [p, leader] : *all)
+    if (p == tp)
+      return leader;
+  return status{error_code::unknown_topic_or_partition, "unknown partition " + to_string(tp)};
+}
+
+status_or<std::vector<active_producer>>
+admin_client::describe_producers(const topic_partition& tp) {
+  auto leader = leader_of(tp);
+  if (!leader.ok())
+    return leader.error();
+  return describe_producers_at(*leader, tp);
+}
+
+status_or<std::vector<hanging_transaction>>
+admin_client::find_hanging_transactions(const std::vector<std::string>& topics,
+                                        int64_t max_transaction_timeout_ms) {
+  auto all = leaders(topics);
+  if (!all.ok())
+    return all.error();
+  auto now_ms = opts_.clock_ms();
+  std::vector<open_transaction> candidates;
+  for (auto& [tp, leader] : *all) {
+    auto producers = describe_producers_at(leader, tp);
+    if (!producers.ok())
+      return producers.error();
+    for (auto& c : hanging_candidates(tp, *producers, now_ms, max_transaction_timeout_ms))
+      candidates.push_back(std::move(c));
+  }
+  if (candidates.empty())
+    return std::vector<hanging_transaction>{};
+  std::set<producer_id> pids;
+  for (auto& c : candidates)
+    pids.insert(c.producer.pid);
+  list_transactions_filter filter;
+  filter.producer_ids.assign(pids.begin(), pids.end());
+  auto listed = list_transactions(filter);
+  if (!listed.ok())
+    return listed.error();
+  std::map<std::string, std::optional<std::vector<topic_partition>>> partitions_by_id;
+  for (auto& l : listed->transactions) {
+    if (partitions_by_id.count(l.transactional_id))
+      continue;
+    auto d = describe_transaction(l.transactional_id);
+    if (d.ok())
+      partitions_by_id[l.transactional_id] = std::move(d->partitions);
+    else if (d.error().code() == error_code::transactional_id_not_found)
+      partitions_by_id[l.transactional_id] = std::nullopt;
+    else
+      return d.error();
+  }
+  return filter_hanging(candidates, listed->transactions, partitions_by_id);
+}
+
+status admin_client::abort_transaction(const topic_partition& tp, int64_t start_offset) {
+  auto leader = leader_of(tp);
+  if (!leader.ok())
+    return leader.error();
+  auto producers = describe_producers_at(*leader, tp);
+  if (!producers.ok())
+    return producers.error();
+  auto open = open_transaction_at(*producers, start_offset);
+  if (!open)
+    return {error_code::invalid_request, "no open transaction starts at offset "
+                                           + std::to_string(start_offset) + " of " + to_string(tp)};
+  auto r = ch_->call<txn_response>(*leader, abort_marker_request(tp, *open),
+                                   opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return {r->error, r->message};
 }
 
 } // namespace caftx

@@ -1,18 +1,28 @@
-// Admin calls for embedding applications and tools (Kafka's Admin client):
-// blocking, usable from any plain C++ thread.
+// Admin calls for embedding applications and tools (Kafka's Admin client,
+// and the kafka-transactions.sh commands of KIP-664): blocking, usable from
+// any plain C++ thread.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/client/admin_core.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {
+
+namespace detail {
+class client_channel;
+} // namespace detail
 
 /// CreateTopics for one topic through `broker`. Errors: TOPIC_ALREADY_EXISTS,
 /// INVALID_PARTITIONS (count outside [1, 10000]), INVALID_REQUEST (name),
@@ -21,11 +31,96 @@ status create_topic(caf::actor_system& sys, const caf::actor& broker, const std:
                     int32_t partitions,
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
-/// DescribeTransactions (KIP-664) for one transactional id: state name,
-/// producer id and epoch, partitions, coordinator epoch.
+/// DescribeTransactions (KIP-664) for one transactional id; see
+/// admin_client::describe_transaction.
 status_or<describe_transaction_response>
 describe_transaction(caf::actor_system& sys, const caf::actor& broker,
                      const std::string& transactional_id,
                      std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
+
+/// Options of an admin_client.
+struct admin_options {
+  /// How long each request waits for its reply; REQUEST_TIMED_OUT after it.
+  std::chrono::milliseconds request_timeout{30000};
+  /// Wall-clock milliseconds, compared with producers' last timestamps by
+  /// find-hanging; nullptr means std::chrono::system_clock.
+  std::function<int64_t()> clock_ms;
+  /// Under CAF's deterministic test scheduler: runs the scheduler after
+  /// each request is sent. Leave empty otherwise.
+  std::function<void()> after_send;
+};
+
+/// Kafka's Admin calls for transactions (KIP-664, reference §2.11) against
+/// one node, through its broker. Errors of a call are Kafka's; a request
+/// without reply is REQUEST_TIMED_OUT, or NOT_COORDINATOR if its receiver
+/// is gone. Owns a scoped actor: use one instance per thread.
+class admin_client {
+public:
+  admin_client(caf::actor_system& sys, caf::actor broker, admin_options opts = {});
+  ~admin_client();
+  admin_client(const admin_client&) = delete;
+  admin_client& operator=(const admin_client&) = delete;
+
+  /// ListTransactions over every coordinator shard of the node: rows
+  /// (transactional id, producer id, state name) sorted by id that pass
+  /// `filter` (see txn_coordinator_core::list_transactions: Dead is never
+  /// listed; unknown state names come back in unknown_state_filters; Empty
+  /// ids pass every duration filter, as in Kafka). Errors:
+  /// COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE.
+  status_or<list_transactions_response> list_transactions(const list_transactions_filter& filter = {});
+
+  /// DescribeTransactions for one id at its coordinator: state name,
+  /// producer id and epoch, transaction timeout, start time (-1 in Empty),
+  /// partitions, coordinator epoch. Errors: INVALID_REQUEST (""),
+  /// TRANSACTIONAL_ID_NOT_FOUND (105), COORDINATOR_LOAD_IN_PROGRESS,
+  /// COORDINATOR_NOT_AVAILABLE.
+  status_or<describe_transaction_response> describe_transaction(const std::string& transactional_id);
+
+  /// DescribeProducers for one partition at its leader: every producer with
+  /// state there, by producer id. Errors: UNKNOWN_TOPIC_OR_PARTITION.
+  status_or<std::vector<active_producer>> describe_producers(const topic_partition& tp);
+
+  /// kafka-transactions.sh find-hanging over every partition of `topics`
+  /// (all topics if empty): DescribeProducers per partition gives the
+  /// candidates (open transaction, no write for more than
+  /// `max_transaction_timeout_ms`), ListTransactions filtered by their
+  /// producer ids maps them to transactional ids, DescribeTransactions
+  /// gives each id's partitions; see filter_hanging for the verdict. As
+  /// Kafka's tool, only TRANSACTIONAL_ID_NOT_FOUND from DescribeTransactions
+  /// makes a candidate hanging; any other error fails the call (a loading
+  /// coordinator proves nothing). Errors: UNKNOWN_TOPIC_OR_PARTITION (a
+  /// named topic does not exist), and those of the three APIs.
+  status_or<std::vector<hanging_transaction>>
+  find_hanging_transactions(const std::vector<std::string>& topics = {},
+                            int64_t max_transaction_timeout_ms = default_max_transaction_timeout_ms);
+
+  /// kafka-transactions.sh abort (Admin.abortTransaction): aborts the open
+  /// transaction that starts at `start_offset` of `tp` with a
+  /// WriteTxnMarkers(ABORT) sent straight to the partition leader, built by
+  /// abort_marker_request from DescribeProducers. Errors:
+  /// UNKNOWN_TOPIC_OR_PARTITION; INVALID_REQUEST if no open transaction
+  /// starts at `start_offset`; INVALID_PRODUCER_EPOCH or
+  /// TRANSACTION_COORDINATOR_FENCED if the producer moved on meanwhile.
+  status abort_transaction(const topic_partition& tp, int64_t start_offset);
+
+private:
+  // Partition leaders of `topics` (all if empty), from the metadata of all
+  // topics, so that no topic is auto-created by a lookup.
+  status_or<std::vector<std::pair<topic_partition, caf::actor>>>
+  leaders(const std::vector<std::string>& topics);
+  status_or<caf::actor> leader_of(const topic_partition& tp);
+  status_or<std::vector<active_producer>> describe_producers_at(const caf::actor& leader,
+                                                                const topic_partition& tp);
+
+  std::unique_ptr<detail::client_channel> ch_;
+  admin_options opts_;
+};
+
+/// The WriteTxnMarkers(ABORT) of an admin abort (reference §2.11) for the
+/// open transaction of `producer` on `tp`: that producer's id and epoch,
+/// its coordinator epoch with -1 (no marker seen) replaced by 0, result
+/// ABORT.
+write_txn_marker_request abort_marker_request(const topic_partition& tp,
+                                              const active_producer& producer);
 
 } // namespace caftx

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,11 +31,18 @@ public:
     status_or<Resp> result{status{error_code::request_timed_out, "no reply"}};
     if (!dest)
       return status{error_code::not_coordinator, "no destination"};
-    self_->request(dest, timeout, std::move(req))
-      .receive([&](Resp& r) { result = std::move(r); },
-               [&](caf::error& e) { result = from_caf_error(*sys_, e); });
+    auto handle = self_->request(dest, timeout, std::move(req));
+    if (after_send_)
+      after_send_();
+    handle.receive([&](Resp& r) { result = std::move(r); },
+                   [&](caf::error& e) { result = from_caf_error(*sys_, e); });
     return result;
   }
+
+  /// Runs after each request is sent, before its reply is awaited. Under
+  /// CAF's deterministic test scheduler it runs the scheduler, so that the
+  /// reply is in the mailbox; nothing otherwise.
+  void set_after_send(std::function<void()> f) { after_send_ = std::move(f); }
 
   /// Partition leaders of `topic`; UNKNOWN_TOPIC_OR_PARTITION if unknown.
   status_or<std::vector<caf::actor>> partitions(const std::string& topic, bool refresh,
@@ -53,6 +61,7 @@ private:
   caf::scoped_actor self_;
   std::map<std::string, std::vector<caf::actor>> topics_;
   std::map<std::pair<int8_t, std::string>, caf::actor> coordinators_;
+  std::function<void()> after_send_;
 };
 
 } // namespace caftx::detail

@@ -338,15 +338,30 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         r.error = error_code::coordinator_load_in_progress;
         return r;
       }
-      auto* card = st.core->find(req.transactional_id);
-      if (!card) {
-        r.error = error_code::invalid_producer_id_mapping;
+      auto card = st.core->describe(req.transactional_id);
+      if (!card.ok()) {
+        r.error = card.error().code();
         return r;
       }
       r.state = to_string(card->state);
       r.pid = card->pid;
       r.epoch = card->epoch;
       r.partitions = card->partitions;
+      r.transaction_timeout_ms = card->txn_timeout_ms;
+      r.transaction_start_ms = card->txn_start_ms;
+      return r;
+    },
+    [=](const list_transactions_request& req) {
+      auto& st = self->state;
+      list_transactions_response r;
+      if (st.loading) {
+        r.error = error_code::coordinator_load_in_progress;
+        r.message = "coordinator is loading";
+        return r;
+      }
+      auto listed = st.core->list_transactions(req.filter, st.ctx->clock_ms());
+      r.unknown_state_filters = std::move(listed.unknown_state_filters);
+      r.transactions = std::move(listed.transactions);
       return r;
     },
   };
@@ -377,6 +392,9 @@ caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
       r.error = unavailable;
       return caf::make_message(std::move(r));
     }
+    if (req.match_elements<list_transactions_request>())
+      return caf::make_message(
+        list_transactions_response{unavailable, "coordinator not available", {}, {}});
     return caf::make_message(txn_response{unavailable, "coordinator not available"});
   };
   return spawn_supervisor(sys, std::move(opts));

@@ -20,7 +20,8 @@ struct node_context;
 /// init_producer_id_request -> init_producer_id_response;
 /// add_partitions_to_txn_request, add_offsets_to_txn_request,
 /// end_txn_request -> txn_response;
-/// describe_transaction_request -> describe_transaction_response.
+/// describe_transaction_request -> describe_transaction_response;
+/// list_transactions_request -> list_transactions_response.
 caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
                                  int32_t shard);
 

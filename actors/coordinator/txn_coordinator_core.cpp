@@ -402,4 +402,43 @@ bool txn_coordinator_core::has_pending(const std::string& tid) const {
   return i != txns_.end() && i->second.pending.has_value();
 }
 
+list_transactions_result
+txn_coordinator_core::list_transactions(const list_transactions_filter& filter,
+                                        int64_t now_ms) const {
+  list_transactions_result result;
+  std::vector<txn_state> states;
+  for (auto& name : filter.states) {
+    if (auto s = txn_state_from_name(name))
+      states.push_back(*s);
+    else
+      result.unknown_state_filters.push_back(name);
+  }
+  auto contains = [](const auto& xs, const auto& x) {
+    return std::find(xs.begin(), xs.end(), x) != xs.end();
+  };
+  for (auto& [tid, m] : txns_) {
+    auto& c = m.card;
+    if (c.state == txn_state::dead)
+      continue;
+    if (!filter.producer_ids.empty() && !contains(filter.producer_ids, c.pid))
+      continue;
+    if (!states.empty() && !contains(states, c.state))
+      continue;
+    if (filter.duration_ms >= 0 && now_ms - c.txn_start_ms <= filter.duration_ms)
+      continue;
+    result.transactions.push_back({tid, c.pid, to_string(c.state)});
+  }
+  return result;
+}
+
+status_or<txn_card> txn_coordinator_core::describe(const std::string& tid) const {
+  if (tid.empty())
+    return status{error_code::invalid_request, "transactional.id must not be empty"};
+  auto i = txns_.find(tid);
+  if (i == txns_.end() || i->second.card.state == txn_state::dead)
+    return status{error_code::transactional_id_not_found,
+                  "transactional id " + tid + " not found"};
+  return i->second.card;
+}
+
 } // namespace caftx

@@ -22,6 +22,7 @@
 
 #include "runtime/ids.hpp"
 #include "runtime/status.hpp"
+#include "runtime/transaction_admin.hpp"
 #include "runtime/txn_card.hpp"
 
 namespace caftx {
@@ -50,6 +51,14 @@ struct init_producer_id_args {
   int32_t transaction_timeout_ms = 60000;
   producer_id expected_pid = no_producer_id;
   producer_epoch expected_epoch = no_producer_epoch;
+};
+
+/// ListTransactions of one shard (reference §2.11).
+struct list_transactions_result {
+  /// Filter state names that name no state, in request order.
+  std::vector<std::string> unknown_state_filters;
+  /// Sorted by transactional id.
+  std::vector<transaction_listing> transactions;
 };
 
 /// Static settings of a shard.
@@ -146,6 +155,24 @@ public:
 
   const txn_card* find(const std::string& transactional_id) const;
   bool has_pending(const std::string& transactional_id) const;
+
+  /// ListTransactions (KIP-664, duration filter KIP-994) as Kafka's
+  /// TransactionStateManager.listTransactionStates: every id in its current
+  /// state, except Dead (never listed), that passes all filters. Unknown
+  /// state names are returned in unknown_state_filters and filter nothing,
+  /// so a filter of only unknown names lists every state, as in Kafka.
+  /// Duration: listed only if now_ms - txn_start_ms > duration_ms; Empty
+  /// ids have txn_start_ms -1 and so pass every duration filter (Kafka's
+  /// quirk, reference §8.15). The shell answers COORDINATOR_LOAD_IN_PROGRESS
+  /// itself while loading.
+  list_transactions_result list_transactions(const list_transactions_filter& filter,
+                                             int64_t now_ms) const;
+
+  /// DescribeTransactions (reference §2.11): the current card of
+  /// `transactional_id`. Errors: INVALID_REQUEST for "",
+  /// TRANSACTIONAL_ID_NOT_FOUND if the id is absent or Dead.
+  status_or<txn_card> describe(const std::string& transactional_id) const;
+
   /// The counter behind the next producer id this shard hands out; the
   /// shell persists it with every card that allocated a producer id.
   int64_t next_pid_counter() const { return next_pid_counter_; }

@@ -220,6 +220,17 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       return list_offsets_response{error_code::none,
                                    self->state.core->list_offset(req.timestamp, req.isolation)};
     },
+    [=](const describe_producers_request& req) {
+      auto& st = self->state;
+      describe_producers_response r;
+      if (req.tp != st.core->tp()) {
+        r.error = error_code::unknown_topic_or_partition;
+        r.message = "this leader does not host " + to_string(req.tp);
+        return r;
+      }
+      r.active_producers = st.core->active_producers();
+      return r;
+    },
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,

@@ -17,7 +17,8 @@ struct node_context;
 
 /// Spawns the leader of `tp`. Handles produce_request -> produce_response,
 /// fetch_request -> fetch_response, list_offsets_request ->
-/// list_offsets_response, write_txn_marker_request -> txn_response.
+/// list_offsets_response, write_txn_marker_request -> txn_response,
+/// describe_producers_request -> describe_producers_response.
 /// Throws std::runtime_error if the stored log cannot be decoded.
 caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
                            topic_partition tp);

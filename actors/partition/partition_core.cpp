@@ -267,6 +267,22 @@ status_or<fetch_result> partition_core::fetch(int64_t fetch_offset, int32_t max_
   return r;
 }
 
+std::vector<active_producer> partition_core::active_producers() const {
+  std::vector<active_producer> result;
+  result.reserve(producers_.size());
+  for (auto& [pid, e] : producers_) {
+    active_producer p;
+    p.pid = pid;
+    p.epoch = e.epoch;
+    p.last_sequence = e.batches.empty() ? no_sequence : e.batches.back().last_sequence;
+    p.last_timestamp_ms = e.last_timestamp_ms;
+    p.coordinator_epoch = e.cepoch.value;
+    p.current_txn_start_offset = e.current_txn_first_offset.value_or(-1);
+    result.push_back(p);
+  }
+  return result;
+}
+
 int64_t partition_core::list_offset(int64_t timestamp, isolation_level isolation) const {
   int64_t bound = isolation == isolation_level::read_committed ? last_stable_offset()
                                                                : high_watermark_;

@@ -12,6 +12,7 @@
 
 #include "runtime/record_batch.hpp"
 #include "runtime/status.hpp"
+#include "runtime/transaction_admin.hpp"
 
 namespace caftx {
 
@@ -168,6 +169,13 @@ public:
   std::optional<int64_t> first_unstable_offset() const;
   const std::map<producer_id, producer_state_entry>& producers() const { return producers_; }
   const std::vector<aborted_txn_entry>& aborted_index() const { return aborted_index_; }
+
+  /// DescribeProducers (KIP-664, reference §2.11), as Kafka's
+  /// UnifiedLog.activeProducers: one row per producer with state here, by
+  /// producer id: epoch, last sequence (-1 if only markers since the last
+  /// epoch change), last timestamp, highest coordinator epoch of a marker
+  /// (-1 if none) and the first offset of its open transaction (-1 if none).
+  std::vector<active_producer> active_producers() const;
 
   /// Batches in [fetch_offset, upper) up to about `max_bytes` (at least
   /// one batch). Errors: OFFSET_OUT_OF_RANGE if fetch_offset is below the

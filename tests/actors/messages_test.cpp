@@ -56,7 +56,8 @@ std::vector<caf::message> samples() {
     caf::make_message(txn_response{error_code::producer_fenced, "fenced"}),
     caf::make_message(describe_transaction_request{"tx"}),
     caf::make_message(describe_transaction_response{error_code::none, "Ongoing", producer_id{5},
-                                                    producer_epoch{7}, {tp}, 3}),
+                                                    producer_epoch{7}, {tp}, 3, 45000,
+                                                    1700000000000}),
     caf::make_message(produce_request{tp, "tx", b}),
     caf::make_message(produce_response{error_code::out_of_order_sequence_number, "gap", -1, 0}),
     caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_committed}),
@@ -85,6 +86,16 @@ std::vector<caf::message> samples() {
                                            producer_epoch{7}}),
     caf::make_message(session_linger{tp, 4}),
     caf::make_message(session_retry{}),
+    caf::make_message(list_transactions_filter{{"Ongoing", "Bogus"}, {producer_id{5}}, 60000}),
+    caf::make_message(transaction_listing{"tx", producer_id{5}, "PrepareAbort"}),
+    caf::make_message(active_producer{producer_id{5}, producer_epoch{7}, 12, 1700000000000, 3, 40}),
+    caf::make_message(list_transactions_request{{{"Empty"}, {producer_id{5}, producer_id{6}}, -1}}),
+    caf::make_message(list_transactions_response{error_code::none, "", {"Bogus"},
+                                                 {transaction_listing{"tx", producer_id{5}, "Ongoing"}}}),
+    caf::make_message(describe_producers_request{tp}),
+    caf::make_message(describe_producers_response{
+      error_code::unknown_topic_or_partition, "m",
+      {active_producer{producer_id{5}, producer_epoch{7}, -1, 17, -1, -1}}}),
   };
 }
 

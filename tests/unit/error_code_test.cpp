@@ -38,6 +38,15 @@ TEST(ErrorCode, CoordinatorBusyErrorsAreRetriable) {
             error_class::fatal);
 }
 
+TEST(ErrorCode, TransactionalIdNotFoundIs105AndNotRetriable) {
+  // Kafka's TransactionalIdNotFoundException is a plain ApiException: the
+  // Admin call fails, nothing is retried.
+  EXPECT_EQ(static_cast<int>(error_code::transactional_id_not_found), 105);
+  EXPECT_STREQ(to_string(error_code::transactional_id_not_found), "TRANSACTIONAL_ID_NOT_FOUND");
+  EXPECT_FALSE(is_retriable(error_code::transactional_id_not_found));
+  EXPECT_EQ(classify(api_kind::end_txn, error_code::transactional_id_not_found), error_class::fatal);
+}
+
 TEST(Status, CarriesCodeAndMessage) {
   status ok;
   EXPECT_TRUE(ok.ok());

@@ -683,6 +683,47 @@ TEST_F(PartitionCore, ProducerExpiresAtExactlyExpirationMsUnlessItHasAnOpenTrans
   EXPECT_EQ(produce_error(idem_batch(7, 0, 40, 1)), error_code::none);
 }
 
+// -- DescribeProducers, reference §2.11 -------------------------------------------
+
+active_producer row(int64_t pid, int16_t epoch, int32_t last_sequence, int64_t last_timestamp_ms,
+                    int32_t cepoch, int64_t txn_start) {
+  return {producer_id{pid}, producer_epoch{epoch}, last_sequence, last_timestamp_ms, cepoch,
+          txn_start};
+}
+
+TEST_F(PartitionCore, DescribeProducersReportsEveryProducerByIdWithItsOpenTransactionStart) {
+  produce_durable(idem_batch(9, 1, 0, 2));  // offsets 0-1, timestamps 1000-1001
+  produce_durable(txn_batch(7, 0, 0, 3));   // 2-4, open at 2
+  produce_durable(txn_batch(7, 0, 3, 1));   // 5
+  EXPECT_EQ(p.active_producers(), (std::vector<active_producer>{row(7, 0, 3, 1002, -1, 2),
+                                                                row(9, 1, 1, 1001, -1, -1)}));
+}
+
+TEST_F(PartitionCore, DescribeProducersAfterAMarkerReportsItsCoordinatorEpochAndNoOpenTransaction) {
+  produce_durable(txn_batch(7, 0, 0, 2));
+  marker_durable(7, 0, commit_marker(4));
+  EXPECT_EQ(p.active_producers(), (std::vector<active_producer>{row(7, 0, 1, now + 1, 4, -1)}));
+  produce_durable(txn_batch(7, 0, 2, 1)); // the next transaction opens at 3
+  EXPECT_EQ(p.active_producers(), (std::vector<active_producer>{row(7, 0, 2, now + 1, 4, 3)}));
+}
+
+TEST_F(PartitionCore, DescribeProducersOfAProducerWithOnlyAMarkerReportsLastSequenceMinusOne) {
+  produce_durable(txn_batch(7, 0, 0, 2));
+  // A marker with a newer epoch (the coordinator fenced the producer)
+  // clears the retained batches.
+  marker_durable(7, 1, abort_marker(2));
+  EXPECT_EQ(p.active_producers(), (std::vector<active_producer>{row(7, 1, -1, now + 1, 2, -1)}));
+  // A marker for a producer the partition never saw creates its entry.
+  marker_durable(11, 0, abort_marker(0));
+  EXPECT_EQ(p.active_producers().back(), row(11, 0, -1, now, 0, -1));
+}
+
+TEST_F(PartitionCore, DescribeProducersOfAnEmptyPartitionIsEmpty) {
+  EXPECT_TRUE(p.active_producers().empty());
+  produce_durable(data_batch(-1, -1, -1, 2, false)); // no producer id: no state
+  EXPECT_TRUE(p.active_producers().empty());
+}
+
 TEST(BatchWindow, KeepsTheLastFiveBatchesOldestFirstAcrossWrapAround) {
   batch_window w;
   for (int i = 0; i < 7; ++i)
