@@ -42,7 +42,6 @@ struct broker_state {
 
 using broker_ptr = caf::stateful_actor<broker_state>*;
 
-constexpr auto shard_request_timeout = std::chrono::seconds(10);
 
 // ListTransactions goes to every broker in Kafka, which answers for the
 // `__transaction_state` partitions it leads: here, every shard of the node.
@@ -74,7 +73,8 @@ caf::result<caf::message> list_transactions(broker_ptr self, const list_transact
     rp.deliver(std::move(*merged));
   };
   for (int32_t s = 0; s < shards; ++s)
-    self->request(ctx.directory->txn_coordinator(s), shard_request_timeout, req)
+    self->request(ctx.directory->txn_coordinator(s),
+                  std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
       .then([add](list_transactions_response& r) mutable { add(std::move(r)); },
             [add, s](caf::error&) mutable {
               add({error_code::coordinator_not_available,

@@ -34,6 +34,9 @@ write_txn_marker_request abort_marker_request(const topic_partition& tp,
   req.coordinator_epoch = std::max(producer.coordinator_epoch, 0);
   req.committed = false;
   req.tp = tp;
+  // The data's own epoch: a version 1 marker, which the partition accepts
+  // unless a newer epoch or coordinator took over (KIP-664).
+  req.transaction_version = 1;
   return req;
 }
 

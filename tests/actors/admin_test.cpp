@@ -8,6 +8,10 @@
 #include <memory>
 
 #include "actors/client/admin.hpp"
+#include "storage/codec.hpp"
+#include "storage/node_store.hpp"
+
+#include <leveldb/write_batch.h>
 #include "runtime/partitioner.hpp"
 
 namespace caftx::testing {
@@ -29,6 +33,10 @@ protected:
   void SetUp() override {
     start_node();
     create_topic("t", 2);
+    make_admin();
+  }
+
+  void make_admin() {
     admin_options o;
     o.clock_ms = [this] { return now_ms; };
     o.after_send = [this] {
@@ -72,9 +80,27 @@ protected:
   /// transaction there that no coordinator will end.
   init_producer_id_response stray_write(const std::string& tid, const topic_partition& tp) {
     auto p = init(tid);
-    EXPECT_EQ(produce(tp, tid, batch(p.pid, p.epoch, 0, {"stray"}, true)).error,
-              error_code::none);
+    write_behind_the_leaders_back(tp, batch(p.pid, p.epoch, 0, {"stray"}, true));
     return p;
+  }
+
+  /// Appends `b` to `tp`'s log. A partition leader verifies a transactional
+  /// write with the coordinator (KIP-890) and refuses a stray one, so it
+  /// goes straight into the log while the node is down, as data written
+  /// before the defence existed, or under a lost card, would be there.
+  void write_behind_the_leaders_back(const topic_partition& tp, record_batch b) {
+    b.base_offset = fetch(tp, 0, iso::read_uncommitted).high_watermark;
+    admin.reset();
+    stop_node();
+    {
+      auto store = node_store::open(dir, node_store_options{});
+      ASSERT_TRUE(store.ok());
+      leveldb::WriteBatch wb;
+      wb.Put(keys::log_entry(tp, b.base_offset), codec::encode(b));
+      EXPECT_TRUE(store.value()->write_now(wb).ok());
+    }
+    start_node();
+    make_admin();
   }
 };
 
@@ -260,13 +286,12 @@ TEST_F(AdminTest, HangingTransactionIsFoundAfterTheMaxTimeoutAndItsAbortMovesThe
 }
 
 TEST_F(AdminTest, NormalOngoingTransactionIsNotReportedAsHanging) {
+  // A producer no transactional id maps to has an open transaction on t-1.
+  producer_id ghost{999999};
+  write_behind_the_leaders_back(t1, batch(ghost, producer_epoch{3}, 0, {"lost"}, true));
   auto ok = init("ok", 900000);
   ASSERT_EQ(add("ok", ok, {t0}).error, error_code::none);
   ASSERT_EQ(produce(t0, "ok", batch(ok.pid, ok.epoch, 0, {"fine"}, true)).error, error_code::none);
-  // A producer no transactional id maps to writes transactionally to t-1.
-  producer_id ghost{999999};
-  ASSERT_EQ(produce(t1, "ghost", batch(ghost, producer_epoch{3}, 0, {"lost"}, true)).error,
-            error_code::none);
   now_ms += 60001;
   // Both are candidates at a 60 s max; only the ghost is hanging.
   auto found = admin->find_hanging_transactions({}, 60000);
@@ -312,8 +337,12 @@ TEST_F(AdminTest, AbortRacingAProducerEpochBumpIsInvalidProducerEpoch) {
   // writes to its open transaction with a bumped epoch.
   race_after = 2;
   race = [&] {
-    producer_epoch bumped{static_cast<int16_t>(p.epoch.value + 1)};
-    ASSERT_EQ(produce(t0, "tx", batch(p.pid, bumped, 0, {"bumped"}, true)).error,
+    // The producer restarts (InitProducerId: epoch + 1) and writes to t-0
+    // in a transaction of its own.
+    auto bumped = init("tx");
+    ASSERT_EQ(bumped.epoch.value, p.epoch.value + 1);
+    ASSERT_EQ(add("tx", bumped, {t0}).error, error_code::none);
+    ASSERT_EQ(produce(t0, "tx", batch(p.pid, bumped.epoch, 0, {"bumped"}, true)).error,
               error_code::none);
   };
   auto r = admin->abort_transaction(t0, 0);
@@ -328,7 +357,9 @@ TEST_F(AdminTest, AbortRacingACoordinatorMarkerIsTransactionCoordinatorFenced) {
   // commits the transaction.
   race_after = 2;
   race = [&] {
-    ASSERT_EQ(call<txn_response>(leader("t", 0), write_txn_marker_request{p.pid, p.epoch, 5, true, t0})
+    // Version 1 (the data's epoch), so that only the coordinator epoch differs.
+    ASSERT_EQ(call<txn_response>(leader("t", 0),
+                                 write_txn_marker_request{p.pid, p.epoch, 5, true, t0, 1})
                 .error,
               error_code::none);
   };
@@ -347,6 +378,7 @@ TEST_F(AdminTest, AbortMarkerCarriesTheProducerAndCoordinatorEpochZeroForNoMarke
   EXPECT_EQ(m.coordinator_epoch, 0);
   EXPECT_FALSE(m.committed);
   EXPECT_EQ(m.tp, t1);
+  EXPECT_EQ(m.transaction_version, 1);
   active_producer seen{producer_id{42}, producer_epoch{7}, 3, 1000, 4, 12};
   EXPECT_EQ(abort_marker_request(t1, seen).coordinator_epoch, 4);
 }
