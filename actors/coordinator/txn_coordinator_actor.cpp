@@ -219,9 +219,6 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   auto interval = std::chrono::milliseconds(
     ctx->config.transaction_abort_timed_out_transaction_cleanup_interval_ms);
   self->delayed_send(self, interval, coordinator_tick{});
-  auto loading_error = [] {
-    return status{error_code::coordinator_load_in_progress, "coordinator is loading"};
-  };
   return {
     [=](storage_done& done) { self->state.dq.complete(done); },
     [=](const coordinator_tick&) {
@@ -243,9 +240,10 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const init_producer_id_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (st.loading)
-        return caf::make_message(init_producer_id_response{loading_error().code(), "loading"});
       if (!req.has_transactional_id) {
+        if (st.loading)
+          return caf::make_message(init_producer_id_response{
+            error_code::coordinator_load_in_progress, "coordinator is loading"});
         auto rp = self->make_response_promise();
         auto pid = st.core->allocate_idempotent_pid();
         leveldb::WriteBatch wb;
@@ -262,6 +260,11 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         return rp;
       }
       init_producer_id_args args{req.transactional_id, req.transaction_timeout_ms, req.pid, req.epoch};
+      auto valid = st.core->validate_init_args(args);
+      if (valid.ok())
+        valid = st.core->admit(req.transactional_id, st.loading);
+      if (!valid.ok())
+        return caf::make_message(init_producer_id_response{valid.code(), valid.message()});
       auto d = st.core->init_producer_id(args, st.ctx->clock_ms());
       if (!d.card)
         return caf::make_message(init_producer_id_response{d.error, d.message});
@@ -283,8 +286,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (st.loading)
-        return caf::make_message(txn_response{loading_error().code(), "loading"});
+      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
+        return caf::make_message(txn_response{s.code(), s.message()});
       if (req.verify_only) {
         auto d = st.core->verify_partitions(req.transactional_id, req.pid, req.epoch,
                                             req.partitions);
@@ -297,8 +300,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const add_offsets_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (st.loading)
-        return caf::make_message(txn_response{loading_error().code(), "loading"});
+      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
+        return caf::make_message(txn_response{s.code(), s.message()});
       if (req.group_id.empty())
         return caf::make_message(txn_response{error_code::invalid_request, "empty group id"});
       topic_partition tp{consumer_offsets_topic,
@@ -308,8 +311,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const end_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (st.loading)
-        return caf::make_message(end_txn_response{loading_error().code(), "loading"});
+      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
+        return caf::make_message(end_txn_response{s.code(), s.message()});
       auto d = st.core->end_txn(req.transactional_id, req.pid, req.epoch, req.committed,
                                 st.ctx->clock_ms());
       auto tid = req.transactional_id;
@@ -334,8 +337,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       auto& st = self->state;
       describe_transaction_response r;
       r.coordinator_epoch = st.cepoch.value;
-      if (st.loading) {
-        r.error = error_code::coordinator_load_in_progress;
+      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok()) {
+        r.error = s.code();
         return r;
       }
       auto card = st.core->describe(req.transactional_id);

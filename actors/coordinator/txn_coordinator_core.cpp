@@ -1,5 +1,7 @@
 #include "actors/coordinator/txn_coordinator_core.hpp"
 
+#include "runtime/partitioner.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <limits>
@@ -67,21 +69,39 @@ txn_decision txn_coordinator_core::fence_and_abort(metadata& m, int64_t now_ms) 
   return d;
 }
 
-txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args& args,
-                                                    int64_t now_ms) {
+status txn_coordinator_core::admit(const std::string& tid, bool loading) const {
+  if (tid.empty())
+    return {error_code::invalid_request, "transactional.id must not be empty"};
+  if (loading)
+    return {error_code::coordinator_load_in_progress, "coordinator is loading"};
+  if (partition_for(tid, settings_.shard_count) != settings_.shard)
+    return {error_code::not_coordinator, "transactional.id '" + tid + "' belongs to shard "
+                                           + std::to_string(partition_for(tid, settings_.shard_count))
+                                           + ", not " + std::to_string(settings_.shard)};
+  return {};
+}
+
+status txn_coordinator_core::validate_init_args(const init_producer_id_args& args) const {
   // Reference §2.2 order: step 2 (producer id / epoch pair), step 4 (""),
   // step 5 (timeout).
   if ((args.expected_pid == no_producer_id) != (args.expected_epoch == no_producer_epoch))
-    return reject(error_code::invalid_request,
-                  "producer id and producer epoch must both be set or both be -1");
+    return {error_code::invalid_request,
+            "producer id and producer epoch must both be set or both be -1"};
   if (args.transactional_id.empty())
-    return reject(error_code::invalid_request, "transactional.id must not be empty");
+    return {error_code::invalid_request, "transactional.id must not be empty"};
   if (args.transaction_timeout_ms <= 0
       || args.transaction_timeout_ms > settings_.transaction_max_timeout_ms)
-    return reject(error_code::invalid_transaction_timeout,
-                  "transaction.timeout.ms " + std::to_string(args.transaction_timeout_ms)
-                    + " is not in [1, transaction.max.timeout.ms = "
-                    + std::to_string(settings_.transaction_max_timeout_ms) + "]");
+    return {error_code::invalid_transaction_timeout,
+            "transaction.timeout.ms " + std::to_string(args.transaction_timeout_ms)
+              + " is not in [1, transaction.max.timeout.ms = "
+              + std::to_string(settings_.transaction_max_timeout_ms) + "]"};
+  return {};
+}
+
+txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args& args,
+                                                    int64_t now_ms) {
+  if (auto st = validate_init_args(args); !st.ok())
+    return reject(st.code(), st.message());
   auto i = txns_.find(args.transactional_id);
   if (i == txns_.end()) {
     txn_card fresh;

@@ -90,6 +90,18 @@ public:
 
   // -- requests ------------------------------------------------------------
 
+  /// The first checks of every request for a transactional id (reference
+  /// §2.2 steps 4 and 6, §2.3 steps 3-4, §2.6 steps 2-3, §2.11):
+  /// INVALID_REQUEST for "", COORDINATOR_LOAD_IN_PROGRESS while the shard
+  /// is `loading`, NOT_COORDINATOR if the id hashes
+  /// (abs(javaHashCode) % shard_count) to another shard.
+  status admit(const std::string& transactional_id, bool loading) const;
+
+  /// InitProducerId's checks before admit() (§2.2 steps 2, 4, 5):
+  /// INVALID_REQUEST for a half-set (producer id, epoch) pair or "",
+  /// INVALID_TRANSACTION_TIMEOUT outside [1, transaction.max.timeout.ms].
+  status validate_init_args(const init_producer_id_args& args) const;
+
   /// InitProducerId with checks 4-13 of reference §2.2: INVALID_REQUEST
   /// for "", INVALID_TRANSACTION_TIMEOUT for a timeout <= 0 or above
   /// transaction.max.timeout.ms, CONCURRENT_TRANSACTIONS while a transition

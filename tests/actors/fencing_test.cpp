@@ -231,6 +231,23 @@ TEST_F(FencingTest, ZombieAfterTimeoutAbortIsFencedOnEveryPath) {
   EXPECT_EQ(fetch(u0, 0, iso::read_uncommitted).high_watermark, 0);
 }
 
+TEST_F(FencingTest, RequestsAtTheWrongShardAreNotCoordinator) {
+  auto p = init("tx"); // shard 16
+  auto wrong = n->coordinator_supervisor(17);
+  EXPECT_EQ(call<txn_response>(wrong, add_partitions_to_txn_request{"tx", p.pid, p.epoch, {t0}})
+              .error,
+            error_code::not_coordinator);
+  EXPECT_EQ(call<end_txn_response>(wrong, end_txn_request{"tx", p.pid, p.epoch, true}).error,
+            error_code::not_coordinator);
+  init_producer_id_request req{true, "tx", 60000, no_producer_id, no_producer_epoch};
+  EXPECT_EQ(call<init_producer_id_response>(wrong, req).error, error_code::not_coordinator);
+  EXPECT_EQ(call<describe_transaction_response>(wrong, describe_transaction_request{"tx"}).error,
+            error_code::not_coordinator);
+  // Nothing happened at either shard.
+  EXPECT_EQ(describe("tx").state, "Empty");
+  EXPECT_EQ(describe("tx").epoch, p.epoch);
+}
+
 // -- coordinator restarted by its supervisor, in each state --------------------------
 
 TEST_F(FencingTest, RestartInOngoingResumesTheTransactionWithItsStartTime) {

@@ -569,6 +569,32 @@ TEST_F(TxnCoordinatorCore, VerifyChecksMappingThenEpochThenPrepare) {
                   error_code::concurrent_transactions);
 }
 
+// -- admission: the first checks of every request --------------------------------
+
+TEST_F(TxnCoordinatorCore, AdmitChecksEmptyIdThenLoadingThenOwnership) {
+  // Shard 3 of 50 owns "id-5" (abs(javaHashCode) % 50 == 3), not "txn-A" (26).
+  EXPECT_TRUE(core.admit("id-5", false).ok());
+  EXPECT_EQ(core.admit("", true).code(), error_code::invalid_request);
+  EXPECT_EQ(core.admit("txn-A", true).code(), error_code::coordinator_load_in_progress);
+  auto other = core.admit("txn-A", false);
+  EXPECT_EQ(other.code(), error_code::not_coordinator);
+  EXPECT_EQ(other.message(), "transactional.id 'txn-A' belongs to shard 26, not 3");
+}
+
+TEST_F(TxnCoordinatorCore, InitArgsCheckPairThenEmptyIdThenTimeout) {
+  auto half = init_args("");
+  half.expected_pid = producer_id{3};
+  half.transaction_timeout_ms = 0;
+  EXPECT_EQ(core.validate_init_args(half).code(), error_code::invalid_request);
+  EXPECT_EQ(core.validate_init_args(init_args("", 0)).code(), error_code::invalid_request);
+  EXPECT_EQ(core.validate_init_args(init_args("id-5", 0)).code(),
+            error_code::invalid_transaction_timeout);
+  EXPECT_EQ(core.validate_init_args(init_args("id-5", 900001)).code(),
+            error_code::invalid_transaction_timeout);
+  EXPECT_TRUE(core.validate_init_args(init_args("id-5", 900000)).ok());
+  EXPECT_TRUE(core.validate_init_args(init_args("id-5", 1)).ok());
+}
+
 TEST_F(TxnCoordinatorCore, EndTxnCommitThenMarkersWrittenCompletesCommit) {
   start_ongoing();
   auto prepare = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000);
