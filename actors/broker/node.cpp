@@ -1,5 +1,7 @@
 #include "actors/broker/node.hpp"
 
+#include <cstdio>
+
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
@@ -18,6 +20,18 @@
 namespace caftx {
 
 // -- actor_directory ------------------------------------------------------------
+
+void node_health::gave_up(const std::string& component, int32_t restarts) {
+  auto line = component + ": gave up after " + std::to_string(restarts) + " restarts";
+  std::fprintf(stderr, "caftx: %s; its requests are answered as unavailable\n", line.c_str());
+  std::lock_guard<std::mutex> guard{mtx_};
+  failed_.push_back(std::move(line));
+}
+
+std::vector<std::string> node_health::failed() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return failed_;
+}
 
 void actor_directory::set_topic(const std::string& name, std::vector<caf::actor> partitions) {
   std::lock_guard<std::mutex> guard{mtx_};
@@ -162,6 +176,10 @@ const node_config& node::config() const {
 
 status node::create_topic(const std::string& name, int32_t partitions) {
   return caftx::create_topic(*sys_, broker_, name, partitions);
+}
+
+std::vector<std::string> node::failed_components() const {
+  return ctx_ ? ctx_->health->failed() : std::vector<std::string>{};
 }
 
 caf::actor node::coordinator_supervisor(int32_t shard) const {

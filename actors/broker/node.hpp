@@ -68,6 +68,10 @@ public:
 
   /// The supervisor of transaction coordinator shard `shard` (drills).
   caf::actor coordinator_supervisor(int32_t shard) const;
+  /// Components whose supervisor gave up after exceeding
+  /// caftx.supervisor.max.restarts within caftx.supervisor.restart.window.ms
+  /// ("txn-coordinator-7: gave up after 5 restarts"); empty when healthy.
+  std::vector<std::string> failed_components() const;
 
   /// Terminates every actor of the node and closes its database. Writes
   /// that were acknowledged are on disk; nothing else is flushed. Idempotent.

@@ -48,10 +48,27 @@ private:
   std::vector<caf::actor> all_;
 };
 
+/// Where the node's supervisors escalate (the node is their parent): a
+/// supervisor whose child exceeded its restart intensity stops restarting
+/// it, answers its requests as unavailable, and reports here; the node
+/// lists the failed components (node::failed_components()) and writes one
+/// line to stderr. Thread-safe.
+class node_health {
+public:
+  void gave_up(const std::string& component, int32_t restarts);
+  /// "component: gave up after N restarts", in the order they failed.
+  std::vector<std::string> failed() const;
+
+private:
+  mutable std::mutex mtx_;
+  std::vector<std::string> failed_;
+};
+
 struct node_context {
   node_config config;
   std::shared_ptr<node_store> store;
   std::shared_ptr<actor_directory> directory;
+  std::shared_ptr<node_health> health = std::make_shared<node_health>();
   /// Milliseconds of wall-clock time for persisted timestamps and
   /// transaction timeouts; tests replace it with simulated time.
   std::function<int64_t()> clock_ms;

@@ -53,6 +53,8 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
       st.restarts.pop_front();
     if (static_cast<int32_t>(st.restarts.size()) >= opts.max_restarts) {
       st.gave_up = true;
+      if (opts.escalate)
+        opts.escalate(opts.name, st.restart_count);
       return;
     }
     st.restarts.push_back(now);

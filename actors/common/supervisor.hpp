@@ -27,6 +27,10 @@ namespace caftx {
 class node_store;
 
 struct supervisor_options {
+  /// The supervised component, for escalation ("partition t-0").
+  std::string name;
+  /// Called once when the supervisor gives up: escalation to its parent.
+  std::function<void(const std::string& name, int32_t restarts)> escalate;
   /// Restart intensity: at most this many restarts within `window`.
   int32_t max_restarts = 5;
   std::chrono::milliseconds window{10000};
@@ -47,6 +51,17 @@ struct supervisor_options {
 /// writes queued on `store` before it are settled.
 supervisor_options node_supervision(const node_config& cfg, std::shared_ptr<node_store> store,
                                     std::function<caf::actor(caf::actor_system&)> spawn_child);
+
+/// node_supervision() for a component of the node behind `ctx`, escalating
+/// to the node's health record when it gives up.
+template <class Context>
+supervisor_options node_supervision(std::shared_ptr<const Context> ctx, std::string name,
+                                    std::function<caf::actor(caf::actor_system&)> spawn_child) {
+  auto opts = node_supervision(ctx->config, ctx->store, std::move(spawn_child));
+  opts.name = std::move(name);
+  opts.escalate = [ctx](const std::string& n, int32_t restarts) { ctx->health->gave_up(n, restarts); };
+  return opts;
+}
 
 caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_options opts);
 

@@ -280,6 +280,35 @@ TEST_F(TransactionsTest, SupervisorGivesUpAfterTooManyRestarts) {
   EXPECT_TRUE(stats.gave_up);
   auto r = call<init_producer_id_response>(sup, init_producer_id_request{true, "x", 1000, no_producer_id, no_producer_epoch});
   EXPECT_EQ(r.error, error_code::coordinator_not_available);
+  // Escalated to the node, which lists it; nothing else failed.
+  EXPECT_EQ(n->failed_components(),
+            std::vector<std::string>{"txn-coordinator-0: gave up after 5 restarts"});
+}
+
+TEST_F(TransactionsTest, RestartIntensityCountsOnlyRestartsWithinTheWindow) {
+  auto sup = n->coordinator_supervisor(0);
+  auto kill = [&] {
+    call<supervisor_stats>(sup, kill_child_request{});
+    sched.run();
+  };
+  for (int i = 0; i < 4; ++i)
+    kill();
+  // caftx.supervisor.restart.window.ms (10 s) later the old restarts no
+  // longer count: four more are allowed.
+  sched.advance_time(std::chrono::milliseconds(10001));
+  sched.run();
+  for (int i = 0; i < 4; ++i)
+    kill();
+  auto stats = call<supervisor_stats>(sup, supervisor_stats_request{});
+  EXPECT_EQ(stats.restarts, 8);
+  EXPECT_FALSE(stats.gave_up);
+  EXPECT_TRUE(n->failed_components().empty());
+  kill(); // the fifth within the window
+  stats = call<supervisor_stats>(sup, supervisor_stats_request{});
+  EXPECT_EQ(stats.restarts, 9);
+  EXPECT_FALSE(stats.gave_up);
+  kill();
+  EXPECT_TRUE(call<supervisor_stats>(sup, supervisor_stats_request{}).gave_up);
 }
 
 TEST_F(TransactionsTest, CrashedPartitionLeaderIsRestartedWithItsLogAndProducerState) {
