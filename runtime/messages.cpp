@@ -38,6 +38,8 @@ namespace caftx {
   X(offset_fetch_response)                                                                         \
   X(storage_done)                                                                                  \
   X(coordinator_tick)                                                                              \
+  X(txn_expiration_tick)                                                                           \
+  X(coordinator_load_chunk)                                                                        \
   X(marker_retry)                                                                                  \
   X(producer_expiration_tick)                                                                      \
   X(supervisor_stats_request)                                                                      \

@@ -270,13 +270,7 @@ TEST(Keys, LayoutAndOffsetOrder) {
 
 class NodeStore : public ::testing::Test {
 protected:
-  void SetUp() override {
-    auto info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = (fs::path(::testing::TempDir())
-            / ("caftx-store-" + std::string(info->name()) + "-" + std::to_string(::getpid())))
-             .string();
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = fresh_test_dir("store"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<node_store> open(node_store_options opts = {}) {
@@ -403,6 +397,45 @@ TEST_F(NodeStore, ScanVisitsPrefixInKeyOrderAndStopsWhenAsked) {
     return true;
   });
   EXPECT_TRUE(seen.empty());
+}
+
+TEST_F(NodeStore, ScanAfterResumesFromTheLastKeyAndVisitsAtMostMaxEntries) {
+  node_store_options opts;
+  opts.background_writer = false;
+  auto store = open(opts);
+  ASSERT_NE(store, nullptr);
+  leveldb::WriteBatch wb;
+  for (auto id : {"e", "a", "d", "b", "c"})
+    wb.Put(keys::card(3, id), id);
+  wb.Put(keys::card(2, "z"), "shard 2");
+  wb.Put(keys::card(4, "0"), "shard 4");
+  store->write(std::move(wb), nullptr);
+
+  std::vector<std::string> keys_seen;
+  std::vector<std::string> values;
+  auto chunk = [&](const std::string& after, size_t max) {
+    return store->scan_after(keys::card_prefix(3), after, max,
+                             [&](std::string_view k, std::string_view v) {
+                               keys_seen.emplace_back(k);
+                               values.emplace_back(v);
+                             });
+  };
+  EXPECT_EQ(chunk("", 2), 2u);
+  EXPECT_EQ(values, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(keys_seen.back(), keys::card(3, "b"));
+  EXPECT_EQ(chunk(keys_seen.back(), 2), 2u);
+  EXPECT_EQ(chunk(keys_seen.back(), 2), 1u); // fewer than asked: the prefix is exhausted
+  EXPECT_EQ(values, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(chunk(keys_seen.back(), 2), 0u);
+  // A key that is no longer there: the scan goes on after where it was.
+  values.clear();
+  EXPECT_EQ(chunk(keys::card(3, "bb"), 10), 3u);
+  EXPECT_EQ(values, (std::vector<std::string>{"c", "d", "e"}));
+  values.clear();
+  EXPECT_EQ(store->scan_after(keys::card_prefix(5), "", 10,
+                              [&](std::string_view, std::string_view v) { values.emplace_back(v); }),
+            0u);
+  EXPECT_TRUE(values.empty());
 }
 
 TEST_F(NodeStore, OpeningSameDirectoryTwiceIsKafkaStorageError) {
