@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -193,6 +194,77 @@ TEST(Codec, GoldenBytesOfTxnCard) {
   auto back = codec::decode_card(from_hex(golden));
   ASSERT_TRUE(back.ok()) << back.error().to_string();
   EXPECT_EQ(*back, card);
+}
+
+// -- the card layout read without an archive (decode_card's fast path) -----------------
+
+TEST(Codec, CardLayoutReaderReadsBothGoldenClassVersions) {
+  auto v0 = codec::read_card_layout(from_hex(golden_card_class_version_0));
+  ASSERT_TRUE(v0.has_value());
+  EXPECT_EQ(*v0, fixed_card());
+  auto card = fixed_card();
+  card.next_pid = producer_id{103};
+  card.ended_by_pid = producer_id{53};
+  card.ended_by_epoch = producer_epoch{1};
+  auto v1 = codec::read_card_layout(codec::encode(card));
+  ASSERT_TRUE(v1.has_value());
+  EXPECT_EQ(*v1, card);
+}
+
+TEST(Codec, CardLayoutReaderAgreesWithTheArchiveOnEveryShapeOfCard) {
+  // 0-3 partitions (the element class info comes with the first only),
+  // every persisted state, ids and topics around the short-string size,
+  // extreme values.
+  const std::vector<std::string> ids = {"", "a", std::string(15, 'x'), std::string(16, 'y'),
+                                        "payments-settlement-7f3a09c1-12", std::string(300, 'z')};
+  const std::vector<std::string> topics = {"t", "orders", "inventory-events-eu-west-1"};
+  int n = 0;
+  for (auto& id : ids)
+    for (int state = 0; state <= 5; ++state)
+      for (size_t parts = 0; parts <= 3; ++parts) {
+        txn_card c;
+        c.transactional_id = id;
+        c.pid = producer_id{n % 2 == 0 ? std::numeric_limits<int64_t>::max() : n};
+        c.previous_pid = producer_id{-1};
+        c.next_pid = producer_id{n % 3 == 0 ? -1 : 4000 + n};
+        c.epoch = producer_epoch{static_cast<int16_t>(n % 2 == 0 ? 32767 : n)};
+        c.txn_timeout_ms = n % 5 == 0 ? std::numeric_limits<int32_t>::max() : 60000;
+        c.state = static_cast<txn_state>(state);
+        for (size_t k = 0; k < parts; ++k)
+          c.partitions.push_back({topics[k], static_cast<int32_t>(k == 2 ? -1 : 7 * k)});
+        c.txn_start_ms = n % 4 == 0 ? -1 : 1700000000000 + n;
+        c.last_update_ms = std::numeric_limits<int64_t>::min() + n;
+        c.ended_by_pid = producer_id{n % 2 == 0 ? -1 : n};
+        c.ended_by_epoch = producer_epoch{static_cast<int16_t>(n % 2 == 0 ? -1 : 5)};
+        auto bytes = codec::encode(c); // written by the archive
+        auto direct = codec::read_card_layout(bytes);
+        ASSERT_TRUE(direct.has_value()) << "card " << n;
+        EXPECT_EQ(*direct, c) << "card " << n;
+        ++n;
+      }
+  EXPECT_EQ(n, 6 * 6 * 4);
+}
+
+TEST(Codec, CardLayoutReaderLeavesAnythingElseToTheArchive) {
+  auto bytes = codec::encode(fixed_card());
+  ASSERT_TRUE(codec::read_card_layout(bytes).has_value());
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_FALSE(codec::read_card_layout(std::string_view(bytes).substr(0, n)).has_value()) << n;
+  EXPECT_FALSE(codec::read_card_layout(bytes + '\0').has_value()); // trailing byte
+  auto tracked = bytes;
+  tracked[1] = 1; // the card's tracking flag
+  EXPECT_FALSE(codec::read_card_layout(tracked).has_value());
+  auto newer = bytes;
+  newer[2] = 2; // card class version 2
+  EXPECT_FALSE(codec::read_card_layout(newer).has_value());
+  auto other_value_version = bytes;
+  other_value_version[0] = 2;
+  EXPECT_FALSE(codec::read_card_layout(other_value_version).has_value());
+  // An id length beyond the value is not allocated, only refused.
+  auto huge = bytes;
+  huge[13] = '\x7f'; // the top byte of the id's 64-bit length
+  EXPECT_FALSE(codec::read_card_layout(huge).has_value());
+  EXPECT_FALSE(codec::decode_card(huge).ok());
 }
 
 TEST(Codec, GoldenBytesOfRecordBatch) {
