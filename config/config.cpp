@@ -124,6 +124,10 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("transaction.max.timeout.ms", c.transaction_max_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("transaction.abort.timed.out.transaction.cleanup.interval.ms",
                     c.transaction_abort_timed_out_transaction_cleanup_interval_ms, 1, int_max));
+  CAFTX_TRY(r.int32("transactional.id.expiration.ms", c.transactional_id_expiration_ms, 1, int_max));
+  CAFTX_TRY(r.int32("transaction.remove.expired.transaction.cleanup.interval.ms",
+                    c.transaction_remove_expired_transaction_cleanup_interval_ms, 1, int_max));
+  CAFTX_TRY(r.int32("caftx.coordinator.load.chunk.cards", c.coordinator_load_chunk_cards, 1, 1000000));
   CAFTX_TRY(r.boolean("auto.create.topics.enable", c.auto_create_topics_enable));
   CAFTX_TRY(r.int32("num.partitions", c.num_partitions, 1, 10000));
   CAFTX_TRY(r.int32("producer.id.expiration.ms", c.producer_id_expiration_ms, 1, int_max));

@@ -36,6 +36,21 @@ struct node_config {
   int32_t transaction_max_timeout_ms = 900000;
   /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`, [1, 2147483647].
   int32_t transaction_abort_timed_out_transaction_cleanup_interval_ms = 10000;
+  /// `transactional.id.expiration.ms`, [1, 2147483647]: a transactional id
+  /// whose card is Empty, CompleteCommit or CompleteAbort and was last
+  /// written at least this long ago is removed (its card key deleted, the
+  /// tombstone of Kafka's compacted `__transaction_state`); it comes back
+  /// as a new id (new producer id, epoch 0) (reference §1.5 T11).
+  int32_t transactional_id_expiration_ms = 604800000;
+  /// `transaction.remove.expired.transaction.cleanup.interval.ms`,
+  /// [1, 2147483647]: period of the expiration check of each shard.
+  int32_t transaction_remove_expired_transaction_cleanup_interval_ms = 3600000;
+  /// `caftx.coordinator.load.chunk.cards`, [1, 1000000]: a starting
+  /// coordinator shard reads and installs at most this many cards per
+  /// message to itself, so it keeps answering COORDINATOR_LOAD_IN_PROGRESS
+  /// while it loads a large shard (Kafka reads
+  /// `transaction.state.log.load.buffer.size` bytes at a time instead).
+  int32_t coordinator_load_chunk_cards = 1000;
   /// `auto.create.topics.enable`: create a topic on first produce/fetch.
   bool auto_create_topics_enable = false;
   /// `num.partitions`: partition count of auto-created topics, [1, 10000].

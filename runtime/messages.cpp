@@ -45,6 +45,8 @@ namespace caftx {
   X(describe_producers_response)                                                                   \
   X(storage_done)                                                                                  \
   X(coordinator_tick)                                                                              \
+  X(txn_expiration_tick)                                                                           \
+  X(coordinator_load_chunk)                                                                        \
   X(marker_retry)                                                                                  \
   X(producer_expiration_tick)                                                                      \
   X(supervisor_stats_request)                                                                      \

@@ -280,6 +280,13 @@ struct storage_done {
 /// Periodic timer of a coordinator shard: abort timed-out transactions.
 struct coordinator_tick {};
 
+/// Periodic timer of a coordinator shard: expire idle transactional ids
+/// (transaction.remove.expired.transaction.cleanup.interval.ms).
+struct txn_expiration_tick {};
+
+/// A loading coordinator shard reads and installs its next chunk of cards.
+struct coordinator_load_chunk {};
+
 /// Periodic timer of a partition leader: expire idle producers.
 struct producer_expiration_tick {};
 
@@ -429,6 +436,8 @@ CAFTX_INSPECT(session_linger, x.tp, x.generation)
 
 CAFTX_INSPECT_EMPTY(supervisor_stats_request)
 CAFTX_INSPECT_EMPTY(coordinator_tick)
+CAFTX_INSPECT_EMPTY(txn_expiration_tick)
+CAFTX_INSPECT_EMPTY(coordinator_load_chunk)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,7 +24,16 @@ std::string encode(const record_batch& batch);
 status_or<record_batch> decode_batch(std::string_view bytes);
 
 std::string encode(const txn_card& card);
+/// Errors: KAFKA_STORAGE_ERROR for an empty value, an unknown value
+/// version, a corrupt archive or a state that is never persisted.
 status_or<txn_card> decode_card(std::string_view bytes);
+
+/// decode_card's fast path (exposed for tests): the card read straight from
+/// the byte layout that card class versions 0 and 1 have (storage/FORMAT.md),
+/// without a Boost archive; nullopt where the value does not have exactly
+/// that layout, and decode_card lets the archive decide. `bytes` include
+/// the value version byte.
+std::optional<txn_card> read_card_layout(std::string_view bytes);
 
 /// A committed consumer offset with its key (keys are only for ordering).
 std::string encode(const group_offset_key& key, const offset_and_metadata& value);

@@ -127,6 +127,29 @@ void node_store::scan(const std::string& prefix,
   }
 }
 
+size_t node_store::scan_after(const std::string& prefix, const std::string& after,
+                              size_t max_entries,
+                              const std::function<void(std::string_view, std::string_view)>& fn) const {
+  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(leveldb::ReadOptions{})};
+  if (after.empty()) {
+    it->Seek(prefix);
+  } else {
+    it->Seek(after);
+    if (it->Valid() && it->key() == leveldb::Slice(after))
+      it->Next();
+  }
+  size_t visited = 0;
+  for (; visited < max_entries && it->Valid(); it->Next()) {
+    auto k = it->key();
+    if (!k.starts_with(prefix))
+      break;
+    auto v = it->value();
+    fn(std::string_view(k.data(), k.size()), std::string_view(v.data(), v.size()));
+    ++visited;
+  }
+  return visited;
+}
+
 node_store_stats node_store::stats() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return stats_;

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "runtime/status.hpp"
@@ -77,6 +78,15 @@ public:
   /// order, until it returns false.
   void scan(const std::string& prefix,
             const std::function<bool(const std::string&, const std::string&)>& fn) const;
+
+  /// Resumable scan: calls `fn(key, value)`, in key order, for at most
+  /// `max_entries` keys that start with `prefix` and sort after `after`
+  /// (from the first key of the prefix when `after` is empty). The views
+  /// are valid during the call only. Returns how many keys were visited;
+  /// fewer than `max_entries` means the prefix is exhausted. Continue with
+  /// `after` = the last key visited.
+  size_t scan_after(const std::string& prefix, const std::string& after, size_t max_entries,
+                    const std::function<void(std::string_view, std::string_view)>& fn) const;
 
   node_store_stats stats() const;
   const std::string& dir() const { return dir_; }

@@ -15,6 +15,7 @@
 #include "actors/common/durable_queue.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/coordinator/txn_coordinator_core.hpp"
+#include "actors/coordinator/txn_state_loader.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
 
@@ -24,6 +25,8 @@ namespace {
 
 struct coordinator_state {
   std::unique_ptr<txn_coordinator_core> core;
+  // While loading: where the next chunk of cards comes from.
+  std::unique_ptr<txn_state_loader> loader;
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
   int32_t shard = 0;
@@ -42,6 +45,8 @@ struct coordinator_state {
 using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
 
 void start_markers(coordinator_ptr self, const txn_card& card);
+void load_chunk(coordinator_ptr self);
+void expire_transactional_ids(coordinator_ptr self);
 
 // Persists the card of `d` (with the producer id counter); `then` runs
 // after complete() applied it, or after the failure was undone.
@@ -179,48 +184,31 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<txn_coordinator_core>(txn_coordinator_settings{
     shard, ctx->config.transaction_state_log_num_partitions, ctx->config.transaction_max_timeout_ms});
-  // Load: coordinator epoch + 1, every card of the shard, the pid counter.
-  auto& store = *ctx->store;
-  if (auto v = store.get(keys::coordinator_epoch(shard))) {
-    auto e = codec::decode_int64(*v);
-    if (!e.ok())
-      throw std::runtime_error("shard " + std::to_string(shard) + ": " + e.error().to_string());
-    st.cepoch = coordinator_epoch{static_cast<int32_t>(e.value() + 1)};
-  }
-  int64_t counter = 0;
-  if (auto v = store.get(keys::next_pid(shard))) {
-    auto c = codec::decode_int64(*v);
-    if (!c.ok())
-      throw std::runtime_error("shard " + std::to_string(shard) + ": " + c.error().to_string());
-    counter = c.value();
-  }
-  std::vector<txn_card> cards;
-  store.scan(keys::card_prefix(shard), [&](const std::string& key, const std::string& value) {
-    auto c = codec::decode_card(value);
-    if (!c.ok())
-      throw std::runtime_error("key " + key + ": " + c.error().to_string());
-    cards.push_back(std::move(c).value());
-    return true;
-  });
-  auto resume = st.core->load(std::move(cards), counter);
-  leveldb::WriteBatch wb;
-  wb.Put(keys::coordinator_epoch(shard), codec::encode_int64(st.cepoch.value));
-  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-               [self, resume](const status& s) {
-                 if (!s.ok()) {
-                   self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
-                   return;
-                 }
-                 self->state.loading = false;
-                 for (auto& tid : resume)
-                   if (auto* card = self->state.core->find(tid))
-                     start_markers(self, *card);
-               });
+  // Load: coordinator epoch + 1 and the pid counter now; the cards a
+  // chunk per message (coordinator_load_chunk), so that requests arriving
+  // meanwhile are answered COORDINATOR_LOAD_IN_PROGRESS; then the bumped
+  // epoch is made durable before the shard serves.
+  auto meta = read_txn_shard_meta(*ctx->store, shard);
+  if (!meta.ok())
+    throw std::runtime_error("shard " + std::to_string(shard) + ": " + meta.error().to_string());
+  st.cepoch = coordinator_epoch{static_cast<int32_t>(meta->coordinator_epoch + 1)};
+  st.core->set_next_pid_counter(meta->next_pid_counter);
+  st.loader = std::make_unique<txn_state_loader>(*ctx->store, shard);
+  self->send(self, coordinator_load_chunk{});
   auto interval = std::chrono::milliseconds(
     ctx->config.transaction_abort_timed_out_transaction_cleanup_interval_ms);
   self->delayed_send(self, interval, coordinator_tick{});
+  auto expiration_interval = std::chrono::milliseconds(
+    ctx->config.transaction_remove_expired_transaction_cleanup_interval_ms);
+  self->delayed_send(self, expiration_interval, txn_expiration_tick{});
   return {
     [=](storage_done& done) { self->state.dq.complete(done); },
+    [=](const coordinator_load_chunk&) { load_chunk(self); },
+    [=](const txn_expiration_tick&) {
+      if (!self->state.loading)
+        expire_transactional_ids(self);
+      self->delayed_send(self, expiration_interval, txn_expiration_tick{});
+    },
     [=](const coordinator_tick&) {
       auto& st = self->state;
       if (!st.loading)
@@ -368,6 +356,59 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       return r;
     },
   };
+}
+
+// One chunk of the load; after the last, the bumped coordinator epoch is
+// written, then the shard serves and re-sends the markers of every
+// PrepareCommit/PrepareAbort card (reference §1.7).
+void load_chunk(coordinator_ptr self) {
+  auto& st = self->state;
+  auto done = st.loader->next_chunk(
+    *st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
+  if (!done.ok()) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "shard " + std::to_string(st.shard)
+                                                           + ": " + done.error().to_string()));
+    return;
+  }
+  if (!done.value()) {
+    self->send(self, coordinator_load_chunk{});
+    return;
+  }
+  auto resume = st.loader->in_prepare();
+  st.loader.reset();
+  leveldb::WriteBatch wb;
+  wb.Put(keys::coordinator_epoch(st.shard), codec::encode_int64(st.cepoch.value));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, resume = std::move(resume)](const status& s) {
+                 if (!s.ok()) {
+                   self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+                   return;
+                 }
+                 self->state.loading = false;
+                 for (auto& tid : resume)
+                   if (auto* card = self->state.core->find(tid))
+                     start_markers(self, *card);
+               });
+}
+
+// Transactional-id expiration (T11): the expired ids' card keys are deleted
+// in one write; only then does the core forget them.
+void expire_transactional_ids(coordinator_ptr self) {
+  auto& st = self->state;
+  auto ids = st.core->expire_transactional_ids(st.ctx->clock_ms(),
+                                               st.ctx->config.transactional_id_expiration_ms);
+  if (ids.empty())
+    return;
+  leveldb::WriteBatch wb;
+  for (auto& id : ids)
+    wb.Delete(keys::card(st.shard, id));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, ids = std::move(ids)](const status& s) {
+                 if (s.ok())
+                   self->state.core->tombstones_written(ids);
+                 else
+                   self->state.core->tombstones_failed(ids);
+               });
 }
 
 } // namespace

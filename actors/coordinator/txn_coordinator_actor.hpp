@@ -1,10 +1,14 @@
 // The transaction coordinator shard actor: the thin shell around
 // txn_coordinator_core for one partition of `__transaction_state`. On start
-// it bumps and persists its coordinator epoch, loads the shard's cards,
-// answers COORDINATOR_LOAD_IN_PROGRESS until both are done, then re-sends
-// the markers of every PrepareCommit/PrepareAbort card (reference §1.7).
-// Each transition is persisted before the reply (prepare -> persist ->
-// complete); markers are retried until every partition acknowledged.
+// it loads the shard's cards caftx.coordinator.load.chunk.cards at a time
+// (one message to itself per chunk), then bumps and persists its
+// coordinator epoch, answering COORDINATOR_LOAD_IN_PROGRESS until both are
+// done, then re-sends the markers of every PrepareCommit/PrepareAbort card
+// (reference §1.7). Each transition is persisted before the reply
+// (prepare -> persist -> complete); markers are retried until every
+// partition acknowledged. Every
+// transaction.remove.expired.transaction.cleanup.interval.ms it deletes the
+// cards of ids idle for transactional.id.expiration.ms (T11).
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <tuple>
 
 namespace caftx {
 
@@ -27,13 +28,22 @@ std::vector<std::string> txn_coordinator_core::load(std::vector<txn_card> cards,
                                                     int64_t next_pid_counter) {
   std::vector<std::string> in_prepare;
   next_pid_counter_ = next_pid_counter;
+  install(cards, in_prepare);
+  return in_prepare;
+}
+
+void txn_coordinator_core::install(std::vector<txn_card>& cards,
+                                   std::vector<std::string>& in_prepare) {
   for (auto& c : cards) {
     if (c.state == txn_state::prepare_commit || c.state == txn_state::prepare_abort)
       in_prepare.push_back(c.transactional_id);
-    auto id = c.transactional_id;
-    txns_[id] = metadata{std::move(c), std::nullopt, no_producer_epoch, false};
+    // A scan delivers ids in key order: the end is the right hint, and a
+    // wrong one only costs a regular lookup.
+    auto i = txns_.emplace_hint(txns_.end(), std::piecewise_construct,
+                                std::forward_as_tuple(c.transactional_id), std::forward_as_tuple());
+    i->second = metadata{std::move(c), std::nullopt, no_producer_epoch, false};
   }
-  return in_prepare;
+  cards.clear();
 }
 
 producer_id txn_coordinator_core::allocate_pid() {
@@ -353,6 +363,47 @@ std::vector<txn_decision> txn_coordinator_core::abort_timed_out(int64_t now_ms) 
       result.push_back(fence_and_abort(m, now_ms));
   }
   return result;
+}
+
+std::vector<std::string> txn_coordinator_core::expire_transactional_ids(int64_t now_ms,
+                                                                       int64_t expiration_ms) {
+  std::vector<std::string> expired;
+  for (auto& [id, m] : txns_) {
+    auto s = m.card.state;
+    if (m.pending
+        || !(s == txn_state::empty || s == txn_state::complete_commit
+             || s == txn_state::complete_abort))
+      continue;
+    if (m.card.last_update_ms <= now_ms - expiration_ms) {
+      m.pending = txn_state::dead;
+      expired.push_back(id);
+    }
+  }
+  return expired;
+}
+
+size_t txn_coordinator_core::tombstones_written(const std::vector<std::string>& ids) {
+  size_t removed = 0;
+  for (auto& id : ids) {
+    auto i = txns_.find(id);
+    if (i == txns_.end() || i->second.pending != txn_state::dead)
+      continue;
+    if (is_valid_transition(i->second.card.state, txn_state::dead)) {
+      txns_.erase(i);
+      ++removed;
+    } else {
+      i->second.pending.reset();
+    }
+  }
+  return removed;
+}
+
+void txn_coordinator_core::tombstones_failed(const std::vector<std::string>& ids) {
+  for (auto& id : ids) {
+    auto i = txns_.find(id);
+    if (i != txns_.end() && i->second.pending == txn_state::dead)
+      i->second.pending.reset();
+  }
 }
 
 std::optional<txn_decision> txn_coordinator_core::markers_written(const std::string& tid,

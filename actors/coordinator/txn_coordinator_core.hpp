@@ -88,6 +88,17 @@ public:
   /// re-sends their markers, then completes them (reference §1.7).
   std::vector<std::string> load(std::vector<txn_card> cards, int64_t next_pid_counter);
 
+  /// One chunk of a load: installs `cards` (taken over) as read back from
+  /// storage, each replacing any entry of its id as a later record of the
+  /// compacted `__transaction_state` would, and appends the ids whose card
+  /// is PrepareCommit/PrepareAbort to `in_prepare` (reference §1.7). Cards
+  /// in key order (as a scan returns them) are installed in amortised
+  /// constant time each.
+  void install(std::vector<txn_card>& cards, std::vector<std::string>& in_prepare);
+
+  /// Sets the counter behind the next producer id (read back from storage).
+  void set_next_pid_counter(int64_t counter) { next_pid_counter_ = counter; }
+
   // -- requests ------------------------------------------------------------
 
   /// The first checks of every request for a transactional id (reference
@@ -149,6 +160,27 @@ public:
   /// and abort, as InitProducerId would (T10).
   std::vector<txn_decision> abort_timed_out(int64_t now_ms);
 
+  /// Transactional-id expiration (T11, reference §1.5): the ids whose
+  /// state is Empty, CompleteCommit or CompleteAbort, with no pending
+  /// transition, and whose card was last written at or before
+  /// `now_ms - expiration_ms` (transactional.id.expiration.ms; the
+  /// boundary expires). Each is marked pending Dead, which blocks every
+  /// other transition (CONCURRENT_TRANSACTIONS) until
+  /// tombstones_written() or tombstones_failed(). Dead is never persisted:
+  /// the shell deletes the ids' card keys in one write. In key order.
+  std::vector<std::string> expire_transactional_ids(int64_t now_ms, int64_t expiration_ms);
+
+  /// The deletion of `ids`' cards is durable: each id still pending Dead
+  /// is removed, so it comes back as a new id (new producer id, epoch 0).
+  /// An id whose entry changed meanwhile (no longer pending Dead, or no
+  /// longer Empty/Complete*) is kept, with a pending Dead cleared. Returns
+  /// the number of ids removed.
+  size_t tombstones_written(const std::vector<std::string>& ids);
+
+  /// The deletion of `ids`' cards failed: their pending Dead is cleared and
+  /// they stay as they were.
+  void tombstones_failed(const std::vector<std::string>& ids);
+
   /// Every marker of `transactional_id`'s Prepare* card was acknowledged:
   /// the CompleteCommit/CompleteAbort card to persist (T9).
   std::optional<txn_decision> markers_written(const std::string& transactional_id,
@@ -185,6 +217,8 @@ public:
   /// TRANSACTIONAL_ID_NOT_FOUND if the id is absent or Dead.
   status_or<txn_card> describe(const std::string& transactional_id) const;
 
+  /// Number of transactional ids known to the shard.
+  size_t size() const { return txns_.size(); }
   /// The counter behind the next producer id this shard hands out; the
   /// shell persists it with every card that allocated a producer id.
   int64_t next_pid_counter() const { return next_pid_counter_; }

@@ -72,6 +72,8 @@ std::vector<caf::message> samples() {
     caf::make_message(offset_fetch_response{error_code::unstable_offset_commit, {-1, 45}}),
     caf::make_message(storage_done{9, error_code::kafka_storage_error, "disk"}),
     caf::make_message(coordinator_tick{}),
+    caf::make_message(txn_expiration_tick{}),
+    caf::make_message(coordinator_load_chunk{}),
     caf::make_message(marker_retry{"tx"}),
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(supervisor_stats_request{}),

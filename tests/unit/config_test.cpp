@@ -34,12 +34,15 @@ TEST(Config, BrokerDefaultsEqualKafka) {
   EXPECT_EQ(c->offsets_topic_num_partitions, 50);
   EXPECT_EQ(c->transaction_max_timeout_ms, 900000);
   EXPECT_EQ(c->transaction_abort_timed_out_transaction_cleanup_interval_ms, 10000);
+  EXPECT_EQ(c->transactional_id_expiration_ms, 604800000);
+  EXPECT_EQ(c->transaction_remove_expired_transaction_cleanup_interval_ms, 3600000);
   EXPECT_EQ(c->num_partitions, 1);
   // caftx's own settings.
   EXPECT_TRUE(c->storage_sync);
   EXPECT_EQ(c->supervisor_max_restarts, 5);
   EXPECT_EQ(c->supervisor_restart_window_ms, 10000);
   EXPECT_EQ(c->marker_retry_backoff_ms, 100);
+  EXPECT_EQ(c->coordinator_load_chunk_cards, 1000);
   // Deliberately unlike Kafka (documented in config.hpp): topics are not
   // auto-created unless asked for.
   EXPECT_FALSE(c->auto_create_topics_enable);
@@ -102,6 +105,27 @@ TEST(Config, OutOfRangeValueErrorNamesKeyAndRange) {
             "config 'transaction.timeout.ms' = '-1' is out of range [1, 2147483647]");
   EXPECT_EQ(error_of(consumer_config::parse({{"max.poll.records", "2147483648"}})),
             "config 'max.poll.records' = '2147483648' is out of range [1, 2147483647]");
+}
+
+TEST(Config, ExpirationKeysAreParsedWithTheirRanges) {
+  auto n = node_config::parse({{"transactional.id.expiration.ms", "2147483647"},
+                               {"transaction.remove.expired.transaction.cleanup.interval.ms", "1"},
+                               {"caftx.coordinator.load.chunk.cards", "50"}});
+  ASSERT_TRUE(n.ok()) << n.error().to_string();
+  EXPECT_EQ(n->transactional_id_expiration_ms, 2147483647);
+  EXPECT_EQ(n->transaction_remove_expired_transaction_cleanup_interval_ms, 1);
+  EXPECT_EQ(n->coordinator_load_chunk_cards, 50);
+  EXPECT_EQ(error_of(node_config::parse({{"transactional.id.expiration.ms", "0"}})),
+            "config 'transactional.id.expiration.ms' = '0' is out of range [1, 2147483647]");
+  EXPECT_EQ(
+    error_of(node_config::parse(
+      {{"transaction.remove.expired.transaction.cleanup.interval.ms", "2147483648"}})),
+    "config 'transaction.remove.expired.transaction.cleanup.interval.ms' = '2147483648' is out of "
+    "range [1, 2147483647]");
+  EXPECT_EQ(error_of(node_config::parse({{"transactional.id.expiration.ms", "7d"}})),
+            "config 'transactional.id.expiration.ms' = '7d' is not an integer");
+  EXPECT_EQ(error_of(node_config::parse({{"caftx.coordinator.load.chunk.cards", "0"}})),
+            "config 'caftx.coordinator.load.chunk.cards' = '0' is out of range [1, 1000000]");
 }
 
 TEST(Config, NonIntegerValueErrorNamesKey) {

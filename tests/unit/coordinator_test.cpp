@@ -668,6 +668,121 @@ TEST_F(TxnCoordinatorCore, AbortTimedOutFencesWithEpochPlusOneAfterStartPlusTime
   EXPECT_EQ(later.front().card->epoch, producer_epoch{1});
 }
 
+// -- transactional-id expiration (T11) ------------------------------------------------
+
+constexpr int64_t expiration_ms = 604800000; // transactional.id.expiration.ms
+
+TEST_F(TxnCoordinatorCore, ExpirationRemovesIdsIdleExactlyExpirationMsAndKeepsOneMsYounger) {
+  auto empty = make_card("empty", 3, 0, txn_state::empty, {}, -1, 1000);
+  auto commit = make_card("commit", 53, 4, txn_state::complete_commit, {}, 500, 1000);
+  auto abort = make_card("abort", 103, 7, txn_state::complete_abort, {}, 500, 1000);
+  auto younger = make_card("younger", 153, 1, txn_state::empty, {}, -1, 1001);
+  core.load({empty, commit, abort, younger}, 4);
+  // Idle expiration - 1 ms: nothing.
+  EXPECT_TRUE(core.expire_transactional_ids(1000 + expiration_ms - 1, expiration_ms).empty());
+  EXPECT_FALSE(core.has_pending("empty"));
+  // Idle exactly expiration ms (last update <= now - expiration): gone.
+  auto ids = core.expire_transactional_ids(1000 + expiration_ms, expiration_ms);
+  EXPECT_EQ(ids, (std::vector<std::string>{"abort", "commit", "empty"}));
+  for (auto& id : ids)
+    EXPECT_TRUE(core.has_pending(id)) << id;
+  EXPECT_FALSE(core.has_pending("younger"));
+  // Until the tombstones are durable the cards stay.
+  EXPECT_EQ(card("commit"), commit);
+  EXPECT_EQ(core.size(), 4u);
+  EXPECT_EQ(core.tombstones_written(ids), 3u);
+  EXPECT_EQ(core.find("empty"), nullptr);
+  EXPECT_EQ(core.find("commit"), nullptr);
+  EXPECT_EQ(core.find("abort"), nullptr);
+  EXPECT_EQ(card("younger"), younger);
+  EXPECT_EQ(core.size(), 1u);
+  // One ms later the younger one goes too.
+  EXPECT_EQ(core.expire_transactional_ids(1001 + expiration_ms, expiration_ms),
+            std::vector<std::string>{"younger"});
+}
+
+TEST_F(TxnCoordinatorCore, ExpirationNeverRemovesOngoingOrPrepareCommitOrPrepareAbort) {
+  auto ongoing = make_card("ongoing", 3, 0, txn_state::ongoing, {orders0}, 0, 0, 900000);
+  auto pc = make_card("pc", 53, 0, txn_state::prepare_commit, {orders0}, 0, 0);
+  auto pa = make_card("pa", 103, 0, txn_state::prepare_abort, {orders0}, 0, 0);
+  core.load({ongoing, pc, pa}, 3);
+  EXPECT_TRUE(core.expire_transactional_ids(10 * expiration_ms, expiration_ms).empty());
+  EXPECT_FALSE(core.has_pending("ongoing"));
+  EXPECT_FALSE(core.has_pending("pc"));
+  EXPECT_FALSE(core.has_pending("pa"));
+  EXPECT_EQ(core.size(), 3u);
+}
+
+TEST_F(TxnCoordinatorCore, PendingTransitionBlocksExpirationAndPendingDeadBlocksTransitions) {
+  init("busy", 1000);
+  init("idle", 1000);
+  // "busy" has an AddPartitionsToTxn being written.
+  auto add = core.add_partitions("busy", producer_id{3}, producer_epoch{0}, {orders0}, 1000);
+  ASSERT_TRUE(add.card.has_value());
+  auto ids = core.expire_transactional_ids(1000 + expiration_ms, expiration_ms);
+  EXPECT_EQ(ids, std::vector<std::string>{"idle"});
+  // While its tombstone is written, "idle" takes no transition and is not
+  // expired a second time.
+  expect_rejected(core.init_producer_id(init_args("idle"), 1000 + expiration_ms),
+                  error_code::concurrent_transactions);
+  expect_rejected(core.end_txn("idle", producer_id{53}, producer_epoch{0}, false,
+                               1000 + expiration_ms),
+                  error_code::concurrent_transactions);
+  EXPECT_TRUE(core.expire_transactional_ids(2000 + expiration_ms, expiration_ms).empty());
+  EXPECT_EQ(core.tombstones_written(ids), 1u);
+  EXPECT_EQ(core.find("idle"), nullptr);
+  // The pending transition of "busy" still completes.
+  EXPECT_TRUE(core.complete(add));
+  EXPECT_EQ(card("busy").state, txn_state::ongoing);
+}
+
+TEST_F(TxnCoordinatorCore, FailedTombstoneWriteKeepsTheCardAndClearsPendingDead) {
+  auto before = init("txn-A", 1000);
+  auto ids = core.expire_transactional_ids(1000 + expiration_ms, expiration_ms);
+  ASSERT_EQ(ids, std::vector<std::string>{"txn-A"});
+  core.tombstones_failed(ids);
+  EXPECT_FALSE(core.has_pending("txn-A"));
+  EXPECT_EQ(card("txn-A"), before);
+  // The id goes on as before: InitProducerId bumps its epoch...
+  EXPECT_EQ(init("txn-A", 2000 + expiration_ms),
+            make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2000 + expiration_ms));
+  // ...and a late success of the failed write removes nothing.
+  EXPECT_EQ(core.tombstones_written(ids), 0u);
+  EXPECT_NE(core.find("txn-A"), nullptr);
+}
+
+TEST_F(TxnCoordinatorCore, EntryReplacedWhileItsTombstoneIsWrittenIsKept) {
+  core.load({make_card("a", 3, 2, txn_state::complete_commit, {}, 10, 20)}, 1);
+  auto ids = core.expire_transactional_ids(20 + expiration_ms, expiration_ms);
+  ASSERT_EQ(ids, std::vector<std::string>{"a"});
+  auto newer = make_card("a", 3, 3, txn_state::ongoing, {orders0}, 30, 30);
+  std::vector<txn_card> chunk{newer};
+  std::vector<std::string> in_prepare;
+  core.install(chunk, in_prepare);
+  EXPECT_EQ(core.tombstones_written(ids), 0u);
+  EXPECT_EQ(card("a"), newer);
+  EXPECT_FALSE(core.has_pending("a"));
+}
+
+TEST_F(TxnCoordinatorCore, ExpiredIdComesBackAsNewWithFreshProducerIdAndEpochZero) {
+  init("txn-A", 1000);
+  persist(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1100));
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 1200));
+  persist(*core.markers_written("txn-A", 1300));
+  ASSERT_EQ(card("txn-A").state, txn_state::complete_commit);
+  ASSERT_EQ(card("txn-A").epoch, producer_epoch{1});
+  auto ids = core.expire_transactional_ids(1300 + expiration_ms, expiration_ms);
+  ASSERT_EQ(ids, std::vector<std::string>{"txn-A"});
+  ASSERT_EQ(core.tombstones_written(ids), 1u);
+  // The old producer is unknown now.
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{1}, {orders0},
+                                      1400 + expiration_ms),
+                  error_code::invalid_producer_id_mapping);
+  // A returning id: T1, the next producer id of the shard, epoch 0.
+  EXPECT_EQ(init("txn-A", 1500 + expiration_ms),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1500 + expiration_ms));
+}
+
 // -- completion -------------------------------------------------------------------
 
 TEST_F(TxnCoordinatorCore, CompleteAppliesOnlyThePendingCard) {
@@ -720,6 +835,22 @@ TEST_F(TxnCoordinatorCore, AbortPendingLeavesStateUnchanged) {
 }
 
 // -- load and producer ids --------------------------------------------------------
+
+TEST_F(TxnCoordinatorCore, InstallInChunksGathersPrepareIdsAndALaterCardReplacesAnEarlierOne) {
+  std::vector<std::string> in_prepare;
+  std::vector<txn_card> first{make_card("a", 3, 0, txn_state::prepare_commit, {orders0}, 1, 2),
+                              make_card("c", 53, 0, txn_state::empty, {}, -1, 3)};
+  core.install(first, in_prepare);
+  EXPECT_TRUE(first.empty()); // taken over
+  auto b = make_card("b", 103, 0, txn_state::prepare_abort, {orders1}, 4, 5);
+  auto c = make_card("c", 53, 1, txn_state::empty, {}, -1, 6);
+  std::vector<txn_card> second{b, c};
+  core.install(second, in_prepare);
+  EXPECT_EQ(in_prepare, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(core.size(), 3u);
+  EXPECT_EQ(card("b"), b);
+  EXPECT_EQ(card("c"), c);
+}
 
 TEST_F(TxnCoordinatorCore, LoadReturnsIdsInPrepareCommitOrPrepareAbort) {
   auto a = make_card("a", 3, 0, txn_state::empty, {}, -1, 10);

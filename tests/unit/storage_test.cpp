@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -195,6 +196,77 @@ TEST(Codec, GoldenBytesOfTxnCard) {
   EXPECT_EQ(*back, card);
 }
 
+// -- the card layout read without an archive (decode_card's fast path) -----------------
+
+TEST(Codec, CardLayoutReaderReadsBothGoldenClassVersions) {
+  auto v0 = codec::read_card_layout(from_hex(golden_card_class_version_0));
+  ASSERT_TRUE(v0.has_value());
+  EXPECT_EQ(*v0, fixed_card());
+  auto card = fixed_card();
+  card.next_pid = producer_id{103};
+  card.ended_by_pid = producer_id{53};
+  card.ended_by_epoch = producer_epoch{1};
+  auto v1 = codec::read_card_layout(codec::encode(card));
+  ASSERT_TRUE(v1.has_value());
+  EXPECT_EQ(*v1, card);
+}
+
+TEST(Codec, CardLayoutReaderAgreesWithTheArchiveOnEveryShapeOfCard) {
+  // 0-3 partitions (the element class info comes with the first only),
+  // every persisted state, ids and topics around the short-string size,
+  // extreme values.
+  const std::vector<std::string> ids = {"", "a", std::string(15, 'x'), std::string(16, 'y'),
+                                        "payments-settlement-7f3a09c1-12", std::string(300, 'z')};
+  const std::vector<std::string> topics = {"t", "orders", "inventory-events-eu-west-1"};
+  int n = 0;
+  for (auto& id : ids)
+    for (int state = 0; state <= 5; ++state)
+      for (size_t parts = 0; parts <= 3; ++parts) {
+        txn_card c;
+        c.transactional_id = id;
+        c.pid = producer_id{n % 2 == 0 ? std::numeric_limits<int64_t>::max() : n};
+        c.previous_pid = producer_id{-1};
+        c.next_pid = producer_id{n % 3 == 0 ? -1 : 4000 + n};
+        c.epoch = producer_epoch{static_cast<int16_t>(n % 2 == 0 ? 32767 : n)};
+        c.txn_timeout_ms = n % 5 == 0 ? std::numeric_limits<int32_t>::max() : 60000;
+        c.state = static_cast<txn_state>(state);
+        for (size_t k = 0; k < parts; ++k)
+          c.partitions.push_back({topics[k], static_cast<int32_t>(k == 2 ? -1 : 7 * k)});
+        c.txn_start_ms = n % 4 == 0 ? -1 : 1700000000000 + n;
+        c.last_update_ms = std::numeric_limits<int64_t>::min() + n;
+        c.ended_by_pid = producer_id{n % 2 == 0 ? -1 : n};
+        c.ended_by_epoch = producer_epoch{static_cast<int16_t>(n % 2 == 0 ? -1 : 5)};
+        auto bytes = codec::encode(c); // written by the archive
+        auto direct = codec::read_card_layout(bytes);
+        ASSERT_TRUE(direct.has_value()) << "card " << n;
+        EXPECT_EQ(*direct, c) << "card " << n;
+        ++n;
+      }
+  EXPECT_EQ(n, 6 * 6 * 4);
+}
+
+TEST(Codec, CardLayoutReaderLeavesAnythingElseToTheArchive) {
+  auto bytes = codec::encode(fixed_card());
+  ASSERT_TRUE(codec::read_card_layout(bytes).has_value());
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_FALSE(codec::read_card_layout(std::string_view(bytes).substr(0, n)).has_value()) << n;
+  EXPECT_FALSE(codec::read_card_layout(bytes + '\0').has_value()); // trailing byte
+  auto tracked = bytes;
+  tracked[1] = 1; // the card's tracking flag
+  EXPECT_FALSE(codec::read_card_layout(tracked).has_value());
+  auto newer = bytes;
+  newer[2] = 2; // card class version 2
+  EXPECT_FALSE(codec::read_card_layout(newer).has_value());
+  auto other_value_version = bytes;
+  other_value_version[0] = 2;
+  EXPECT_FALSE(codec::read_card_layout(other_value_version).has_value());
+  // An id length beyond the value is not allocated, only refused.
+  auto huge = bytes;
+  huge[13] = '\x7f'; // the top byte of the id's 64-bit length
+  EXPECT_FALSE(codec::read_card_layout(huge).has_value());
+  EXPECT_FALSE(codec::decode_card(huge).ok());
+}
+
 TEST(Codec, GoldenBytesOfRecordBatch) {
   const std::string golden =
     "0100000000002a000000000000000000000000a00f0000000000000000000000"
@@ -270,13 +342,7 @@ TEST(Keys, LayoutAndOffsetOrder) {
 
 class NodeStore : public ::testing::Test {
 protected:
-  void SetUp() override {
-    auto info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = (fs::path(::testing::TempDir())
-            / ("caftx-store-" + std::string(info->name()) + "-" + std::to_string(::getpid())))
-             .string();
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = fresh_test_dir("store"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<node_store> open(node_store_options opts = {}) {
@@ -403,6 +469,45 @@ TEST_F(NodeStore, ScanVisitsPrefixInKeyOrderAndStopsWhenAsked) {
     return true;
   });
   EXPECT_TRUE(seen.empty());
+}
+
+TEST_F(NodeStore, ScanAfterResumesFromTheLastKeyAndVisitsAtMostMaxEntries) {
+  node_store_options opts;
+  opts.background_writer = false;
+  auto store = open(opts);
+  ASSERT_NE(store, nullptr);
+  leveldb::WriteBatch wb;
+  for (auto id : {"e", "a", "d", "b", "c"})
+    wb.Put(keys::card(3, id), id);
+  wb.Put(keys::card(2, "z"), "shard 2");
+  wb.Put(keys::card(4, "0"), "shard 4");
+  store->write(std::move(wb), nullptr);
+
+  std::vector<std::string> keys_seen;
+  std::vector<std::string> values;
+  auto chunk = [&](const std::string& after, size_t max) {
+    return store->scan_after(keys::card_prefix(3), after, max,
+                             [&](std::string_view k, std::string_view v) {
+                               keys_seen.emplace_back(k);
+                               values.emplace_back(v);
+                             });
+  };
+  EXPECT_EQ(chunk("", 2), 2u);
+  EXPECT_EQ(values, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(keys_seen.back(), keys::card(3, "b"));
+  EXPECT_EQ(chunk(keys_seen.back(), 2), 2u);
+  EXPECT_EQ(chunk(keys_seen.back(), 2), 1u); // fewer than asked: the prefix is exhausted
+  EXPECT_EQ(values, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+  EXPECT_EQ(chunk(keys_seen.back(), 2), 0u);
+  // A key that is no longer there: the scan goes on after where it was.
+  values.clear();
+  EXPECT_EQ(chunk(keys::card(3, "bb"), 10), 3u);
+  EXPECT_EQ(values, (std::vector<std::string>{"c", "d", "e"}));
+  values.clear();
+  EXPECT_EQ(store->scan_after(keys::card_prefix(5), "", 10,
+                              [&](std::string_view, std::string_view v) { values.emplace_back(v); }),
+            0u);
+  EXPECT_TRUE(values.empty());
 }
 
 TEST_F(NodeStore, OpeningSameDirectoryTwiceIsKafkaStorageError) {

@@ -1,8 +1,15 @@
 // Shared helpers of the unit tests: readable printing of caftx value types
-// in GoogleTest failure messages. Header only; not a test file itself.
+// in GoogleTest failure messages, per-test temporary directories. Header
+// only; not a test file itself.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <filesystem>
 #include <ostream>
+#include <string>
+
+#include <unistd.h>
 
 #include "runtime/error_code.hpp"
 #include "runtime/ids.hpp"
@@ -30,6 +37,18 @@ inline void PrintTo(const txn_card& c, std::ostream* os) {
     *os << to_string(tp) << " ";
   *os << "] start " << c.txn_start_ms << " update " << c.last_update_ms << " next "
       << c.next_pid << " ended_by " << c.ended_by_pid << "/" << c.ended_by_epoch << "}";
+}
+
+/// `<gtest temp dir>/caftx-<what>-<current test name>-<pid>`: a path of
+/// the running test's own, removed first so that the test starts empty.
+inline std::string fresh_test_dir(const std::string& what) {
+  auto info = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto dir = (std::filesystem::path(::testing::TempDir())
+              / ("caftx-" + what + "-" + std::string(info->name()) + "-"
+                 + std::to_string(::getpid())))
+               .string();
+  std::filesystem::remove_all(dir);
+  return dir;
 }
 
 } // namespace caftx
