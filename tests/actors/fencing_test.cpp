@@ -330,6 +330,26 @@ TEST_F(FencingTest, RestartInCompleteCommitStillRecognisesTheEndTxnRetry) {
   EXPECT_EQ(visible_values(t0, iso::read_committed), (std::vector<std::string>{"a", "b"}));
 }
 
+TEST_F(FencingTest, RestartInCompleteAbortStillRecognisesTheAbortRetry) {
+  auto p = init("tx");
+  auto first = p;
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, false).error, error_code::none);
+  kill_coordinator("tx");
+  EXPECT_EQ(describe("tx").state, "CompleteAbort");
+  auto retry = end_raw("tx", first.pid, first.epoch, false);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_EQ(retry.epoch, producer_epoch{1});
+  EXPECT_EQ(end_raw("tx", first.pid, first.epoch, true).error, error_code::invalid_txn_state);
+  EXPECT_TRUE(visible_values(t0, iso::read_committed).empty());
+  // The producer goes on at epoch 1.
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"b"}, true)).error, error_code::none);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"b"});
+}
+
 // -- a card that cannot be written ------------------------------------------------------
 
 // Fails every sync of LevelDB's log once `fail` is set, as a dying disk would.
