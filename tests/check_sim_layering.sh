@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Fails if the simulator's history checker (tools/sim/), or a runtime header
+# it includes, includes CAF, LevelDB or Boost: it is a plain library.
+set -u
+cd "${1:-.}" || exit 2
+files="tools/sim/*.hpp tools/sim/*.cpp"
+files="$files $(grep -hoE '#include "runtime/[a-z_]+\.hpp"' $files | sort -u | sed 's/#include "//; s/"//')"
+if grep -lE '#include *[<"](caf|leveldb|boost)/' $files; then
+  echo "the history checker includes CAF, LevelDB or Boost (above)" >&2
+  exit 1
+fi
+echo "history checker layering ok"
