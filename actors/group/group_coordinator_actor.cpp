@@ -158,6 +158,10 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
     },
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
+      if (req.tp != topic_partition{consumer_offsets_topic, st.partition})
+        return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
+                                              "this group coordinator does not host "
+                                                + to_string(req.tp)});
       auto done = st.core.complete_txn(req.pid, req.epoch,
                                        req.committed ? control_type::commit : control_type::abort,
                                        req.transaction_version);
