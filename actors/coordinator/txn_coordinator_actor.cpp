@@ -297,6 +297,10 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
+      // A client's request: unknown partitions first (§2.3 step 2 before 3-4).
+      if (!req.verify_only)
+        if (auto s = check_partitions(self, req.partitions); !s.ok())
+          return caf::make_message(txn_response{s.code(), s.message()});
       if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
       if (req.verify_only) {
@@ -304,8 +308,6 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
                                             req.partitions);
         return caf::make_message(txn_response{d.error, d.message});
       }
-      if (auto s = check_partitions(self, req.partitions); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
       return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
                                                      req.partitions, st.ctx->clock_ms()));
     },

@@ -74,8 +74,7 @@ status check_request(group_ptr self, const std::string& group,
   if (tps.size() != offsets.size())
     return {error_code::invalid_request, "partitions and offsets differ in length"};
   auto& ctx = *self->state.ctx;
-  if (partition_for(group, ctx.config.offsets_topic_num_partitions) != self->state.partition)
-    return {error_code::not_coordinator, "group " + group + " belongs to another partition"};
+  // Unknown partitions before ownership, as Kafka (§2.5 step 3 before 4).
   for (size_t i = 0; i < tps.size(); ++i) {
     auto t = ctx.directory->topic(tps[i].topic);
     if (!t || tps[i].partition < 0 || tps[i].partition >= static_cast<int32_t>(t->size()))
@@ -83,6 +82,8 @@ status check_request(group_ptr self, const std::string& group,
     if (offsets[i] < 0)
       return {error_code::invalid_request, "negative offset for " + to_string(tps[i])};
   }
+  if (partition_for(group, ctx.config.offsets_topic_num_partitions) != self->state.partition)
+    return {error_code::not_coordinator, "group " + group + " belongs to another partition"};
   return {};
 }
 
