@@ -168,6 +168,12 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
     [=](const find_coordinator_request& req) {
       auto& ctx = *self->state.ctx;
       find_coordinator_response r;
+      // Kafka's CoordinatorType.forId: only GROUP (0) and TRANSACTION (1).
+      if (req.key_type != 0 && req.key_type != 1) {
+        r.error = error_code::invalid_request;
+        r.message = "unknown coordinator type " + std::to_string(req.key_type);
+        return r;
+      }
       if (req.key_type == 1) {
         if (req.key.empty()) {
           r.error = error_code::invalid_request;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <tuple>
+#include <utility>
 #include <set>
 #include <stdexcept>
 
@@ -37,6 +38,9 @@ struct coordinator_state {
   struct marker_round {
     txn_card card;
     std::set<topic_partition> missing;
+    // Failed partitions to send again after the backoff: one marker_retry
+    // per round however many failed, and only those are sent again.
+    std::set<topic_partition> retry;
   };
   std::map<std::string, marker_round> markers;
   static inline const char* name = "caftx.txn_coordinator";
@@ -89,7 +93,10 @@ void finish_markers(coordinator_ptr self, const std::string& tid) {
   });
 }
 
-void schedule_retry(coordinator_ptr self, const std::string& tid) {
+void schedule_retry(coordinator_ptr self, const std::string& tid, const topic_partition& tp) {
+  auto& retry = self->state.markers[tid].retry;
+  if (!retry.insert(tp).second || retry.size() > 1)
+    return; // a marker_retry is already on its way
   self->delayed_send(self, std::chrono::milliseconds(self->state.ctx->config.marker_retry_backoff_ms),
                      marker_retry{tid});
 }
@@ -134,12 +141,12 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
             self->state.markers.erase(tid);
             return;
           default:
-            schedule_retry(self, tid);
+            schedule_retry(self, tid, tp);
         }
       },
-      [self, tid, still_wanted](const caf::error&) {
+      [self, tid, tp, still_wanted](const caf::error&) {
         if (still_wanted())
-          schedule_retry(self, tid);
+          schedule_retry(self, tid, tp);
       });
 }
 
@@ -147,6 +154,7 @@ void start_markers(coordinator_ptr self, const txn_card& card) {
   auto& round = self->state.markers[card.transactional_id];
   round.card = card;
   round.missing = std::set<topic_partition>(card.partitions.begin(), card.partitions.end());
+  round.retry.clear();
   if (round.missing.empty()) {
     finish_markers(self, card.transactional_id);
     return;
@@ -222,8 +230,11 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       if (i == st.markers.end())
         return;
       auto card = i->second.card;
-      auto missing = i->second.missing;
-      for (auto& tp : missing)
+      std::vector<topic_partition> again;
+      for (auto& tp : std::exchange(i->second.retry, {}))
+        if (i->second.missing.count(tp))
+          again.push_back(tp);
+      for (auto& tp : again) // may finish the round
         send_marker(self, card, tp);
     },
     [=](const init_producer_id_request& req) -> caf::result<caf::message> {
@@ -274,6 +285,10 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
+      // A client's request: unknown partitions first (§2.3 step 2 before 3-4).
+      if (!req.verify_only)
+        if (auto s = check_partitions(self, req.partitions); !s.ok())
+          return caf::make_message(txn_response{s.code(), s.message()});
       if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
       if (req.verify_only) {
@@ -281,8 +296,6 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
                                             req.partitions);
         return caf::make_message(txn_response{d.error, d.message});
       }
-      if (auto s = check_partitions(self, req.partitions); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
       return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
                                                      req.partitions, st.ctx->clock_ms()));
     },

@@ -74,8 +74,7 @@ status check_request(group_ptr self, const std::string& group,
   if (tps.size() != offsets.size())
     return {error_code::invalid_request, "partitions and offsets differ in length"};
   auto& ctx = *self->state.ctx;
-  if (partition_for(group, ctx.config.offsets_topic_num_partitions) != self->state.partition)
-    return {error_code::not_coordinator, "group " + group + " belongs to another partition"};
+  // Unknown partitions before ownership, as Kafka (§2.5 step 3 before 4).
   for (size_t i = 0; i < tps.size(); ++i) {
     auto t = ctx.directory->topic(tps[i].topic);
     if (!t || tps[i].partition < 0 || tps[i].partition >= static_cast<int32_t>(t->size()))
@@ -83,6 +82,8 @@ status check_request(group_ptr self, const std::string& group,
     if (offsets[i] < 0)
       return {error_code::invalid_request, "negative offset for " + to_string(tps[i])};
   }
+  if (partition_for(group, ctx.config.offsets_topic_num_partitions) != self->state.partition)
+    return {error_code::not_coordinator, "group " + group + " belongs to another partition"};
   return {};
 }
 
@@ -158,6 +159,10 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
     },
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
+      if (req.tp != topic_partition{consumer_offsets_topic, st.partition})
+        return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
+                                              "this group coordinator does not host "
+                                                + to_string(req.tp)});
       auto done = st.core.complete_txn(req.pid, req.epoch,
                                        req.committed ? control_type::commit : control_type::abort,
                                        req.transaction_version);

@@ -233,6 +233,9 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
     },
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
+      if (req.tp != st.core->tp()) // §2.7 step 2, before the producer checks
+        return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
+                                              "this leader does not host " + to_string(req.tp)});
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,
                             coordinator_epoch{req.coordinator_epoch}};
       auto v = st.core->validate_marker(req.pid, req.epoch, marker, req.transaction_version);

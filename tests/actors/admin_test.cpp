@@ -49,12 +49,6 @@ protected:
 
   void TearDown() override { admin.reset(); }
 
-  txn_response add(const std::string& tid, const init_producer_id_response& id,
-                   std::vector<topic_partition> tps) {
-    return call<txn_response>(coordinator_for(tid),
-                              add_partitions_to_txn_request{tid, id.pid, id.epoch, tps});
-  }
-
   std::vector<std::string> listed_ids(const list_transactions_filter& filter) {
     auto r = admin->list_transactions(filter);
     EXPECT_TRUE(r.ok()) << r.error().to_string();

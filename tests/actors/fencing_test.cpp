@@ -6,10 +6,6 @@
 // and a card whose write fails. One node on the deterministic scheduler.
 #include "fixture.hpp"
 
-#include <leveldb/env.h>
-
-#include <atomic>
-
 #include "runtime/partitioner.hpp"
 
 namespace caftx::testing {
@@ -27,28 +23,6 @@ protected:
     create_topic("u", 1);
   }
 
-  txn_response add(const std::string& tid, const init_producer_id_response& id,
-                   std::vector<topic_partition> tps) {
-    return call<txn_response>(coordinator_for(tid),
-                              add_partitions_to_txn_request{tid, id.pid, id.epoch, tps});
-  }
-
-  end_txn_response end_raw(const std::string& tid, producer_id pid, producer_epoch epoch,
-                           bool commit) {
-    return call<end_txn_response>(coordinator_for(tid), end_txn_request{tid, pid, epoch, commit});
-  }
-
-  // EndTxn; on success `id` takes the identity of the reply.
-  end_txn_response end(const std::string& tid, init_producer_id_response& id, bool commit) {
-    auto r = end_raw(tid, id.pid, id.epoch, commit);
-    if (r.error == error_code::none) {
-      id.pid = r.pid;
-      id.epoch = r.epoch;
-    }
-    sched.run(); // markers and the Complete* card
-    return r;
-  }
-
   // A transaction of `id` that wrote `value` to t0 and committed.
   void committed_transaction(init_producer_id_response& id, const std::string& value) {
     ASSERT_EQ(add("tx", id, {t0}).error, error_code::none);
@@ -59,20 +33,6 @@ protected:
 
   caf::actor shard_supervisor(const std::string& tid) {
     return n->coordinator_supervisor(partition_for(tid, 50));
-  }
-
-// Sends EndTxn and runs the scheduler only until its reply arrived: the
-  // Prepare* card is durable, markers may still be on their way.
-  end_txn_response end_until_reply(const caf::actor& coordinator,
-                                    const init_producer_id_response& p, bool commit) {
-    auto handle = self->request(coordinator, caf::infinite,
-                                  end_txn_request{"tx", p.pid, p.epoch, commit});
-    while (self->mailbox().empty() && sched.has_job())
-      sched.run_once();
-    end_txn_response r;
-    handle.receive([&](end_txn_response& x) { r = x; },
-                   [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-    return r;
   }
 
   // Kills the shard's coordinator; its supervisor restarts it.
@@ -287,7 +247,8 @@ TEST_F(FencingTest, RestartInPrepareAbortFinishesTheAbort) {
   ASSERT_EQ(produce(u0, "tx", batch(p.pid, p.epoch, 0, {"b"}, true)).error, error_code::none);
   auto cepoch = describe("tx").coordinator_epoch;
   auto coordinator = coordinator_for("tx");
-  auto r = end_until_reply(coordinator, p, false);
+  auto r = call_until_reply<end_txn_response>(coordinator,
+                                              end_txn_request{"tx", p.pid, p.epoch, false});
   ASSERT_EQ(r.error, error_code::none);
   // PrepareAbort is durable; kill the shard before its markers come back.
   self->send(shard_supervisor("tx"), kill_child_request{});
@@ -352,42 +313,8 @@ TEST_F(FencingTest, RestartInCompleteAbortStillRecognisesTheAbortRetry) {
 
 // -- a card that cannot be written ------------------------------------------------------
 
-// Fails every sync of LevelDB's log once `fail` is set, as a dying disk would.
-class failing_env : public leveldb::EnvWrapper {
-public:
-  failing_env() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
-  std::atomic<bool> fail{false};
-
-  leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** out) override {
-    auto s = target()->NewWritableFile(name, out);
-    if (s.ok())
-      *out = new file(*out, fail);
-    return s;
-  }
-
-private:
-  class file : public leveldb::WritableFile {
-  public:
-    file(leveldb::WritableFile* f, std::atomic<bool>& fail) : f_(f), fail_(fail) {}
-    ~file() override { delete f_; }
-    leveldb::Status Append(const leveldb::Slice& data) override {
-      return fail_ ? leveldb::Status::IOError("injected") : f_->Append(data);
-    }
-    leveldb::Status Close() override { return f_->Close(); }
-    leveldb::Status Flush() override { return f_->Flush(); }
-    leveldb::Status Sync() override {
-      return fail_ ? leveldb::Status::IOError("injected") : f_->Sync();
-    }
-
-  private:
-    leveldb::WritableFile* f_;
-    std::atomic<bool>& fail_;
-  };
-};
-
 class FailedWriteTest : public node_fixture {
 protected:
-  failing_env fenv;
   void SetUp() override {
     env = &fenv;
     start_node();

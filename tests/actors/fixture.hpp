@@ -9,7 +9,9 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
+#include <leveldb/env.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -28,6 +30,40 @@ struct deterministic_config : caf::actor_system_config {
   }
 };
 
+// Fails every append and sync of LevelDB's log once `fail` is set, as a
+// dying disk would; reads go on working.
+class failing_env : public leveldb::EnvWrapper {
+public:
+  failing_env() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
+  std::atomic<bool> fail{false};
+
+  leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** out) override {
+    auto s = target()->NewWritableFile(name, out);
+    if (s.ok())
+      *out = new file(*out, fail);
+    return s;
+  }
+
+private:
+  class file : public leveldb::WritableFile {
+  public:
+    file(leveldb::WritableFile* f, std::atomic<bool>& fail) : f_(f), fail_(fail) {}
+    ~file() override { delete f_; }
+    leveldb::Status Append(const leveldb::Slice& data) override {
+      return fail_ ? leveldb::Status::IOError("injected") : f_->Append(data);
+    }
+    leveldb::Status Close() override { return f_->Close(); }
+    leveldb::Status Flush() override { return f_->Flush(); }
+    leveldb::Status Sync() override {
+      return fail_ ? leveldb::Status::IOError("injected") : f_->Sync();
+    }
+
+  private:
+    leveldb::WritableFile* f_;
+    std::atomic<bool>& fail_;
+  };
+};
+
 class node_fixture : public ::testing::Test {
 protected:
   deterministic_config cfg;
@@ -38,7 +74,8 @@ protected:
   std::string dir;
   int64_t now_ms = 1700000000000;
   node_config ncfg;
-  leveldb::Env* env = nullptr; // the store's environment; nullptr = the real disk
+  failing_env fenv;             // outlives the node's store
+  leveldb::Env* env = nullptr; // the store's environment; nullptr = the real disk, &fenv
   std::unique_ptr<node> n;
 
   node_fixture() {
@@ -93,6 +130,19 @@ protected:
     return result;
   }
 
+  /// Sends `req` and runs the scheduler only until its reply arrived: what
+  /// the receiver started meanwhile (markers, say) is still on its way.
+  template <class Response, class Request>
+  Response call_until_reply(const caf::actor& dest, Request req) {
+    auto handle = self->request(dest, caf::infinite, std::move(req));
+    while (self->mailbox().empty() && sched.has_job())
+      sched.run_once();
+    Response result;
+    handle.receive([&](Response& r) { result = std::move(r); },
+                   [&](caf::error& e) { ADD_FAILURE() << "no reply: " << sys.render(e); });
+    return result;
+  }
+
   caf::actor broker() { return n->broker(); }
 
   caf::actor coordinator_for(const std::string& transactional_id) {
@@ -119,6 +169,30 @@ protected:
     auto r = call<init_producer_id_response>(coordinator_for(tid), req);
     for (int i = 0; i < 10 && r.error == error_code::concurrent_transactions; ++i)
       r = call<init_producer_id_response>(coordinator_for(tid), req);
+    return r;
+  }
+
+  txn_response add(const std::string& tid, const init_producer_id_response& id,
+                   std::vector<topic_partition> tps) {
+    return call<txn_response>(coordinator_for(tid),
+                              add_partitions_to_txn_request{tid, id.pid, id.epoch, std::move(tps)});
+  }
+
+  end_txn_response end_raw(const std::string& tid, producer_id pid, producer_epoch epoch,
+                           bool commit) {
+    return call<end_txn_response>(coordinator_for(tid), end_txn_request{tid, pid, epoch, commit});
+  }
+
+  /// EndTxn; on success `id` becomes the identity the reply carries (the
+  /// epoch bumped at every EndTxn, KIP-890 part 2). The markers and the
+  /// Complete* card are written before it returns.
+  end_txn_response end(const std::string& tid, init_producer_id_response& id, bool commit) {
+    auto r = end_raw(tid, id.pid, id.epoch, commit);
+    if (r.error == error_code::none) {
+      id.pid = r.pid;
+      id.epoch = r.epoch;
+    }
+    sched.run();
     return r;
   }
 

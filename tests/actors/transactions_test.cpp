@@ -18,23 +18,6 @@ protected:
     create_topic("t", 1);
   }
 
-  txn_response add(const std::string& tid, const init_producer_id_response& id,
-                   std::vector<topic_partition> tps) {
-    return call<txn_response>(coordinator_for(tid),
-                              add_partitions_to_txn_request{tid, id.pid, id.epoch, tps});
-  }
-
-  // EndTxn; on success `id` becomes the identity the reply carries (the
-  // epoch bumped at every EndTxn, KIP-890 part 2).
-  end_txn_response end(const std::string& tid, init_producer_id_response& id, bool commit) {
-    auto r = call<end_txn_response>(coordinator_for(tid),
-                                    end_txn_request{tid, id.pid, id.epoch, commit});
-    if (r.error == error_code::none) {
-      id.pid = r.pid;
-      id.epoch = r.epoch;
-    }
-    return r;
-  }
 };
 
 TEST_F(TransactionsTest, NewTransactionalIdGetsEpochZeroAndKnownIdGetsEpochPlusOne) {
@@ -199,16 +182,10 @@ TEST_F(TransactionsTest, PrepareCommitIsCompletedAfterNodeRestartAndTheResentMar
   // Run only until the EndTxn reply arrives: PrepareCommit is durable, the
   // marker request is on its way; then the whole node goes down before
   // CompleteCommit is written.
-  auto handle = self->request(coordinator_for("tx"), caf::infinite,
-                              end_txn_request{"tx", p.pid, p.epoch, true});
-  while (self->mailbox().empty() && sched.has_job())
-    sched.run_once();
-  handle.receive(
-    [](end_txn_response& r) {
-      EXPECT_EQ(r.error, error_code::none);
-      EXPECT_EQ(r.epoch, producer_epoch{1});
-    },
-    [&](caf::error& e) { FAIL() << sys.render(e); });
+  auto r = call_until_reply<end_txn_response>(coordinator_for("tx"),
+                                              end_txn_request{"tx", p.pid, p.epoch, true});
+  EXPECT_EQ(r.error, error_code::none);
+  EXPECT_EQ(r.epoch, producer_epoch{1});
   stop_node();
   start_node();
   // The restarted shard loaded PrepareCommit, re-sent the marker with its
@@ -242,15 +219,9 @@ TEST_F(TransactionsTest, SupervisorRestartsKilledCoordinatorWhichFinishesPrepare
   ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"v"}, true)).error, error_code::none);
   auto sup = n->coordinator_supervisor(partition_for("tx", 50));
   auto epoch_before = describe("tx").coordinator_epoch;
-  auto handle = self->request(sup, caf::infinite, end_txn_request{"tx", p.pid, p.epoch, true});
-  while (self->mailbox().empty() && sched.has_job())
-    sched.run_once();
-  handle.receive(
-    [&](end_txn_response& r) {
-      EXPECT_EQ(r.error, error_code::none);
-      p.epoch = r.epoch;
-    },
-    [&](caf::error& e) { FAIL() << sys.render(e); });
+  auto r = call_until_reply<end_txn_response>(sup, end_txn_request{"tx", p.pid, p.epoch, true});
+  EXPECT_EQ(r.error, error_code::none);
+  p.epoch = r.epoch;
   auto stats = call<supervisor_stats>(sup, kill_child_request{});
   EXPECT_EQ(stats.restarts, 0);
   sched.run();

@@ -1,10 +1,170 @@
 // txn_coordinator_core: every transition with the card it persists
-// (reference §1.4-1.5), the request checks of §2.2, §2.3 and §2.6 (TV1), the
-// timeout abort (T10), load (§1.7) and producer id allocation per shard.
+// (reference §1.4-1.5), the request checks of §2.2, §2.3 and §2.6 with
+// KIP-890's epoch bump at EndTxn, the timeout abort (T10), load (§1.7) and
+// producer id allocation per shard.
+//
+// CHECKLIST. Every check of reference §2.1-2.7, every row of the §1.3
+// table and every transition of §1.5, with the test that fails without it
+// (or why there is none). Tests are named Suite.Test; the suites
+// TxnCoordinatorCore, EndTxnTable, CardInFlight, LegalPreviousStates and
+// InitProducerIdFromCompletedState are in this file, PartitionCore,
+// GroupCoordinatorCore, StorageCodec, VerificationError in tests/unit, and
+// RequestChecksTest, MarkersTest, FencingTest, FailedWriteTest,
+// TransactionsTest and AdminTest in tests/actors.
+// caftx has no authorization: the ACL checks (§2.1.1, §2.2.1, §2.3.1-2's
+// WRITE, §2.4.1-2, §2.5.1-3's READ, §2.7.1) do not exist.
+//
+// §1.3 legal previous states, 8 rows x 8 states ... LegalPreviousStates.* (64 cells)
+// §1.3 Dead / PrepareEpochFence never persisted ..... StorageCodec.CardWithAStateThatIsNeverPersistedIsCorrupt,
+//                                                     StorageCodec.CardInPrepareEpochFenceIsCorrupt
+// §1.4 only the pending card completes ............. CompleteAppliesOnlyThePendingCard
+// §1.4 memory changes only once durable; meanwhile
+//      CONCURRENT_TRANSACTIONS; failed write undone . CardInFlight.* (9 transitions), AbortPendingLeavesStateUnchanged
+// §1.4 failed write answers a retriable error ...... FailedWriteTest.FailedCardWriteLeavesCardUnchangedAndAnswersRetriableError
+// §1.4 completion invariants (Kafka's assertions) .. none beyond the two above: caftx's complete() checks
+//                                                     only the pending state and the legal transition
+// §1.5 T1 new id -> Empty (pid, 0) ................. InitProducerIdForNewIdAllocatesProducerIdWithEpochZero
+// T2 Empty/Complete* -> Empty, E+1 .................. InitProducerIdFromCompletedState.* (3 states)
+// T3 rotation at 32766 ............................ InitProducerIdAtExhaustedEpochRotatesToNewProducerId,
+//    only for no/current expected epoch ............ InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpectedEpochIsCurrent
+//    KIP-360 retry with the previous pid ........... InitProducerIdRetryAfterRotationReturnsRotatedProducerId
+// T4 fence Ongoing, CONCURRENT_TRANSACTIONS, +2 .... InitProducerIdOnOngoingAbortsWithEpochPlusOneThenRetryBumpsAgain
+//    at 32766 -> 32767, then rotation .............. FencingOngoingAtEpoch32766AbortsWith32767ThenRetryRotates
+//    at 32767 no bump .............................. FencingOngoingAtEpoch32767AbortsWithoutBumpThenRetryRotates
+// T5 Prepare* or pending ........................... InitProducerIdInPrepareCommitIsConcurrentTransactions,
+//                                                     InitProducerIdInPrepareAbortIsConcurrentTransactions,
+//                                                     InitProducerIdWhileTransitionPendingIsConcurrentTransactions
+// T6 -> Ongoing, union, start time ................. AddPartitionsFromEmptyWritesOngoingWithStartTimestamp,
+//                                                     AddPartitionsWhileOngoingAddsUnionAndKeepsStartTimestamp,
+//                                                     AddPartitionsAfterCompleteCommitStartsNewTransaction
+// T7/T8 EndTxn -> Prepare*, E+1 .................... EndTxnTable.CommitInOngoing..., EndTxnTable.AbortInOngoing...
+// T9 markers acknowledged -> Complete* ............. EndTxnCommitThenMarkersWrittenCompletesCommit,
+//                                                     MarkersTest.MarkersAreRetriedUntilAcknowledgedThenCompleteCommitIsWritten;
+//    "leader no longer exists": unreachable, AddPartitions refuses unknown partitions and topics are never deleted
+// T10 timeout abort ................................ AbortTimedOutFencesWithEpochPlusOneAfterStartPlusTimeout,
+//                                                     TimedOutTransactionAtEpoch32766AbortsWith32767ThenInitProducerIdRotates
+// T11 expiration ................................... not on this branch (transactional-id expiration is added elsewhere)
+// T12 abort in Empty/Complete* ..................... EndTxnTable.AbortInEmptyBumpsWithoutMarkers, ...AbortWithBumpedEpochInComplete*,
+//                                                     MarkersTest.AbortOutsideTransactionCompletesAbortAtOnceWithoutMarkers
+// §0 EndTxn bump exhausts the epoch: next pid ...... EndTxnAtExhaustedEpochRotatesToNextProducerIdOnCompletion
+//
+// §2.1 FindCoordinator
+//  2 abs(hash) % 50, transaction and group ......... RequestChecksTest.FindCoordinatorForTransactionalIdAnswersTheShardItHashesTo,
+//                                                     RequestChecksTest.FindCoordinatorForGroupAnswersTheGroupCoordinatorItHashesTo
+//  3-4 no internal topic / leader ................... unreachable: every shard's supervisor exists from node start; a shard
+//                                                     given up answers COORDINATOR_NOT_AVAILABLE itself (TransactionsTest.SupervisorGivesUpAfterTooManyRestarts)
+//  unknown key type -> INVALID_REQUEST ............. RequestChecksTest.FindCoordinatorWithUnknownKeyTypeIsInvalidRequest
+//  empty transactional id -> INVALID_REQUEST ....... RequestChecksTest.FindCoordinatorWithEmptyTransactionalIdIsInvalidRequest
+// §2.2 InitProducerId
+//  2 half (pid, epoch) pair ......................... InitProducerIdWithOnlyOneOfProducerIdAndEpochIsInvalidRequest
+//  3 no transactional id, any broker ............... RequestChecksTest.InitProducerIdWithoutTransactionalIdGetsAProducerIdWithEpochZero,
+//                                                     RequestChecksTest.InitProducerIdWithTransactionalIdAtTheBrokerIsNotCoordinator
+//    ... while shard 0 loads ....................... uncovered: loading is over before a deterministic test can ask
+//  4 "" ............................................ InitProducerIdWithEmptyTransactionalIdIsInvalidRequest
+//  5 timeout ....................................... InitProducerIdTimeoutOutOfRangeIsInvalidTransactionTimeout
+//    order 2, 4, 5 ................................. InitArgsCheckPairThenEmptyIdThenTimeout
+//  6 loading, not coordinator ...................... AdmitChecksEmptyIdThenLoadingThenOwnership,
+//                                                     FencingTest.RequestsAtTheWrongShardAreNotCoordinator
+//    order 2-5 before 6 ............................ RequestChecksTest.InitProducerIdChecksArgumentsBeforeCoordinatorOwnership
+//  7 new metadata ................................... T1
+//  8 pending ........................................ InitProducerIdWhileTransitionPendingIsConcurrentTransactions
+//    order 8 before 9 .............................. InitProducerIdChecksPendingBeforeProducerId
+//  9 other producer id ............................. InitProducerIdWithCurrentProducerBumpsAndRetryKeepsEpoch
+//    epoch -1 metadata accepts any ................. InitProducerIdWithProducerOfUnknownIdStartsAFreshProducerId
+//    previous pid only with exhausted epoch ........ InitProducerIdRetryAfterRotationReturnsRotatedProducerId,
+//                                                     InitProducerIdWithPreviousProducerIdAndUnexhaustedEpochIsProducerFenced
+//    next pid of a Prepare* card waits ............. InitProducerIdWithNextProducerIdWhilePrepareCommitIsConcurrentTransactions
+//    order 9 before 10 and 12 ...................... InitProducerIdChecksProducerIdBeforeState
+// 10 Prepare* ...................................... T5
+// 11 rotation ...................................... T3
+//    no expected epoch: E+1, last epoch forgotten .. InitProducerIdForKnownIdBumpsEpoch, InitProducerIdWithoutExpectedEpochForgetsTheLastEpoch
+//    expected == E: E+1; == last: kept (lost reply) InitProducerIdWithCurrentProducerBumpsAndRetryKeepsEpoch
+//    last epoch not persisted ...................... InitProducerIdRetryOfLostBumpAfterLoadIsProducerFenced
+//    any other epoch: PRODUCER_FENCED .............. InitProducerIdWithCurrentProducerBumpsAndRetryKeepsEpoch,
+//                                                     InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpectedEpochIsCurrent
+// 12 Ongoing ....................................... T4
+// 13 write, mapped error ........................... FailedWriteTest.FailedCardWriteLeavesCardUnchangedAndAnswersRetriableError
+// §2.3 AddPartitionsToTxn (one error for the whole request: caftx has no per-partition results,
+//      so no OPERATION_NOT_ATTEMPTED)
+//  2 unknown partition, nothing added .............. RequestChecksTest.AddPartitionsWithAnUnknownPartitionAddsNoneOfThem
+//    order 2 before 3-4 ............................ RequestChecksTest.AddPartitionsChecksUnknownPartitionsBeforeTheCoordinator
+//  3 "" ............................................ AddPartitionsWithEmptyTransactionalIdIsInvalidRequest
+//  4 loading, not coordinator ...................... AdmitChecksEmptyIdThenLoadingThenOwnership, FencingTest.RequestsAtTheWrongShardAreNotCoordinator
+//  5 no metadata ................................... AddPartitionsForUnknownIdIsInvalidProducerIdMapping
+//  6 other producer id (before 7) .................. AddPartitionsWithWrongProducerIdIsInvalidProducerIdMapping
+//    the rotated id of a Prepare* card waits ....... EndTxnAtExhaustedEpochRotatesToNextProducerIdOnCompletion
+//  7 other epoch ................................... AddPartitionsWithLowerOrHigherEpochIsProducerFenced
+//  8 pending (after 7) ............................. AddPartitionsWhileTransitionPendingIsConcurrentTransactions
+//  9 Prepare* (after 7) ............................ AddPartitionsInPrepareCommitOrPrepareAbortIsConcurrentTransactions
+//    order 8 before 10 ............................. AddPartitionsChecksPendingBeforeAlreadyPresent
+// 10 all present: NONE, no write .................. AddPartitionsAlreadyOngoingWithSamePartitionsWritesNothing,
+//                                                     RequestChecksTest.AddPartitionsAlreadyInTheTransactionAnswersNoneWithoutAWrite
+// 11 write ......................................... T6
+//    verify_only: mapping, epoch, Prepare*/EndTxn
+//    pending, not in the transaction ............... VerifyChecksMappingThenEpochThenPrepare, VerifyPartitionNotAddedIsTransactionAbortable,
+//                                                     VerifyPartitionOfOngoingTransactionIsNone
+//    a pending AddPartitions does not block ........ VerifyWhileAddPartitionsIsBeingWrittenAnswersFromTheDurableCard
+// §2.4 AddOffsetsToTxn
+//  3 adds __consumer_offsets-(hash(group) % 50) .... RequestChecksTest.AddOffsetsToTxnAddsTheConsumerOffsetsPartitionOfTheGroup
+//    steps 3-11 of AddPartitionsToTxn .............. RequestChecksTest.AddOffsetsToTxnOfFencedProducerIsProducerFenced (same core)
+//    empty group id -> INVALID_REQUEST ............. RequestChecksTest.AddOffsetsToTxnWithEmptyGroupIdIsInvalidRequest
+// §2.5 TxnOffsetCommit
+//  3 unknown partition ............................. RequestChecksTest.TxnOffsetCommitForUnknownPartitionIsUnknownTopicOrPartition
+//    order 3 before 4 .............................. RequestChecksTest.TxnOffsetCommitChecksUnknownPartitionsBeforeCoordinatorOwnership
+//  4 not the group's coordinator ................... RequestChecksTest.TxnOffsetCommitAtAnotherGroupCoordinatorIsNotCoordinator
+//    (no loading state: a group coordinator loads before it takes requests)
+//  5 verification and its mapping ................. VerificationError.* (5), FencingTest.LateTxnOffsetCommitAfterRestartCannotWaitForTheNextCommit,
+//                                                     RequestChecksTest.TxnOffsetCommitOfFencedProducerIsInvalidProducerEpoch
+//  6-7 generation/member, metadata size ............ do not exist: caftx has no group membership and no offset metadata
+//  8 stale epoch ................................... GroupCoordinatorCore.TxnOffsetCommitWithStaleEpochIsInvalidProducerEpoch,
+//                                                     GroupCoordinatorCore.LateTxnOffsetCommitAfterTheMarkerIsInvalidProducerEpoch
+//  9 pending until the marker ...................... GroupCoordinatorCore.TxnOffsetsInvisibleUntilCommitMarker, ...AbortMarkerDiscardsPendingOffsets,
+//                                                     TransactionsTest.OffsetsBecomeVisibleOnlyWithTheCommitMarker
+//    empty group, partitions/offsets length, negative offset -> INVALID_REQUEST:
+//                                                     RequestChecksTest.TxnOffsetCommitWithEmptyGroupIdIsInvalidRequest,
+//                                                     ...WithMorePartitionsThanOffsetsIsInvalidRequest, ...WithNegativeOffsetIsInvalidRequest
+// §2.6 EndTxn
+//  2-7 "", no metadata, other pid, other epoch,
+//      pending, in that order ...................... EndTxnChecksIdThenProducerIdThenEpochThenPending, EndTxnFromFencedProducerIsProducerFenced
+//  3 loading, not coordinator ...................... AdmitChecksEmptyIdThenLoadingThenOwnership, FencingTest.RequestsAtTheWrongShardAreNotCoordinator
+//    retry = (ended_by_pid, ended_by_epoch) ........ EndTxnTable.Retried* (8 cells), FencingTest.EndTxnBumpsTheEpochAndItsRetryAnswersTheSameIdentity,
+//                                                     FencingTest.RestartInCompleteCommitStillRecognisesTheEndTxnRetry
+//    no retry of a coordinator's abort ............. EndTxnOfZombieAfterTimeoutAbortIsProducerFencedNotARetry
+//    a late EndTxn never ends the next transaction . LateEndTxnOfCommittedTransactionCannotEndTheNextOne
+//    a retry while a transition is pending ......... EndTxnRetryWhileTransitionPendingIsConcurrentTransactions
+//  8 state dispatch ................................ EndTxnTable.* (19 cells)
+//  9 re-validation after the write ................. complete() refusing: CompleteAppliesOnlyThePendingCard; the shell's
+//                                                     NOT_COORDINATOR for it cannot happen within one incarnation: uncovered
+// §2.7 WriteTxnMarkers
+//  2 partition not hosted here ..................... MarkersTest.MarkerForPartitionNotHostedIsUnknownTopicOrPartition,
+//                                                     AdminTest.AbortOfUnknownPartitionIsUnknownTopicOrPartition
+//  3 one control batch, one offset ................. PartitionCore.MarkerThatCompletesNothingChangesNeitherLsoNorIndex
+//  4 lower producer epoch .......................... PartitionCore.MarkerWithLowerProducerEpochIsInvalidProducerEpoch
+//    version 2: not above the open transaction ..... PartitionCore.CoordinatorMarkerWithEpochOfOpenTransactionIsInvalidProducerEpoch
+//    repeated marker without open transaction ok ... PartitionCore.CoordinatorMarkerBumpsEpochSoLateWritesAreFencedAndNextStartsAtZero,
+//                                                     TransactionsTest.PrepareCommitIsCompletedAfterNodeRestartAndTheResentMarkerChangesNothing
+//    lower coordinator epoch ....................... PartitionCore.MarkerWithLowerCoordinatorEpochIsTransactionCoordinatorFenced
+//    order: producer epoch before coordinator epoch  PartitionCore.MarkerChecksProducerEpochBeforeCoordinatorEpoch
+//    no open transaction: an offset, no LSO/index .. PartitionCore.MarkerThatCompletesNothingChangesNeitherLsoNorIndex
+//  5 offsets partition: marker epoch checks ........ GroupCoordinatorCore.MarkerWithEpochBelowPendingIsInvalidProducerEpoch,
+//                                                     GroupCoordinatorCore.MarkerWithEpochOfPendingOffsetsIsInvalidProducerEpoch
+//    offsets partition: lower coordinator epoch .... missing in the group coordinator (it keeps no coordinator epochs)
+// §1.6 the coordinator's markers
+//    INVALID_PRODUCER_EPOCH stops them, no Complete* MarkersTest.InvalidProducerEpochStopsTheMarkersAndCompleteCommitIsNeverWritten
+//    TRANSACTION_COORDINATOR_FENCED likewise ....... MarkersTest.TransactionCoordinatorFencedStopsTheMarkersAndCompleteCommitIsNeverWritten
+//    other errors, no answer: retried (the failed
+//    partitions, once per backoff) until acked ..... MarkersTest.MarkersAreRetriedUntilAcknowledgedThenCompleteCommitIsWritten
+//    failed Complete* write: markers again ......... uncovered: the write follows the last acknowledgement in one step
+//    re-sent after a restart in Prepare* ........... FencingTest.RestartInPrepareAbortFinishesTheAbort,
+//                                                     TransactionsTest.SupervisorRestartsKilledCoordinatorWhichFinishesPrepareCommit
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "actors/coordinator/txn_coordinator_core.hpp"
@@ -76,6 +236,14 @@ protected:
     return persist(core.init_producer_id(init_args(tid), now_ms));
   }
 
+  // InitProducerId of txn-A from a producer that knows its (pid, epoch)
+  // (KIP-360), persisted.
+  txn_card init_expecting(int64_t pid, int16_t epoch, int64_t now_ms) {
+    return persist(core.init_producer_id(init_args_expecting("txn-A", pid, epoch), now_ms));
+  }
+
+  void expect_init_fenced(int64_t pid, int16_t epoch, int64_t now_ms);
+
   // txn-A: pid 3, epoch 0, Ongoing{orders-0, orders-1} since 1500.
   void start_ongoing() {
     init("txn-A", 1000);
@@ -94,6 +262,11 @@ void expect_rejected(const txn_decision& d, error_code code) {
   EXPECT_EQ(d.error, code) << d.message;
   EXPECT_FALSE(d.card.has_value());
   EXPECT_FALSE(d.send_markers);
+}
+
+void TxnCoordinatorCore::expect_init_fenced(int64_t pid, int16_t epoch, int64_t now_ms) {
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", pid, epoch), now_ms),
+                  error_code::producer_fenced);
 }
 
 // -- InitProducerId (reference §2.2, T1-T5) --------------------------------------
@@ -216,16 +389,14 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithOnlyOneOfProducerIdAndEpochIsInvali
 TEST_F(TxnCoordinatorCore, InitProducerIdWithCurrentProducerBumpsAndRetryKeepsEpoch) {
   init("txn-A", 1000);
   // KIP-360: the producer bumps its own epoch after an abortable error.
-  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 0), 2000)),
+  EXPECT_EQ(init_expecting(3, 0, 2000),
             make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2000));
   // Its reply was lost: the retry with the old epoch keeps epoch 1.
-  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 0), 2100)),
+  EXPECT_EQ(init_expecting(3, 0, 2100),
             make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2100));
   // Any other epoch, or another producer id, is fenced.
-  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 3, 5), 2200),
-                  error_code::producer_fenced);
-  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 99, 1), 2200),
-                  error_code::producer_fenced);
+  expect_init_fenced(3, 5, 2200);
+  expect_init_fenced(99, 1, 2200);
   EXPECT_EQ(card("txn-A").epoch, producer_epoch{1});
 }
 
@@ -256,14 +427,160 @@ TEST_F(TxnCoordinatorCore, InitProducerIdRetryAfterRotationReturnsRotatedProduce
   // KIP-360: the producer at (3, 32766) bumps; the coordinator rotates to
   // (53, 0); the reply is lost and the producer retries with (3, 32766).
   core.load({make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 100)}, 1);
-  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 32766), 1000)),
+  EXPECT_EQ(init_expecting(3, 32766, 1000),
             make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3));
-  EXPECT_EQ(persist(core.init_producer_id(init_args_expecting("txn-A", 3, 32766), 1100)),
+  EXPECT_EQ(init_expecting(3, 32766, 1100),
             make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1100, 60000, 3));
   EXPECT_EQ(core.next_pid_counter(), 2); // no second rotation
   // The previous producer id with an unexhausted epoch is fenced.
-  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 3, 5), 1200),
+  expect_init_fenced(3, 5, 1200);
+}
+
+struct completed_state {
+  const char* name;
+  txn_state state;
+};
+
+void PrintTo(const completed_state& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class InitProducerIdFromCompletedState : public ::testing::TestWithParam<completed_state> {};
+
+// T2 from each legal previous state of Empty: epoch + 1, the partitions,
+// start timestamp and record of the last EndTxn dropped, the new timeout kept.
+TEST_P(InitProducerIdFromCompletedState, BumpsEpochAndWritesEmpty) {
+  txn_coordinator_core core{txn_coordinator_settings{3, 50, 900000}};
+  auto state = GetParam().state;
+  auto loaded = make_card("txn-A", 3, 4, state, {}, state == txn_state::empty ? -1 : 100, 200);
+  if (state != txn_state::empty)
+    loaded = ended_by(loaded, 3, 3);
+  core.load({loaded}, 1);
+  auto d = core.init_producer_id(init_args("txn-A", 30000), 1000);
+  EXPECT_EQ(d.error, error_code::none) << d.message;
+  EXPECT_EQ(d.error_after_write, error_code::none);
+  EXPECT_FALSE(d.send_markers);
+  ASSERT_TRUE(d.card.has_value());
+  EXPECT_EQ(*d.card, make_card("txn-A", 3, 5, txn_state::empty, {}, -1, 1000, 30000));
+  EXPECT_EQ(core.next_pid_counter(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+  T2, InitProducerIdFromCompletedState,
+  ::testing::Values(completed_state{"Empty", txn_state::empty},
+                    completed_state{"CompleteCommit", txn_state::complete_commit},
+                    completed_state{"CompleteAbort", txn_state::complete_abort}),
+  [](const ::testing::TestParamInfo<completed_state>& info) { return std::string(info.param.name); });
+
+TEST_F(TxnCoordinatorCore, InitProducerIdChecksPendingBeforeProducerId) {
+  init("txn-A", 1000);
+  ASSERT_TRUE(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500)
+                .card.has_value());
+  // Another producer id would be fenced, but the pending write answers first
+  // (reference §2.2 step 8 before step 9).
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 99, 0), 1600),
+                  error_code::concurrent_transactions);
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdChecksProducerIdBeforeState) {
+  // §2.2 step 9 before steps 10 (Prepare*) and 12 (Ongoing is fenced).
+  for (auto state : {txn_state::prepare_commit, txn_state::prepare_abort, txn_state::ongoing}) {
+    SCOPED_TRACE(to_string(state));
+    txn_coordinator_core c{txn_coordinator_settings{3, 50, 900000}};
+    auto loaded = make_card("txn-A", 3, 4, state, {orders0}, 100, 200);
+    c.load({loaded}, 1);
+    expect_rejected(c.init_producer_id(init_args_expecting("txn-A", 99, 4), 1000),
+                    error_code::producer_fenced);
+    EXPECT_EQ(*c.find("txn-A"), loaded); // an Ongoing transaction is not fenced
+    EXPECT_FALSE(c.has_pending("txn-A"));
+  }
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithProducerOfUnknownIdStartsAFreshProducerId) {
+  // KIP-360: a producer whose transactional id expired (or never reached
+  // this coordinator) asks with its old identity: epoch -1 metadata accepts it.
+  auto d = core.init_producer_id(init_args_expecting("txn-A", 777, 3), 1000);
+  EXPECT_EQ(persist(d), make_card("txn-A", 3, 0, txn_state::empty, {}, -1, 1000));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithNextProducerIdWhilePrepareCommitIsConcurrentTransactions) {
+  // The EndTxn reply handed out (53, 0) before its card completes (KIP-890
+  // part 2 rotation): that producer waits, it is not fenced (KAFKA-18660).
+  core.load({make_card("txn-A", 3, 32765, txn_state::ongoing, {orders0}, 100, 200)}, 1);
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{32765}, true, 1000));
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 53, 0), 1100),
+                  error_code::concurrent_transactions);
+  persist(*core.markers_written("txn-A", 1200));
+  EXPECT_EQ(init_expecting(53, 0, 1300),
+            make_card("txn-A", 53, 1, txn_state::empty, {}, -1, 1300, 60000, 3));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithoutExpectedEpochForgetsTheLastEpoch) {
+  init("txn-A", 1000);                                                    // (3, 0)
+  init_expecting(3, 0, 2000); // (3, 1), last 0
+  init("txn-A", 3000); // a new instance: (3, 2), no last epoch
+  // The first instance's retries of its bump are fenced now.
+  expect_init_fenced(3, 0, 3100);
+  expect_init_fenced(3, 1, 3100);
+  EXPECT_EQ(card("txn-A"), make_card("txn-A", 3, 2, txn_state::empty, {}, -1, 3000));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdRetryOfLostBumpAfterLoadIsProducerFenced) {
+  // The last epoch is not persisted (reference §1.2): after a coordinator
+  // restart the retry of a bump to (3, 1) is no longer recognised.
+  core.load({make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 100)}, 1);
+  expect_init_fenced(3, 0, 1000);
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpectedEpochIsCurrent) {
+  core.load({make_card("txn-A", 3, 32765, txn_state::empty, {}, -1, 100)}, 1);
+  EXPECT_EQ(init_expecting(3, 32765, 1000),
+            make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1000));
+  // The retry of that bump (its reply was lost) keeps 32766: no rotation.
+  EXPECT_EQ(init_expecting(3, 32765, 1100),
+            make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1100));
+  // A stale epoch is fenced, not rotated.
+  expect_init_fenced(3, 32764, 1200);
+  EXPECT_EQ(core.next_pid_counter(), 1);
+  // The current epoch rotates (T3).
+  EXPECT_EQ(init_expecting(3, 32766, 1300),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1300, 60000, 3));
+}
+
+TEST_F(TxnCoordinatorCore, InitProducerIdWithPreviousProducerIdAndUnexhaustedEpochIsProducerFenced) {
+  // Only a retry from the exhausted epoch may use the previous producer id
+  // (§2.2 step 9): a zombie of (3, 0) must not bump the rotated (53, 0).
+  core.load({make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 100)}, 1);
+  init_expecting(3, 32766, 1000); // (53, 0)
+  expect_init_fenced(3, 0, 1100);
+  EXPECT_EQ(card("txn-A"), make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3));
+}
+
+TEST_F(TxnCoordinatorCore, FencingOngoingAtEpoch32767AbortsWithoutBumpThenRetryRotates) {
+  // Only a card written before every EndTxn bumped can be Ongoing at 32767:
+  // there is no higher epoch, so the abort keeps it (Kafka 4.x).
+  core.load({make_card("txn-A", 3, 32767, txn_state::ongoing, {orders0}, 100, 100)}, 1);
+  auto fence = core.init_producer_id(init_args("txn-A"), 1000);
+  EXPECT_EQ(fence.error_after_write, error_code::concurrent_transactions);
+  ASSERT_TRUE(fence.card.has_value());
+  EXPECT_EQ(*fence.card, make_card("txn-A", 3, 32767, txn_state::prepare_abort, {orders0}, 100, 1000));
+  persist(fence);
+  persist(*core.markers_written("txn-A", 1100));
+  EXPECT_EQ(init("txn-A", 1200), make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1200, 60000, 3));
+}
+
+TEST_F(TxnCoordinatorCore, TimedOutTransactionAtEpoch32766AbortsWith32767ThenInitProducerIdRotates) {
+  // T10 at the edge of the epoch range (KAFKA-20090).
+  core.load({make_card("txn-A", 3, 32766, txn_state::ongoing, {orders0}, 100, 100)}, 1);
+  auto timed_out = core.abort_timed_out(60101);
+  ASSERT_EQ(timed_out.size(), 1u);
+  EXPECT_EQ(persist(timed_out[0]),
+            make_card("txn-A", 3, 32767, txn_state::prepare_abort, {orders0}, 100, 60101));
+  persist(*core.markers_written("txn-A", 60200));
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{32766}, true, 60300),
                   error_code::producer_fenced);
+  EXPECT_EQ(init("txn-A", 60400),
+            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 60400, 60000, 3));
 }
 
 // -- AddPartitionsToTxn (reference §2.3, T6) -------------------------------------
@@ -369,6 +686,15 @@ TEST_F(TxnCoordinatorCore, AddPartitionsWhileTransitionPendingIsConcurrentTransa
                   error_code::concurrent_transactions);
   expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{1}, {orders1}, 1501),
                   error_code::producer_fenced);
+}
+
+TEST_F(TxnCoordinatorCore, AddPartitionsChecksPendingBeforeAlreadyPresent) {
+  start_ongoing();
+  // EndTxn is being written: a late AddPartitions of a partition already in
+  // the transaction must not be answered NONE (§2.3 step 8 before step 10).
+  ASSERT_TRUE(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000).card.has_value());
+  expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 2001),
+                  error_code::concurrent_transactions);
 }
 
 // -- EndTxn with the epoch bump of KIP-890 part 2, cell by cell ------------------
@@ -528,6 +854,17 @@ TEST_F(TxnCoordinatorCore, EndTxnAtExhaustedEpochRotatesToNextProducerIdOnComple
   persist(core.add_partitions("txn-A", producer_id{53}, producer_epoch{0}, {orders1}, 1400));
 }
 
+TEST_F(TxnCoordinatorCore, EndTxnRetryWhileTransitionPendingIsConcurrentTransactions) {
+  start_ongoing();
+  persist(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000));
+  persist(*core.markers_written("txn-A", 2100));
+  // A new instance's InitProducerId is being written; the retry of the
+  // EndTxn waits for it instead of being answered from the old card.
+  ASSERT_TRUE(core.init_producer_id(init_args("txn-A"), 2200).card.has_value());
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2201),
+                  error_code::concurrent_transactions);
+}
+
 // -- verification, KIP-890 part 1 ------------------------------------------------
 
 TEST_F(TxnCoordinatorCore, VerifyPartitionOfOngoingTransactionIsNone) {
@@ -567,6 +904,18 @@ TEST_F(TxnCoordinatorCore, VerifyChecksMappingThenEpochThenPrepare) {
                   error_code::producer_fenced);
   expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{1}, {orders0}),
                   error_code::concurrent_transactions);
+}
+
+TEST_F(TxnCoordinatorCore, VerifyWhileAddPartitionsIsBeingWrittenAnswersFromTheDurableCard) {
+  start_ongoing(); // orders0, orders1
+  ASSERT_TRUE(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0}, 2000)
+                .card.has_value());
+  // A pending Ongoing card does not block writes to the transaction...
+  auto d = core.verify_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders1});
+  EXPECT_EQ(d.error, error_code::none) << d.message;
+  // ...and the partition being added is not in it until its card is durable.
+  expect_rejected(core.verify_partitions("txn-A", producer_id{3}, producer_epoch{0}, {payments0}),
+                  error_code::transaction_abortable);
 }
 
 // -- admission: the first checks of every request --------------------------------
@@ -789,9 +1138,10 @@ TEST_F(TxnCoordinatorCore, CompleteAppliesOnlyThePendingCard) {
   init("txn-A", 1000);
   auto add = core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500);
   ASSERT_TRUE(add.card.has_value());
-  // A card for a state other than the pending one is refused.
+  // A card for a state other than the pending one is refused, even for a
+  // legal transition (Empty -> Empty).
   txn_decision wrong = add;
-  wrong.card->state = txn_state::prepare_commit;
+  wrong.card->state = txn_state::empty;
   EXPECT_FALSE(core.complete(wrong));
   EXPECT_EQ(card("txn-A").state, txn_state::empty);
   EXPECT_TRUE(core.has_pending("txn-A"));
@@ -833,6 +1183,105 @@ TEST_F(TxnCoordinatorCore, AbortPendingLeavesStateUnchanged) {
   EXPECT_EQ(card("txn-B").epoch, no_producer_epoch);
   EXPECT_FALSE(core.has_pending("txn-B"));
 }
+
+// -- memory changes only after the card is durable (reference §1.4) -------------
+//
+// For every kind of transition: while its card is being written the state
+// is the old one and every request of the producer answers
+// CONCURRENT_TRANSACTIONS; a failed write (abort_pending) leaves the state
+// exactly as before.
+
+struct in_flight_case {
+  const char* name;
+  txn_card loaded;
+  std::function<txn_decision(txn_coordinator_core&)> start;
+};
+
+void PrintTo(const in_flight_case& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class CardInFlight : public ::testing::TestWithParam<in_flight_case> {};
+
+TEST_P(CardInFlight, LeavesStateUnchangedAndMakesRequestsWait) {
+  txn_coordinator_core core{txn_coordinator_settings{3, 50, 900000}};
+  auto before = GetParam().loaded;
+  core.load({before}, 1);
+  auto d = GetParam().start(core);
+  ASSERT_TRUE(d.card.has_value()) << d.message;
+  EXPECT_TRUE(core.has_pending("txn-A"));
+  EXPECT_EQ(*core.find("txn-A"), before);
+  expect_rejected(core.init_producer_id(init_args("txn-A"), 90000),
+                  error_code::concurrent_transactions);
+  expect_rejected(core.add_partitions("txn-A", before.pid, before.epoch, {payments0}, 90000),
+                  error_code::concurrent_transactions);
+  for (bool commit : {true, false})
+    expect_rejected(core.end_txn("txn-A", before.pid, before.epoch, commit, 90000),
+                    error_code::concurrent_transactions);
+  EXPECT_TRUE(core.abort_timed_out(1000000).empty());
+  EXPECT_FALSE(core.markers_written("txn-A", 90000).has_value());
+  EXPECT_EQ(*core.find("txn-A"), before);
+  // The write failed.
+  core.abort_pending("txn-A");
+  EXPECT_FALSE(core.has_pending("txn-A"));
+  EXPECT_EQ(*core.find("txn-A"), before);
+  EXPECT_FALSE(core.complete(d));
+  EXPECT_EQ(*core.find("txn-A"), before);
+}
+
+txn_card empty_at_4() {
+  return make_card("txn-A", 3, 4, txn_state::empty, {}, -1, 200);
+}
+
+txn_card ongoing_at_4() {
+  return make_card("txn-A", 3, 4, txn_state::ongoing, {orders0}, 100, 200);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+  Transitions, CardInFlight,
+  ::testing::Values(
+    in_flight_case{"InitProducerIdBump", empty_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.init_producer_id(init_args("txn-A"), 1000);
+                   }},
+    in_flight_case{"AddPartitionsFromEmpty", empty_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.add_partitions("txn-A", producer_id{3}, producer_epoch{4}, {orders0},
+                                             1000);
+                   }},
+    in_flight_case{"AddPartitionsWhileOngoing", ongoing_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.add_partitions("txn-A", producer_id{3}, producer_epoch{4}, {orders1},
+                                             1000);
+                   }},
+    in_flight_case{"EndTxnCommit", ongoing_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.end_txn("txn-A", producer_id{3}, producer_epoch{4}, true, 1000);
+                   }},
+    in_flight_case{"EndTxnAbort", ongoing_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.end_txn("txn-A", producer_id{3}, producer_epoch{4}, false, 1000);
+                   }},
+    in_flight_case{"EndTxnAbortOutsideTransaction", empty_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.end_txn("txn-A", producer_id{3}, producer_epoch{4}, false, 1000);
+                   }},
+    in_flight_case{"EpochFence", ongoing_at_4(),
+                   [](txn_coordinator_core& c) {
+                     return c.init_producer_id(init_args("txn-A"), 1000);
+                   }},
+    in_flight_case{"TimeoutAbort", ongoing_at_4(),
+                   [](txn_coordinator_core& c) {
+                     auto ds = c.abort_timed_out(60101);
+                     return ds.empty() ? txn_decision{} : ds.front();
+                   }},
+    in_flight_case{"MarkersWritten",
+                   make_card("txn-A", 3, 4, txn_state::prepare_commit, {orders0}, 100, 200),
+                   [](txn_coordinator_core& c) {
+                     auto d = c.markers_written("txn-A", 1000);
+                     return d ? *d : txn_decision{};
+                   }}),
+  [](const ::testing::TestParamInfo<in_flight_case>& info) { return std::string(info.param.name); });
 
 // -- load and producer ids --------------------------------------------------------
 
@@ -889,6 +1338,46 @@ TEST_F(TxnCoordinatorCore, ProducerIdsOfShardAreShardPlusShardCountTimesK) {
   three.load({}, 7);
   EXPECT_EQ(three.allocate_idempotent_pid(), producer_id{21});
 }
+
+
+// -- legal previous states (reference §1.3), all 64 cells ------------------------
+
+// The reference's table, with caftx's KIP-890 part 2 addition: PrepareAbort
+// also follows Empty, CompleteCommit and CompleteAbort (T12).
+bool legal_previous_state(txn_state from, txn_state to) {
+  using s = txn_state;
+  static const std::map<s, std::set<s>> previous{
+    {s::empty, {s::empty, s::complete_commit, s::complete_abort}},
+    {s::ongoing, {s::ongoing, s::empty, s::complete_commit, s::complete_abort}},
+    {s::prepare_commit, {s::ongoing}},
+    {s::prepare_abort,
+     {s::ongoing, s::prepare_epoch_fence, s::empty, s::complete_commit, s::complete_abort}},
+    {s::complete_commit, {s::prepare_commit}},
+    {s::complete_abort, {s::prepare_abort}},
+    {s::dead, {s::empty, s::complete_commit, s::complete_abort}},
+    {s::prepare_epoch_fence, {s::ongoing}},
+  };
+  return previous.at(to).count(from) > 0;
+}
+
+class LegalPreviousStates : public ::testing::TestWithParam<std::tuple<int, int>> {
+protected:
+  static txn_state from() { return static_cast<txn_state>(std::get<0>(GetParam())); }
+  static txn_state to() { return static_cast<txn_state>(std::get<1>(GetParam())); }
+};
+
+TEST_P(LegalPreviousStates, IsValidTransitionFollowsTheTable) {
+  EXPECT_EQ(is_valid_transition(from(), to()), legal_previous_state(from(), to()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+  AllCells, LegalPreviousStates, ::testing::Combine(::testing::Range(0, 8), ::testing::Range(0, 8)),
+  [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
+    auto from = static_cast<txn_state>(std::get<0>(info.param));
+    auto to = static_cast<txn_state>(std::get<1>(info.param));
+    return std::string(to_string(from)) + "To" + to_string(to)
+           + (legal_previous_state(from, to) ? "IsLegal" : "IsIllegal");
+  });
 
 } // namespace
 } // namespace caftx

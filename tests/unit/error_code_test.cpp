@@ -47,6 +47,48 @@ TEST(ErrorCode, TransactionalIdNotFoundIs105AndNotRetriable) {
   EXPECT_EQ(classify(api_kind::end_txn, error_code::transactional_id_not_found), error_class::fatal);
 }
 
+// -- verification_error: the answer to a verified write (§2.5 step 5, §2.8 step 4) --
+
+TEST(VerificationError, NotInTheTransactionIsTransactionAbortable) {
+  for (auto api : {api_kind::produce, api_kind::txn_offset_commit})
+    EXPECT_EQ(verification_error(api, error_code::transaction_abortable),
+              error_code::transaction_abortable);
+}
+
+TEST(VerificationError, ProducerFencedIsInvalidProducerEpoch) {
+  for (auto api : {api_kind::produce, api_kind::txn_offset_commit})
+    EXPECT_EQ(verification_error(api, error_code::producer_fenced),
+              error_code::invalid_producer_epoch);
+}
+
+TEST(VerificationError, InvalidProducerIdMappingAndNonePassThrough) {
+  for (auto api : {api_kind::produce, api_kind::txn_offset_commit}) {
+    EXPECT_EQ(verification_error(api, error_code::invalid_producer_id_mapping),
+              error_code::invalid_producer_id_mapping);
+    EXPECT_EQ(verification_error(api, error_code::none), error_code::none);
+  }
+}
+
+TEST(VerificationError, ConcurrentTransactionsIsNotEnoughReplicasForProduceOnly) {
+  EXPECT_EQ(verification_error(api_kind::produce, error_code::concurrent_transactions),
+            error_code::not_enough_replicas);
+  EXPECT_EQ(verification_error(api_kind::txn_offset_commit, error_code::concurrent_transactions),
+            error_code::concurrent_transactions);
+}
+
+TEST(VerificationError, UnavailableCoordinatorIsNotEnoughReplicasOrCoordinatorLoadInProgress) {
+  // Produce: retriable without a metadata refresh; TxnOffsetCommit: Kafka's
+  // mapping of NETWORK_EXCEPTION (no reply).
+  for (auto e : {error_code::coordinator_not_available, error_code::coordinator_load_in_progress,
+                 error_code::not_coordinator, error_code::request_timed_out}) {
+    EXPECT_EQ(verification_error(api_kind::produce, e), error_code::not_enough_replicas)
+      << to_string(e);
+    EXPECT_EQ(verification_error(api_kind::txn_offset_commit, e),
+              error_code::coordinator_load_in_progress)
+      << to_string(e);
+  }
+}
+
 TEST(Status, CarriesCodeAndMessage) {
   status ok;
   EXPECT_TRUE(ok.ok());

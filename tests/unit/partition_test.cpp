@@ -370,6 +370,24 @@ TEST_F(PartitionCore, CoordinatorMarkerBumpsEpochSoLateWritesAreFencedAndNextSta
   EXPECT_TRUE(p.validate_marker(producer_id{7}, producer_epoch{5}, commit_marker(0)).ok());
 }
 
+TEST_F(PartitionCore, MarkerChecksProducerEpochBeforeCoordinatorEpoch) {
+  // §2.7 step 4, as Kafka's appendEndTxnMarker: checkProducerEpoch, then
+  // checkCoordinatorEpoch. Producer 7 at epoch 3, coordinator epoch 5 seen,
+  // a transaction open again.
+  produce(txn_batch(7, 3, 0, 1));
+  marker(7, 3, commit_marker(5));
+  produce(txn_batch(7, 3, 1, 1));
+  // Lower producer epoch and lower coordinator epoch.
+  EXPECT_EQ(p.validate_marker(producer_id{7}, producer_epoch{2}, abort_marker(4)).code(),
+            error_code::invalid_producer_epoch);
+  // The open transaction's epoch (version 2) and a lower coordinator epoch.
+  EXPECT_EQ(p.validate_marker(producer_id{7}, producer_epoch{3}, abort_marker(4)).code(),
+            error_code::invalid_producer_epoch);
+  // Only the coordinator epoch is lower.
+  EXPECT_EQ(p.validate_marker(producer_id{7}, producer_epoch{4}, abort_marker(4)).code(),
+            error_code::transaction_coordinator_fenced);
+}
+
 TEST_F(PartitionCore, TransactionalBatchNeedsVerificationOnlyWithoutOpenTransactionAtItsEpoch) {
   EXPECT_FALSE(p.needs_verification(idem_batch(7, 0, 0, 1)));
   EXPECT_TRUE(p.needs_verification(txn_batch(7, 0, 0, 1)));

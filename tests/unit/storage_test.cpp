@@ -530,16 +530,26 @@ TEST_F(NodeStore, OpeningSameDirectoryTwiceIsKafkaStorageError) {
 namespace caftx {
 namespace {
 
-TEST(StorageCodec, CardWithAStateThatIsNeverPersistedIsCorrupt) {
+status_or<txn_card> decode_card_in(txn_state state) {
   txn_card card;
   card.transactional_id = "tx";
-  card.state = txn_state::dead;
-  auto st = codec::decode_card(codec::encode(card));
+  card.state = state;
+  return codec::decode_card(codec::encode(card));
+}
+
+TEST(StorageCodec, CardWithAStateThatIsNeverPersistedIsCorrupt) {
+  auto st = decode_card_in(txn_state::dead);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code(), error_code::kafka_storage_error);
   EXPECT_EQ(st.error().message(), "transaction state card with invalid state 6");
-  card.state = txn_state::complete_abort;
-  EXPECT_TRUE(codec::decode_card(codec::encode(card)).ok());
+  EXPECT_TRUE(decode_card_in(txn_state::complete_abort).ok());
+}
+
+TEST(StorageCodec, CardInPrepareEpochFenceIsCorrupt) {
+  auto st = decode_card_in(txn_state::prepare_epoch_fence);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(st.error().message(), "transaction state card with invalid state 7");
 }
 
 TEST(NodeStoreWriter, DurableWritesCompleteOnTheWriterThreadNotTheCaller) {
