@@ -41,7 +41,7 @@ void txn_coordinator_core::install(std::vector<txn_card>& cards,
     // wrong one only costs a regular lookup.
     auto i = txns_.emplace_hint(txns_.end(), std::piecewise_construct,
                                 std::forward_as_tuple(c.transactional_id), std::forward_as_tuple());
-    i->second = metadata{std::move(c), std::nullopt, no_producer_epoch, false};
+    i->second = metadata{std::move(c), std::nullopt, no_producer_epoch};
   }
   cards.clear();
 }
@@ -63,12 +63,14 @@ txn_decision txn_coordinator_core::prepare(metadata& m, txn_card next,
 
 txn_decision txn_coordinator_core::fence_and_abort(metadata& m, int64_t now_ms) {
   // PrepareEpochFence is only ever pending: bump the epoch and abort with
-  // it, so the old producer's next request is fenced (T4, T10).
+  // it, so the old producer's next request is fenced (T4, T10). Memory
+  // changes only once the card is durable, so a failed write leaves nothing
+  // bumped behind (Kafka's hasFailedEpochFence has nothing to remember).
   txn_card next = m.card;
   // At 32767 there is no higher epoch; the abort goes through unbumped, as
   // in Kafka 4.x (only a card written before every commit bumped can be
   // Ongoing there).
-  if (!m.has_failed_epoch_fence && m.card.epoch.value < std::numeric_limits<int16_t>::max())
+  if (m.card.epoch.value < std::numeric_limits<int16_t>::max())
     next.epoch = producer_epoch{static_cast<int16_t>(m.card.epoch.value + 1)};
   next.state = txn_state::prepare_abort;
   next.ended_by_pid = no_producer_id; // decided here: no client request may retry it
@@ -119,7 +121,7 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
     fresh.pid = allocate_pid();
     fresh.txn_timeout_ms = args.transaction_timeout_ms;
     fresh.last_update_ms = now_ms;
-    i = txns_.emplace(args.transactional_id, metadata{fresh, {}, no_producer_epoch, false}).first;
+    i = txns_.emplace(args.transactional_id, metadata{fresh, {}, no_producer_epoch}).first;
   }
   auto& m = i->second;
   if (m.pending)
@@ -447,7 +449,6 @@ bool txn_coordinator_core::complete(const txn_decision& d) {
     return false;
   m.card = *d.card;
   m.pending.reset();
-  m.has_failed_epoch_fence = false;
   if (d.card->state == txn_state::empty)
     m.last_epoch = d.last_epoch;
   return true;
@@ -458,8 +459,6 @@ void txn_coordinator_core::abort_pending(const std::string& tid) {
   if (i == txns_.end())
     return;
   auto& m = i->second;
-  if (m.pending == txn_state::prepare_abort && m.card.state == txn_state::ongoing)
-    m.has_failed_epoch_fence = false; // the epoch was not bumped in memory here
   m.pending.reset();
 }
 

@@ -228,7 +228,6 @@ private:
     txn_card card;
     std::optional<txn_state> pending;
     producer_epoch last_epoch = no_producer_epoch;
-    bool has_failed_epoch_fence = false;
   };
 
   producer_id allocate_pid();
