@@ -53,6 +53,17 @@ int32_t parse_int(const std::string& field, const char* column, int64_t min, int
   return static_cast<int32_t>(v);
 }
 
+// A text column that goes into a record as JSON must be valid UTF-8 (the
+// JSON library's own check decides).
+void require_utf8(const std::string& field, const char* column, const std::string& path,
+                  unsigned line) {
+  try {
+    (void) nlohmann::json(field).dump();
+  } catch (const nlohmann::json::type_error&) {
+    require(false, path, line, std::string("column ") + column + ": not valid UTF-8");
+  }
+}
+
 constexpr int64_t max_id = std::numeric_limits<int32_t>::max();
 // At most a million units per product or order line, so that sums of
 // quantities stay far from overflow.
@@ -114,6 +125,9 @@ void for_each_order(const std::string& path,
       o.order_id = parse_int(id, "order_id", 0, max_id, path, line);
       require(seen.insert(o.order_id).second, path, line, "duplicate order_id " + id);
       require(!o.customer_id.empty(), path, line, "empty customer_id");
+      require_utf8(o.customer_id, "customer_id", path, line);
+      require_utf8(o.order_date, "order_date", path, line);
+      require_utf8(o.ship_country, "ship_country", path, line);
       auto i = lines.find(o.order_id);
       o.lines = i == lines.end() ? std::vector<order_line>{} : i->second;
       fn(o);

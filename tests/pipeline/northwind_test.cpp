@@ -114,6 +114,46 @@ TEST(NorthwindInput, QuantityAboveAMillionIsRejectedInsteadOfOverflowing) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(NorthwindInput, InvalidUtf8IsAnErrorNamingFileLineAndColumn) {
+  auto dir = corrupted_input("orders.csv", 400,
+                             "10646,HUNGO,1997-08-27,1997-10-08,1997-09-03,3,142.33,Cork,Fr\xe9nce");
+  EXPECT_EQ(sequential_error(dir), dir + "/orders.csv:400: column ship_country: not valid UTF-8");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(NorthwindPipeline, ARerunAfterAnAbortedLoadLoadsTheInputAndEndsEqual) {
+  // A load aborted half-way (a malformed row; SIGKILL has the same effect:
+  // the next init_transactions aborts it) leaves only aborted records.
+  auto bad = corrupted_input("orders.csv", 101, "10347,FAMIA,not-a-date");
+  {
+    start_node();
+    northwind::create_topics(sys, n->broker());
+    EXPECT_THROW(northwind::load_orders(sys, n->broker(), bad), std::runtime_error);
+    n->stop();
+    n.reset();
+  }
+  auto report = northwind::run_job(sys, options(2, 1, 0));
+  EXPECT_EQ(report.orders_loaded, 830);
+  EXPECT_TRUE(report.equal());
+  std::filesystem::remove_all(bad);
+}
+
+TEST_F(NorthwindPipeline, ARerunWithAnotherInputOnALoadedDirectoryIsAnError) {
+  auto first = northwind::run_job(sys, options(1, 0, 0));
+  ASSERT_TRUE(first.equal());
+  auto other = corrupted_input("orders.csv", 2, "10248,VINEX,1996-07-04,1996-08-01,1996-07-16,3,32.38,Reims,France");
+  auto opts = options(1, 0, 0);
+  opts.input_dir = other;
+  try {
+    northwind::run_job(sys, opts);
+    FAIL() << "a different input was accepted as already loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "the data directory holds a load of 830 orders that differs from the 830 orders of "
+                                       + other + "; use another --data-dir");
+  }
+  std::filesystem::remove_all(other);
+}
+
 TEST_F(NorthwindPipeline, MalformedOrdersCsvAbortsTheLoadNamingFileAndLine) {
   auto bad = fresh_dir("-input");
   for (auto f : {"products.csv", "order_details.csv"})
