@@ -1,5 +1,7 @@
 #include "storage/node_store.hpp"
 
+#include <stdexcept>
+
 #include <leveldb/db.h>
 #include <leveldb/write_batch.h>
 
@@ -26,6 +28,9 @@ status_or<std::unique_ptr<node_store>> node_store::open(const std::string& dir,
                                                         node_store_options opts) {
   leveldb::Options o;
   o.create_if_missing = true;
+  // Corruption is reported as an error (KAFKA_STORAGE_ERROR), never read as
+  // data nor as a shorter log.
+  o.paranoid_checks = true;
   if (opts.env != nullptr)
     o.env = opts.env;
   leveldb::DB* db = nullptr;
@@ -107,30 +112,48 @@ void node_store::run_writer() {
   }
 }
 
+namespace {
+
+leveldb::ReadOptions checked_reads() {
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = true;
+  return ro;
+}
+
+[[noreturn]] void read_failed(const std::string& what, const leveldb::Status& st) {
+  throw std::runtime_error("KAFKA_STORAGE_ERROR: reading " + what + ": " + st.ToString());
+}
+
+} // namespace
+
 std::optional<std::string> node_store::get(const std::string& key) const {
   std::string value;
-  auto st = db_->Get(leveldb::ReadOptions{}, key, &value);
-  if (!st.ok())
+  auto st = db_->Get(checked_reads(), key, &value);
+  if (st.IsNotFound())
     return std::nullopt;
+  if (!st.ok())
+    read_failed("key " + key, st);
   return value;
 }
 
 void node_store::scan(const std::string& prefix,
                       const std::function<bool(const std::string&, const std::string&)>& fn) const {
-  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(leveldb::ReadOptions{})};
+  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(checked_reads())};
   for (it->Seek(prefix); it->Valid(); it->Next()) {
     auto k = it->key();
     if (!k.starts_with(prefix))
       break;
     if (!fn(k.ToString(), it->value().ToString()))
-      break;
+      return;
   }
+  if (!it->status().ok())
+    read_failed("keys " + prefix, it->status());
 }
 
 size_t node_store::scan_after(const std::string& prefix, const std::string& after,
                               size_t max_entries,
                               const std::function<void(std::string_view, std::string_view)>& fn) const {
-  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(leveldb::ReadOptions{})};
+  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(checked_reads())};
   if (after.empty()) {
     it->Seek(prefix);
   } else {
@@ -147,6 +170,8 @@ size_t node_store::scan_after(const std::string& prefix, const std::string& afte
     fn(std::string_view(k.data(), k.size()), std::string_view(v.data(), v.size()));
     ++visited;
   }
+  if (!it->status().ok())
+    read_failed("keys " + prefix, it->status());
   return visited;
 }
 

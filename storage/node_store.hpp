@@ -71,11 +71,14 @@ public:
   /// Writes `batch` durably on the calling thread (start-up and tools only).
   status write_now(leveldb::WriteBatch& batch);
 
-  /// Reads one key.
+  /// Reads one key; nullopt if it is absent. Throws std::runtime_error
+  /// ("KAFKA_STORAGE_ERROR: ...") on a read error or corruption (checksums
+  /// are verified), so a damaged store is never taken for a missing key.
   std::optional<std::string> get(const std::string& key) const;
 
   /// Calls `fn(key, value)` for every key starting with `prefix`, in key
-  /// order, until it returns false.
+  /// order, until it returns false. Throws like get() if the scan stops on
+  /// an error, so a damaged log is never read as a shorter one.
   void scan(const std::string& prefix,
             const std::function<bool(const std::string&, const std::string&)>& fn) const;
 

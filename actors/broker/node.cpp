@@ -122,15 +122,19 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   // Topics first, so that coordinators re-sending markers find the leaders.
   std::vector<std::pair<std::string, int32_t>> topics;
   status bad;
-  ctx->store->scan(keys::topic_prefix, [&](const std::string& key, const std::string& value) {
-    auto t = codec::decode_topic(value);
-    if (!t.ok()) {
-      bad = status{t.error().code(), "key " + key + ": " + t.error().message()};
-      return false;
-    }
-    topics.push_back(std::move(t).value());
-    return true;
-  });
+  try {
+    ctx->store->scan(keys::topic_prefix, [&](const std::string& key, const std::string& value) {
+      auto t = codec::decode_topic(value);
+      if (!t.ok()) {
+        bad = status{t.error().code(), "key " + key + ": " + t.error().message()};
+        return false;
+      }
+      topics.push_back(std::move(t).value());
+      return true;
+    });
+  } catch (const std::runtime_error& e) {
+    return status{error_code::kafka_storage_error, config.data_dir + ": " + e.what()};
+  }
   if (!bad.ok())
     return bad;
   std::shared_ptr<const node_context> cctx = ctx;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <limits>
 #include <memory>
@@ -379,6 +380,34 @@ TEST_F(NodeStore, BackgroundWriteCallsBackThenReopenReadsBack) {
   EXPECT_EQ(*card, fixed_card());
   EXPECT_EQ(again->get("plain"), std::optional<std::string>{"value"});
   EXPECT_EQ(again->get("missing"), std::nullopt);
+}
+
+TEST_F(NodeStore, CorruptLogIsKafkaStorageErrorNotFewerRecords) {
+  {
+    auto store = open();
+    ASSERT_NE(store, nullptr);
+    for (int i = 0; i < 3; ++i) {
+      leveldb::WriteBatch wb;
+      wb.Put("log/" + std::to_string(i), std::string(200, static_cast<char>('a' + i)));
+      ASSERT_TRUE(store->write_now(wb).ok());
+    }
+  }
+  // Flip a byte inside the second record of LevelDB's write-ahead log.
+  std::string log;
+  for (auto& e : fs::directory_iterator(dir_))
+    if (e.path().extension() == ".log")
+      log = e.path().string();
+  ASSERT_FALSE(log.empty());
+  {
+    std::fstream f{log, std::ios::in | std::ios::out | std::ios::binary};
+    f.seekp(300);
+    f.put('\xff');
+  }
+  auto reopened = node_store::open(dir_, {});
+  ASSERT_FALSE(reopened.ok()) << "a damaged log was read as a shorter one";
+  EXPECT_EQ(reopened.error().code(), error_code::kafka_storage_error);
+  EXPECT_NE(reopened.error().message().find("Corruption"), std::string::npos)
+    << reopened.error().message();
 }
 
 TEST_F(NodeStore, BackgroundWritesCompleteInQueueOrder) {
