@@ -8,12 +8,17 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
+#include <csignal>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -98,7 +103,44 @@ private:
   int fd_ = -1;
 };
 
+// SIGINT and SIGTERM are taken by one thread (blocked everywhere else,
+// also in CAF's threads, which inherit the mask): it removes the temporary
+// data directory, if there is one to remove, and exits with 128 + signal.
+struct interrupt_cleanup {
+  std::mutex mtx;
+  std::string dir; // removed on a signal; empty: nothing to remove
+
+  void start() {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+    std::thread([this, stop] {
+      int sig = 0;
+      sigwait(&stop, &sig);
+      std::lock_guard<std::mutex> guard{mtx};
+      std::cerr << "northwind-pipeline: interrupted by signal " << sig;
+      if (!dir.empty()) {
+        std::error_code ignored;
+        for (int attempt = 0; attempt < 3 && std::filesystem::exists(dir); ++attempt)
+          std::filesystem::remove_all(dir, ignored); // the node may still be writing
+        std::cerr << "; removed " << dir;
+      }
+      std::cerr << std::endl;
+      std::_Exit(128 + sig);
+    }).detach();
+  }
+
+  void remove_on_signal(const std::string& d) {
+    std::lock_guard<std::mutex> guard{mtx};
+    dir = d;
+  }
+};
+
 int main(int argc, char** argv) {
+  static interrupt_cleanup interrupts;
+  interrupts.start();
   CLI::App app{"Runs the Northwind orders pipeline exactly once on an embedded caftx node, "
                "injecting crashes, and checks the result against a sequential computation. "
                "Exit status: 0 equal, 1 different, 2 error."};
@@ -106,7 +148,16 @@ int main(int argc, char** argv) {
   opts.input_dir = CAFTX_NORTHWIND_DIR;
   bool json = false;
   bool keep = false;
-  app.add_option("--seed", opts.seed, "seed of the fault plan (0 to 2^64-1)")->default_val(1);
+  std::string seed = "1";
+  app.add_option("--seed", seed, "seed of the fault plan (0 to 18446744073709551615)")
+    ->default_val("1")
+    ->check([](const std::string& s) -> std::string {
+      uint64_t v = 0;
+      auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      if (s.empty() || ec != std::errc{} || end != s.data() + s.size())
+        return "'" + s + "' is not a whole number in [0, 18446744073709551615]";
+      return {};
+    });
   app.add_option("--crashes", opts.crashes, "processor crashes to inject")
     ->default_val(4)
     ->check(CLI::Range(0, 1000));
@@ -129,6 +180,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  std::from_chars(seed.data(), seed.data() + seed.size(), opts.seed);
 
   auto fail = [&](const std::string& what) {
     if (json)
@@ -144,6 +196,8 @@ int main(int argc, char** argv) {
       if (::mkdtemp(pattern.data()) == nullptr)
         throw std::runtime_error(pattern + ": " + std::strerror(errno));
       opts.data_dir = pattern;
+      if (!keep)
+        interrupts.remove_on_signal(opts.data_dir);
     }
     std::filesystem::create_directories(opts.data_dir);
   } catch (const std::exception& e) {
