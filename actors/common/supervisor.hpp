@@ -59,7 +59,9 @@ supervisor_options node_supervision(std::shared_ptr<const Context> ctx, std::str
                                     std::function<caf::actor(caf::actor_system&)> spawn_child) {
   auto opts = node_supervision(ctx->config, ctx->store, std::move(spawn_child));
   opts.name = std::move(name);
-  opts.escalate = [ctx](const std::string& n, int32_t restarts) { ctx->health->gave_up(n, restarts); };
+  opts.escalate = [ctx](const std::string& n, int32_t restarts) {
+    ctx->health->gave_up(n, restarts);
+  };
   return opts;
 }
 

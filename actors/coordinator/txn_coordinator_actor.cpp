@@ -433,9 +433,10 @@ caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const n
 
 caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
                                         std::shared_ptr<const node_context> ctx, int32_t shard) {
-  auto opts = node_supervision(ctx, "txn-coordinator-" + std::to_string(shard), [ctx, shard](caf::actor_system& sys) {
-    return spawn_txn_coordinator(sys, ctx, shard);
-  });
+  auto opts = node_supervision(ctx, "txn-coordinator-" + std::to_string(shard),
+                               [ctx, shard](caf::actor_system& sys) {
+                                 return spawn_txn_coordinator(sys, ctx, shard);
+                               });
   // A shard that is not running answers as Kafka does for an unavailable
   // coordinator; clients rediscover and retry.
   opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {

@@ -187,9 +187,10 @@ caf::actor spawn_group_coordinator(caf::actor_system& sys, std::shared_ptr<const
 caf::actor spawn_supervised_group_coordinator(caf::actor_system& sys,
                                               std::shared_ptr<const node_context> ctx,
                                               int32_t partition) {
-  auto opts = node_supervision(ctx, "group-coordinator-" + std::to_string(partition), [ctx, partition](caf::actor_system& sys) {
-    return spawn_group_coordinator(sys, ctx, partition);
-  });
+  auto opts = node_supervision(ctx, "group-coordinator-" + std::to_string(partition),
+                               [ctx, partition](caf::actor_system& sys) {
+                                 return spawn_group_coordinator(sys, ctx, partition);
+                               });
   opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {
     if (req.match_elements<offset_fetch_request>())
       return caf::make_message(offset_fetch_response{error_code::coordinator_not_available, {}});

@@ -259,9 +259,10 @@ caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_co
 caf::actor spawn_supervised_partition(caf::actor_system& sys,
                                       std::shared_ptr<const node_context> ctx,
                                       topic_partition tp) {
-  return spawn_supervisor(sys, node_supervision(ctx, "partition " + to_string(tp), [ctx, tp](caf::actor_system& sys) {
-                            return spawn_partition(sys, ctx, tp);
-                          }));
+  return spawn_supervisor(sys, node_supervision(ctx, "partition " + to_string(tp),
+                                                [ctx, tp](caf::actor_system& sys) {
+                                                  return spawn_partition(sys, ctx, tp);
+                                                }));
 }
 
 } // namespace caftx
