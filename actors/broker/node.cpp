@@ -34,6 +34,8 @@ std::vector<std::string> node_health::failed() const {
 }
 
 void actor_directory::set_topic(const std::string& name, std::vector<caf::actor> partitions) {
+  for (size_t p = 0; p < partitions.size(); ++p)
+    partitions[p] = publish("partition:" + name + "-" + std::to_string(p), partitions[p]);
   std::lock_guard<std::mutex> guard{mtx_};
   topics_[name] = std::move(partitions);
 }
@@ -69,6 +71,10 @@ caf::actor actor_directory::leader_for(const topic_partition& tp) const {
 }
 
 void actor_directory::set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group) {
+  for (size_t s = 0; s < txn.size(); ++s)
+    txn[s] = publish("txn_coordinator:" + std::to_string(s), txn[s]);
+  for (size_t p = 0; p < group.size(); ++p)
+    group[p] = publish("group_coordinator:" + std::to_string(p), group[p]);
   std::lock_guard<std::mutex> guard{mtx_};
   txn_ = std::move(txn);
   group_ = std::move(group);
@@ -111,7 +117,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   auto ctx = std::make_shared<node_context>();
   ctx->config = config;
   ctx->store = std::move(store).value();
-  ctx->directory = std::make_shared<actor_directory>();
+  ctx->directory = std::make_shared<actor_directory>(opts.network);
   ctx->clock_ms = opts.clock_ms;
   if (!ctx->clock_ms)
     ctx->clock_ms = [] {

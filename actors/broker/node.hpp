@@ -42,6 +42,14 @@ struct node_options {
   /// LevelDB environment of the node's store; nullptr means the real disk.
   /// Tests pass one that fails writes on demand.
   leveldb::Env* env = nullptr;
+  /// A network between the node's components and their peers, for the
+  /// simulator: called with a stable address ("partition:orders-0",
+  /// "txn_coordinator:3", "group_coordinator:7") and the actor behind it
+  /// (the component's supervisor); the handle it returns is what the node
+  /// hands to clients and what its components use to reach each other. The
+  /// same address is published again, with the new actor, after a restart
+  /// of the node. Empty: the actors themselves.
+  std::function<caf::actor(const std::string& address, const caf::actor& actor)> network;
 };
 
 class node {

@@ -24,6 +24,14 @@ namespace caftx {
 /// Handles of the node's actors. Thread-safe.
 class actor_directory {
 public:
+  /// The address a handle is published under and what publishing does.
+  using network_fn = std::function<caf::actor(const std::string& address, const caf::actor& actor)>;
+
+  actor_directory() = default;
+  /// Every handle set below is published through `network` (see
+  /// node_options::network) before it is stored.
+  explicit actor_directory(network_fn network) : network_(std::move(network)) {}
+
   void set_topic(const std::string& name, std::vector<caf::actor> partitions);
   /// Partition leaders of a user topic; nullopt if the topic is unknown.
   std::optional<std::vector<caf::actor>> topic(const std::string& name) const;
@@ -46,6 +54,11 @@ private:
   std::vector<caf::actor> txn_;
   std::vector<caf::actor> group_;
   std::vector<caf::actor> all_;
+  network_fn network_;
+
+  caf::actor publish(const std::string& address, const caf::actor& a) const {
+    return network_ && a ? network_(address, a) : a;
+  }
 };
 
 /// Where the node's supervisors escalate (the node is their parent): a

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <caf/fwd.hpp>
 
 #include "actors/client/read_committed_filter.hpp"
 #include "runtime/error_code.hpp"
@@ -32,6 +35,23 @@ struct record_metadata {
   topic_partition tp;
   int64_t offset = -1;
   int64_t timestamp_ms = -1;
+};
+
+/// How a client waits and tells time. The default (every member empty) is
+/// real time: deadlines on the steady clock, record timestamps from the
+/// system clock, backoff by sleeping the calling thread. A driver for CAF's
+/// deterministic test scheduler (the simulator, tests) replaces all three,
+/// since there the calling thread is the one that runs the actors.
+struct client_driver {
+  /// Milliseconds for deadlines (delivery.timeout.ms, poll timeouts) and
+  /// record timestamps.
+  std::function<int64_t()> clock_ms;
+  /// Waits `ms` milliseconds (retry.backoff.ms, an empty poll).
+  std::function<void(int64_t ms)> sleep_ms;
+  /// Called when a call is about to block for a reply in `waiter`'s
+  /// mailbox: must return once that reply (or its request's timeout) is
+  /// there.
+  std::function<void(caf::scoped_actor& waiter)> await;
 };
 
 /// Thrown by producer and consumer calls. code() is Kafka's error; cls()

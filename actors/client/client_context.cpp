@@ -1,11 +1,36 @@
 #include "actors/client/client_context.hpp"
 
+#include <thread>
+
 namespace caftx::detail {
 
 status from_caf_error(caf::actor_system& sys, const caf::error& e) {
   if (e == caf::sec::request_receiver_down)
     return {error_code::not_coordinator, sys.render(e)};
   return {error_code::request_timed_out, sys.render(e)};
+}
+
+int64_t client_channel::deadline_clock_ms() const {
+  if (driver_.clock_ms)
+    return driver_.clock_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
+int64_t client_channel::timestamp_ms() const {
+  if (driver_.clock_ms)
+    return driver_.clock_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+void client_channel::sleep_ms(int64_t ms) {
+  if (driver_.sleep_ms)
+    driver_.sleep_ms(ms);
+  else
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 client_channel::client_channel(caf::actor_system& sys, caf::actor broker)

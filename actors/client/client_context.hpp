@@ -12,6 +12,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "actors/client/client.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/status.hpp"
 
@@ -34,6 +35,7 @@ public:
     auto handle = self_->request(dest, timeout, std::move(req));
     if (after_send_)
       after_send_();
+    await();
     handle.receive([&](Resp& r) { result = std::move(r); },
                    [&](caf::error& e) { result = from_caf_error(*sys_, e); });
     return result;
@@ -51,6 +53,27 @@ public:
   status_or<caf::actor> coordinator(int8_t key_type, const std::string& key, bool refresh,
                                     std::chrono::milliseconds timeout);
 
+  /// The client's time and waiting (client.hpp); default: real time.
+  void set_driver(client_driver d) { driver_ = std::move(d); }
+  /// Milliseconds for deadlines: the driver's clock, else the steady clock.
+  int64_t deadline_clock_ms() const;
+  /// Milliseconds for record timestamps: the driver's clock, else the
+  /// system clock.
+  int64_t timestamp_ms() const;
+  /// Waits `ms`: the driver's sleep, else this thread sleeps.
+  void sleep_ms(int64_t ms);
+  /// Before a blocking receive on self(): the driver's await, if any.
+  void await() {
+    if (!driver_.await)
+      return;
+    // Nothing has run since the request was sent, so whatever is in the
+    // mailbox now answers requests that timed out earlier: drop it, so
+    // that the driver waits for this request's reply.
+    while (!self_->mailbox().empty())
+      self_->dequeue();
+    driver_.await(self_);
+  }
+
   caf::scoped_actor& self() { return self_; }
   caf::actor_system& system() { return *sys_; }
   const caf::actor& broker() const { return broker_; }
@@ -62,6 +85,7 @@ private:
   std::map<std::string, std::vector<caf::actor>> topics_;
   std::map<std::pair<int8_t, std::string>, caf::actor> coordinators_;
   std::function<void()> after_send_;
+  client_driver driver_;
 };
 
 } // namespace caftx::detail

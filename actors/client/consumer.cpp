@@ -1,7 +1,6 @@
 #include "actors/client/consumer.hpp"
 
 #include <mutex>
-#include <thread>
 
 #include "actors/client/client_context.hpp"
 
@@ -171,15 +170,15 @@ std::vector<topic_partition> consumer::assignment() const {
 
 std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto& ch = impl_->ch;
+  auto deadline = ch.deadline_clock_ms() + timeout.count();
   for (;;) {
     auto records = impl_->fetch_once();
-    auto now = std::chrono::steady_clock::now();
+    auto now = ch.deadline_clock_ms();
     if (!records.empty() || now >= deadline)
       return records;
     // Nothing visible yet: wait a little, as a broker's fetch.max.wait.ms would.
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-      milliseconds(5), deadline - now));
+    ch.sleep_ms(std::min<int64_t>(5, deadline - now));
   }
 }
 
@@ -232,6 +231,11 @@ void consumer::close() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->assigned.clear();
   impl_->positions.clear();
+}
+
+void consumer::set_driver(client_driver driver) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->ch.set_driver(std::move(driver));
 }
 
 } // namespace caftx

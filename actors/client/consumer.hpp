@@ -59,6 +59,9 @@ public:
   std::optional<int64_t> committed(const topic_partition& tp);
 
   void close();
+  /// Replaces how the consumer tells time and waits (see client_driver);
+  /// call before any other call. For CAF's deterministic test scheduler.
+  void set_driver(client_driver driver);
 
 private:
   struct impl;

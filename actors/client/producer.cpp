@@ -3,7 +3,6 @@
 #include <mutex>
 
 #include <caf/send.hpp>
-#include <thread>
 
 #include "actors/client/client_context.hpp"
 #include "actors/client/producer_session.hpp"
@@ -15,12 +14,6 @@ namespace caftx {
 namespace {
 
 using std::chrono::milliseconds;
-using clock_type = std::chrono::steady_clock;
-
-int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-    .count();
-}
 
 producer_config parse_or_throw(const properties& props) {
   auto c = producer_config::parse(props);
@@ -104,7 +97,7 @@ struct producer::impl {
   template <class Resp, class Req>
   Resp coordinator_call(api_kind api, int8_t key_type, const std::string& key, const Req& req,
                         const char* after_send_point = nullptr) {
-    auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
+    auto deadline = ch.deadline_clock_ms() + cfg.delivery_timeout_ms;
     bool refresh = false;
     for (int attempt = 0;; ++attempt) {
       status err;
@@ -116,6 +109,7 @@ struct producer::impl {
         if (after_send_point != nullptr && attempt == 0)
           fault(after_send_point);
         status_or<Resp> r{status{error_code::request_timed_out, "no reply"}};
+        ch.await();
         handle.receive([&](Resp& x) { r = std::move(x); },
                        [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
         if (r.ok() && r->error == error_code::none)
@@ -124,13 +118,13 @@ struct producer::impl {
       }
       if (!is_retriable(err.code()))
         fail(api, err);
-      if (clock_type::now() >= deadline) // KIP-588: the call may be repeated
+      if (ch.deadline_clock_ms() >= deadline) // KIP-588: the call may be repeated
         throw kafka_exception(status{err.code(), err.message() + " (delivery.timeout.ms expired)"},
                               error_class::retriable);
       refresh = needs_rediscovery(err.code()) || err.code() == error_code::request_timed_out;
-      std::this_thread::sleep_for(milliseconds(
-        err.code() == error_code::concurrent_transactions ? std::min(cfg.retry_backoff_ms, 20)
-                                                          : cfg.retry_backoff_ms));
+      ch.sleep_ms(err.code() == error_code::concurrent_transactions
+                    ? std::min(cfg.retry_backoff_ms, 20)
+                    : cfg.retry_backoff_ms);
     }
   }
 
@@ -156,7 +150,7 @@ struct producer::impl {
 
   void init_idempotent() {
     check(tm.begin_init());
-    auto deadline = clock_type::now() + milliseconds(cfg.delivery_timeout_ms);
+    auto deadline = ch.deadline_clock_ms() + cfg.delivery_timeout_ms;
     for (;;) {
       init_producer_id_request req;
       auto r = ch.call<init_producer_id_response>(ch.broker(), req, request_timeout());
@@ -165,9 +159,9 @@ struct producer::impl {
         set_identity(r->pid, r->epoch);
         return;
       }
-      if (!is_retriable(err.code()) || clock_type::now() >= deadline)
+      if (!is_retriable(err.code()) || ch.deadline_clock_ms() >= deadline)
         fail(api_kind::init_producer_id, err);
-      std::this_thread::sleep_for(milliseconds(cfg.retry_backoff_ms));
+      ch.sleep_ms(cfg.retry_backoff_ms);
     }
   }
 
@@ -218,9 +212,9 @@ struct producer::impl {
   // (abort). Returns the first error.
   status settle(bool discard) {
     status_or<session_flush_result> r{status{error_code::request_timed_out, "no reply"}};
-    ch.self()
-      ->request(session, caf::infinite, session_flush{discard})
-      .receive([&](session_flush_result& x) { r = std::move(x); },
+    auto handle = ch.self()->request(session, caf::infinite, session_flush{discard});
+    ch.await();
+    handle.receive([&](session_flush_result& x) { r = std::move(x); },
                [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
     if (!r.ok())
       return r.error();
@@ -304,7 +298,7 @@ void producer::send(const producer_record& r, send_callback cb) {
   if (d.tm.transactional())
     d.add_partitions({tp}); // before the partition's first batch
   auto leaders = d.ch.partitions(tp.topic, false, d.request_timeout());
-  record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : wall_clock_ms()};
+  record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : d.ch.timestamp_ms()};
   auto id = d.next_record_id++;
   d.pending.emplace(id, impl::pending_record{tp, rec.timestamp_ms, std::move(cb)});
   d.ch.self()->send(d.session, session_record{id, tp, (*leaders)[tp.partition], std::move(rec)});
@@ -374,6 +368,11 @@ void producer::close() {
   if (!d.tm.transactional() && d.tm.state() == client_txn_state::ready)
     (void) d.flush_all();
   d.closed = true;
+}
+
+void producer::set_driver(client_driver driver) {
+  std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->ch.set_driver(std::move(driver));
 }
 
 void producer::set_fault_hook(std::function<void(const char*)> hook) {

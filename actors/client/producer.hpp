@@ -108,6 +108,9 @@ public:
   /// throwing hook makes the producer behave as if the process died there.
   void set_fault_hook(std::function<void(const char* point)> hook);
 
+  /// Replaces how the producer tells time and waits (see client_driver);
+  /// call before any other call. For CAF's deterministic test scheduler.
+  void set_driver(client_driver driver);
   /// The current producer id and epoch (-1 before initialization).
   std::pair<int64_t, int16_t> producer_identity() const;
 

@@ -17,6 +17,7 @@
 #include "actors/common/supervisor.hpp"
 #include "actors/coordinator/txn_coordinator_core.hpp"
 #include "actors/coordinator/txn_state_loader.hpp"
+#include "runtime/fault_point.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
 
@@ -52,6 +53,19 @@ void start_markers(coordinator_ptr self, const txn_card& card);
 void load_chunk(coordinator_ptr self);
 void expire_transactional_ids(coordinator_ptr self);
 
+const char* durable_point(txn_state s) {
+  switch (s) {
+    case txn_state::prepare_commit:
+    case txn_state::prepare_abort:
+      return "txn_coordinator.prepare_durable";
+    case txn_state::complete_commit:
+    case txn_state::complete_abort:
+      return "txn_coordinator.complete_durable";
+    default:
+      return "txn_coordinator.card_durable";
+  }
+}
+
 // Persists the card of `d` (with the producer id counter); `then` runs
 // after complete() applied it, or after the failure was undone.
 void persist(coordinator_ptr self, txn_decision d, std::function<void(const status&)> then,
@@ -73,6 +87,7 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                    then(status{error_code::not_coordinator, "transition no longer pending"});
                    return;
                  }
+                 CAFTX_FAULT_POINT(self, durable_point(d.card->state));
                  if (d.send_markers)
                    start_markers(self, *d.card);
                  then({});
@@ -160,8 +175,13 @@ void start_markers(coordinator_ptr self, const txn_card& card) {
     return;
   }
   auto missing = round.missing;
-  for (auto& tp : missing)
+  bool first = true;
+  for (auto& tp : missing) {
+    if (!first)
+      CAFTX_FAULT_POINT(self, "txn_coordinator.between_markers");
+    first = false;
     send_marker(self, card, tp);
+  }
 }
 
 // Unknown topics or partitions give UNKNOWN_TOPIC_OR_PARTITION (§2.3 step 2).

@@ -13,6 +13,7 @@
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/group/group_coordinator_core.hpp"
+#include "runtime/fault_point.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
 
@@ -37,6 +38,8 @@ using group_ptr = caf::stateful_actor<group_state>*;
 void reply_when_durable(group_ptr self, leveldb::WriteBatch wb, caf::response_promise rp) {
   self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                         [self, rp](const status& s) mutable {
+                          if (s.ok())
+                            CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
                           rp.deliver(txn_response{s.code(), s.message()});
                           if (!s.ok())
                             self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));

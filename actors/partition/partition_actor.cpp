@@ -15,6 +15,7 @@
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/partition/partition_core.hpp"
+#include "runtime/fault_point.hpp"
 #include "storage/codec.hpp"
 
 namespace caftx {
@@ -72,16 +73,19 @@ void append_and_reply(partition_ptr self, record_batch batch, Reply reply, bool 
     if (set_base_offset)
       reply.base_offset = stored.base_offset;
   int64_t last = stored.last_offset();
+  fault::append_detail appended{st.core->tp(),  stored.base_offset, last,   stored.pid,
+                                stored.epoch,   stored.is_transactional(), stored.is_control()};
   leveldb::WriteBatch wb;
   wb.Put(keys::log_entry(st.core->tp(), stored.base_offset), codec::encode(stored));
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
-  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last](const status& s) {
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last, appended](const status& s) {
     if (!s.ok()) {
       // The in-memory log is ahead of the disk now: crash and let the
       // restart rebuild from what is durable.
       self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
       return;
     }
+    CAFTX_FAULT_POINT_DETAIL(self, "partition.append_durable", &appended);
     self->state.core->set_high_watermark(last + 1);
     release_waiters(self);
   });

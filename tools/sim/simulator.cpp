@@ -1,0 +1,1025 @@
+#include "tools/sim/simulator.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/atom.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/message_view.hpp>
+#include <caf/response_promise.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <stdexcept>
+
+#include "actors/broker/node.hpp"
+#include "actors/client/consumer.hpp"
+#include "actors/client/producer.hpp"
+#include "actors/client/read_committed_filter.hpp"
+#include "runtime/fault_point.hpp"
+#include "runtime/messages.hpp"
+#include "tools/sim/crash_env.hpp"
+
+namespace caftx::sim {
+
+namespace {
+
+using std::chrono::milliseconds;
+using tick_atom = caf::atom_constant<caf::atom("simtick")>;
+
+constexpr int64_t base_time_ms = 1700000000000;
+constexpr uint64_t step_budget = 4000000;
+constexpr int32_t partitions_per_topic = 4;
+const std::vector<std::string> output_topics{"out", "out2"};
+const std::string input_topic = "in";
+const std::string ctp_group = "ctp";
+
+struct sim_config : caf::actor_system_config {
+  sim_config() {
+    register_message_types(*this);
+    set("scheduler.policy", caf::atom("testing"));
+    set("logger.verbosity", caf::atom("quiet"));
+  }
+};
+
+/// The run broke down (not a rule of the checker): a client waits forever,
+/// the step budget is spent.
+struct sim_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// How often each fault happens in one run; drawn from the seed.
+struct fault_rates {
+  double drop = 0;        // per message through the network
+  double drop_reply = 0;  // per message: delivered, its reply lost
+  double duplicate = 0;   // per message: delivered twice
+  double delay = 0;       // per message: held back
+  int64_t max_delay_ms = 0;
+  double kill = 0;        // per step: a supervised component killed
+  double node_crash = 0;  // per step: the node crashes and restarts
+  double point_crash = 0; // per fault point hit: the actor dies there
+  double client_crash = 0; // per client operation: the client process dies
+  double pause = 0;       // per client operation: paused past its timeout
+};
+
+class world;
+
+caf::behavior proxy_fn(caf::event_based_actor* self, world* w, std::string address);
+
+// -- the world -------------------------------------------------------------------
+
+class world {
+public:
+  explicit world(const sim_options& opts) : opts_(opts), rng_(opts.seed) {
+    draw_rates();
+    ncfg_.data_dir = "/sim/node";
+    ncfg_.transaction_state_log_num_partitions = 4;
+    ncfg_.offsets_topic_num_partitions = 2;
+    ncfg_.request_timeout_ms = 3000;
+    ncfg_.transaction_abort_timed_out_transaction_cleanup_interval_ms = 1000;
+    ncfg_.supervisor_max_restarts = 1000000;
+    ncfg_.supervisor_restart_window_ms = 1000;
+    fault::set_handler([this](const char* point, const void* detail) {
+      return on_fault_point(point, detail);
+    });
+  }
+
+  ~world() {
+    fault::set_handler({});
+    clients_.clear();
+    graveyard_.clear();
+    conns_.clear();
+    if (node_) {
+      node_->stop();
+      sched_.run();
+      node_.reset();
+      sched_.run();
+    }
+  }
+
+  sim_result run();
+
+  // -- time and scheduling --------------------------------------------------------
+
+  int64_t now_ms() const {
+    return base_time_ms
+           + std::chrono::duration_cast<milliseconds>(sched_.clock().current_time.time_since_epoch())
+               .count();
+  }
+
+  bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  uint64_t pick(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
+
+  void mix(uint64_t x) {
+    hash_ ^= x;
+    hash_ *= 1099511628211ull;
+  }
+
+  /// One scheduling decision: a ready actor (chosen by the seed) handles one
+  /// message, or — when none is ready, or now and then to model a slow
+  /// machine — time jumps to the next timer. False if nothing can happen.
+  bool step() {
+    if (++steps_ > step_budget)
+      throw sim_failure("step budget of " + std::to_string(step_budget) + " steps spent");
+    auto& jobs = sched_.jobs;
+    bool jump = !jobs.empty() && faults_on_ && chance(0.002);
+    if (!jobs.empty() && !jump) {
+      auto i = pick(jobs.size());
+      std::swap(jobs[0], jobs[i]);
+      if (auto* a = dynamic_cast<caf::abstract_actor*>(jobs[0]))
+        mix(a->id());
+      sched_.run_once();
+      after_step();
+      return true;
+    }
+    if (sched_.clock().has_pending_timeout()) {
+      sched_.trigger_timeout();
+      mix(static_cast<uint64_t>(now_ms()));
+      return true;
+    }
+    return !jobs.empty() && (sched_.run_once(), after_step(), true);
+  }
+
+  void after_step() {
+    if (crash_node_after_step_) {
+      crash_node_after_step_ = false;
+      crash_node();
+    }
+  }
+
+  /// Runs actors (and faults) until `waiter` has mail; a client blocked in
+  /// a call waits here.
+  void await(caf::scoped_actor& waiter) {
+    auto start = now_ms();
+    while (waiter->mailbox().empty()) {
+      maybe_inject();
+      if (!step() || now_ms() - start > 600000)
+        throw sim_failure("stuck_client: a client waited " + std::to_string(now_ms() - start)
+                          + " ms for a reply");
+    }
+  }
+
+  /// Runs actors until `ms` of simulated time passed.
+  void sleep(int64_t ms) {
+    auto until = now_ms() + ms;
+    while (now_ms() < until) {
+      maybe_inject();
+      auto& clock = sched_.clock();
+      if (!sched_.jobs.empty()) {
+        step();
+        continue;
+      }
+      if (clock.has_pending_timeout()
+          && base_time_ms
+                 + std::chrono::duration_cast<milliseconds>(
+                     clock.schedule().begin()->first.time_since_epoch())
+                     .count()
+               <= until) {
+        step();
+        continue;
+      }
+      sched_.advance_time(milliseconds(until - now_ms()));
+    }
+  }
+
+  client_driver driver() {
+    client_driver d;
+    d.clock_ms = [this] { return now_ms(); };
+    d.sleep_ms = [this](int64_t ms) { sleep(ms); };
+    d.await = [this](caf::scoped_actor& waiter) { await(waiter); };
+    return d;
+  }
+
+  // -- the network ------------------------------------------------------------------
+
+  /// The stable handle of `address`: a proxy that passes messages on to
+  /// the actor bound to the address, through the faulty network.
+  caf::actor endpoint(const std::string& address) {
+    auto& p = proxies_[address];
+    if (!p)
+      p = sys_.spawn(proxy_fn, this, address);
+    return p;
+  }
+
+  caf::actor bind(const std::string& address, const caf::actor& actor) {
+    bindings_[address] = actor;
+    return endpoint(address);
+  }
+
+  enum class mode : uint8_t { normal, drop_reply, duplicate };
+  struct held {
+    int64_t at;
+    caf::response_promise rp;
+    caf::message msg;
+    mode how;
+  };
+  struct connection {
+    std::deque<held> queue;
+    int64_t last_at = 0;
+  };
+
+  /// A message for `address` from `sender`, taken over by the proxy `self`
+  /// with `rp`. Messages of one connection (sender, address) keep their
+  /// order; different connections reorder through their delays.
+  void route(caf::event_based_actor* self, const std::string& address, uint64_t sender,
+             caf::response_promise rp, caf::message msg) {
+    auto now = now_ms();
+    int64_t delay = 0;
+    auto how = mode::normal;
+    bool dup = false;
+    if (faults_on_) {
+      if (chance(rates_.drop)) {
+        count("network.drop");
+        graveyard_.push_back(std::move(rp));
+        return;
+      }
+      if (chance(rates_.delay)) {
+        count("network.delay");
+        delay = 1 + static_cast<int64_t>(pick(static_cast<uint64_t>(rates_.max_delay_ms)));
+      }
+      if (chance(rates_.drop_reply))
+        how = mode::drop_reply;
+      dup = chance(rates_.duplicate);
+    }
+    auto& c = conns_[{sender, address}];
+    auto at = std::max(now + delay, c.last_at);
+    c.last_at = at;
+    c.queue.push_back({at, std::move(rp), msg, how});
+    if (dup)
+      c.queue.push_back({at, {}, std::move(msg), mode::duplicate});
+    if (at <= now)
+      release(address);
+    else
+      self->delayed_send(self, milliseconds(at - now), tick_atom::value);
+  }
+
+  /// Delivers every due message for `address`, in connection order.
+  void release(const std::string& address) {
+    auto now = now_ms();
+    for (auto& [key, c] : conns_) {
+      if (key.second != address)
+        continue;
+      while (!c.queue.empty() && c.queue.front().at <= now) {
+        auto h = std::move(c.queue.front());
+        c.queue.pop_front();
+        deliver(address, std::move(h));
+      }
+    }
+  }
+
+  void deliver(const std::string& address, held h) {
+    auto i = bindings_.find(address);
+    if (i == bindings_.end() || !i->second) {
+      graveyard_.push_back(std::move(h.rp));
+      return;
+    }
+    switch (h.how) {
+      case mode::normal:
+        h.rp.delegate(i->second, std::move(h.msg));
+        return;
+      case mode::drop_reply:
+        count("network.drop_reply");
+        caf::anon_send(i->second, std::move(h.msg));
+        graveyard_.push_back(std::move(h.rp));
+        return;
+      case mode::duplicate:
+        count("network.duplicate");
+        caf::anon_send(i->second, std::move(h.msg));
+        return;
+    }
+  }
+
+  // -- faults ---------------------------------------------------------------------
+
+  void count(const std::string& what) {
+    ++result_.faults[what];
+    if (opts_.verbose)
+      std::fprintf(stderr, "[%lld ms] %s\n", static_cast<long long>(now_ms() - base_time_ms),
+                   what.c_str());
+  }
+
+  fault::action on_fault_point(const char* point, const void* detail) {
+    ++result_.points_hit[point];
+    if (detail != nullptr && std::string_view{point} == "partition.append_durable") {
+      auto& d = *static_cast<const fault::append_detail*>(detail);
+      if (!d.control)
+        record(write_accepted_event{d.tp, d.base_offset, d.last_offset, d.pid, d.epoch,
+                                    d.transactional});
+    }
+    if (!faults_on_ || !chance(rates_.point_crash))
+      return fault::action::proceed;
+    count(std::string("point.") + point);
+    if (chance(0.2)) // the whole node goes down at this place
+      crash_node_after_step_ = true;
+    return fault::action::crash_here;
+  }
+
+  void maybe_inject() {
+    if (!faults_on_)
+      return;
+    if (chance(rates_.node_crash)) {
+      crash_node();
+      return;
+    }
+    if (chance(rates_.kill)) {
+      std::vector<std::string> supervised;
+      for (auto& [address, actor] : bindings_)
+        if (address != "broker" && actor)
+          supervised.push_back(address);
+      if (supervised.empty())
+        return;
+      auto& address = supervised[pick(supervised.size())];
+      count("kill." + address.substr(0, address.find(':')));
+      caf::anon_send(bindings_[address], kill_child_request{});
+    }
+  }
+
+  /// Power loss: every actor of the node dies, writes not synced are lost,
+  /// messages on the wire are gone; the node restarts from its LevelDB.
+  void crash_node() {
+    count("node.crash");
+    for (auto& [key, c] : conns_) {
+      for (auto& h : c.queue)
+        graveyard_.push_back(std::move(h.rp));
+      c.queue.clear();
+    }
+    bindings_.clear();
+    node_->stop();
+    sched_.run();
+    node_.reset();
+    sched_.run();
+    env_.crash();
+    start_node();
+  }
+
+  void start_node() {
+    node_options o;
+    o.background_writer = false;
+    o.wait_on_stop = false;
+    o.clock_ms = [this] { return now_ms(); };
+    o.env = &env_;
+    o.network = [this](const std::string& address, const caf::actor& a) { return bind(address, a); };
+    auto started = node::start(sys_, ncfg_, o);
+    if (!started.ok())
+      throw sim_failure("node did not start: " + started.error().to_string());
+    node_ = std::move(started).value();
+    bind("broker", node_->broker());
+  }
+
+  // -- history ----------------------------------------------------------------------
+
+  void record(event_body body) {
+    mix(body.index());
+    mix(static_cast<uint64_t>(now_ms()));
+    if (auto* a = std::get_if<ack_event>(&body)) {
+      mix(a->value);
+      mix(static_cast<uint64_t>(a->offset));
+    }
+    history_.record(now_ms(), std::move(body));
+  }
+
+  value_id next_value() { return next_value_++; }
+  txn_number next_txn(const std::string& tid) { return txn_counter_[tid]++; }
+
+  /// One request from the simulator's own client actor, through the network.
+  template <class Resp, class Req>
+  std::optional<Resp> call(const caf::actor& dest, Req req) {
+    auto handle = io_->request(dest, milliseconds(3000), std::move(req));
+    while (!io_->mailbox().empty())
+      io_->dequeue();
+    await(io_);
+    std::optional<Resp> out;
+    handle.receive([&](Resp& r) { out = std::move(r); }, [&](caf::error&) {});
+    return out;
+  }
+
+  caf::actor_system& system() { return sys_; }
+  caf::actor broker() { return endpoint("broker"); }
+  bool faults_on() const { return faults_on_; }
+  const fault_rates& rates() const { return rates_; }
+  const sim_options& options() const { return opts_; }
+  sim_result& result() { return result_; }
+
+private:
+  struct client;
+  friend struct client;
+
+  void draw_rates() {
+    if (!opts_.faults)
+      return;
+    // Each fault is off in about a quarter of the seeds, so that every
+    // fault is also seen alone with few others around it.
+    auto rate = [this](double typical) {
+      return chance(0.25) ? 0.0 : typical * std::uniform_real_distribution<double>(0.3, 2.0)(rng_);
+    };
+    rates_.drop = rate(0.01);
+    rates_.drop_reply = rate(0.01);
+    rates_.duplicate = rate(0.01);
+    rates_.delay = rate(0.1);
+    rates_.max_delay_ms = 1 + static_cast<int64_t>(pick(500));
+    rates_.kill = rate(0.0002);
+    rates_.node_crash = rate(0.00002);
+    rates_.point_crash = rate(0.01);
+    rates_.client_crash = rate(0.005);
+    rates_.pause = rate(0.003);
+  }
+
+  void setup_topics();
+  void settle();
+  void final_reads();
+  void collect_final_state();
+
+  sim_options opts_;
+  std::mt19937_64 rng_;
+  fault_rates rates_;
+  sim_config cfg_;
+  caf::actor_system sys_{cfg_};
+  caf::scheduler::test_coordinator& sched_
+    = dynamic_cast<caf::scheduler::test_coordinator&>(sys_.scheduler());
+  caf::scoped_actor io_{sys_, true};
+  crash_env env_;
+  node_config ncfg_;
+  std::unique_ptr<node> node_;
+  std::map<std::string, caf::actor> proxies_;
+  std::map<std::string, caf::actor> bindings_;
+  std::map<std::pair<uint64_t, std::string>, connection> conns_;
+  std::vector<caf::response_promise> graveyard_;
+  bool faults_on_ = false;
+  bool crash_node_after_step_ = false;
+  uint64_t hash_ = 1469598103934665603ull;
+  uint64_t steps_ = 0;
+  history history_;
+  value_id next_value_ = 1;
+  std::map<std::string, txn_number> txn_counter_;
+  sim_result result_;
+
+public:
+  std::vector<std::unique_ptr<struct sim_client>> clients_;
+};
+
+caf::behavior proxy_fn(caf::event_based_actor* self, world* w, std::string address) {
+  self->set_default_handler(
+    [w, address](caf::scheduled_actor* s, caf::message_view& x) -> caf::result<caf::message> {
+      auto* e = s->current_mailbox_element();
+      uint64_t sender = e && e->sender ? e->sender->id() : 0;
+      auto rp = s->make_response_promise();
+      w->route(static_cast<caf::event_based_actor*>(s), address, sender, std::move(rp),
+               x.move_content_to_message());
+      return caf::delegated<caf::message>{};
+    });
+  return {[w, address](tick_atom) { w->release(address); }};
+}
+
+// -- clients ----------------------------------------------------------------------
+
+/// One application process using the client API: act() makes one call (or
+/// a few that belong together), finish() ends what is open once faults stop.
+struct sim_client {
+  explicit sim_client(world& w, std::string name) : w(w), name(std::move(name)) {}
+  virtual ~sim_client() = default;
+  virtual void act() = 0;
+  virtual void finish() {}
+  /// Readers and monitors do not write: they may act after quiescence.
+  virtual bool writes() const { return true; }
+
+  world& w;
+  std::string name;
+  int64_t paused_until = 0;
+};
+
+producer_config producer_settings(std::optional<std::string> tid) {
+  producer_config c;
+  c.transactional_id = std::move(tid);
+  c.transaction_timeout_ms = 10000;
+  c.request_timeout_ms = 2000;
+  c.delivery_timeout_ms = 15000;
+  c.retry_backoff_ms = 100;
+  c.linger_ms = 5;
+  return c;
+}
+
+/// A transactional producer: begin, a few sends, commit or abort, again.
+/// Two of them may share a transactional id (each fences the other).
+struct txn_client : sim_client {
+  txn_client(world& w, std::string name, std::string tid, int max_records)
+    : sim_client(w, std::move(name)), tid(std::move(tid)), max_records(max_records) {}
+
+  enum class phase { need_init, ready, in_txn, must_abort };
+  std::string tid;
+  int max_records;
+  std::unique_ptr<producer> p;
+  phase ph = phase::need_init;
+  txn_number txn = 0;
+  int to_send = 0;
+  bool want_commit = true;
+
+  void make_producer() {
+    p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(tid));
+    p->set_driver(w.driver());
+    ph = phase::need_init;
+  }
+
+  void send_one(const std::string& topic) {
+    auto v = w.next_value();
+    auto id = p->producer_identity();
+    topic_partition tp{topic, static_cast<int32_t>(w.pick(partitions_per_topic))};
+    w.record(send_event{name, tid, producer_id{id.first}, producer_epoch{id.second}, tp, v, txn});
+    world* wp = &w;
+    producer_record r{topic, tp.partition, {}, std::to_string(v), {}, -1};
+    p->send(r, [wp, v](const record_metadata& m, const status& st) {
+      if (st.ok())
+        wp->record(ack_event{v, m.offset});
+      else
+        wp->record(send_failed_event{v, st.code()});
+    });
+  }
+
+  void end(bool commit) {
+    end_txn_event e{tid, txn, commit ? control_type::commit : control_type::abort};
+    try {
+      if (commit)
+        p->commit_transaction();
+      else
+        p->abort_transaction();
+    } catch (const kafka_exception& ex) {
+      e.error = ex.code();
+      w.record(e);
+      throw;
+    }
+    auto id = p->producer_identity();
+    e.pid = producer_id{id.first};
+    e.epoch = producer_epoch{id.second};
+    w.record(e);
+    ++(commit ? w.result().commits : w.result().aborts);
+    ph = phase::ready;
+  }
+
+  void act() override {
+    if (!p)
+      make_producer();
+    try {
+      switch (ph) {
+        case phase::need_init: {
+          p->init_transactions();
+          auto id = p->producer_identity();
+          w.record(init_transactions_event{tid, producer_id{id.first}, producer_epoch{id.second}});
+          ph = phase::ready;
+          return;
+        }
+        case phase::ready:
+          p->begin_transaction();
+          txn = w.next_txn(tid);
+          w.record(txn_begin_event{tid, txn});
+          to_send = 1 + static_cast<int>(w.pick(static_cast<uint64_t>(max_records)));
+          want_commit = !w.chance(0.2);
+          ph = phase::in_txn;
+          return;
+        case phase::in_txn:
+          if (to_send > 0) {
+            --to_send;
+            send_one(output_topics[w.pick(output_topics.size())]);
+            return;
+          }
+          end(want_commit);
+          return;
+        case phase::must_abort:
+          end(false);
+          return;
+      }
+    } catch (const kafka_exception& ex) {
+      if (ex.is_fatal())
+        p.reset(); // a new instance with the same transactional id takes over
+      else if (ex.is_abortable())
+        ph = phase::must_abort;
+      // retriable: the same call again at the next act()
+    }
+  }
+
+  void finish() override {
+    for (int attempt = 0; p && attempt < 20 && ph != phase::ready && ph != phase::need_init;
+         ++attempt) {
+      if (ph == phase::in_txn)
+        to_send = 0;
+      act();
+    }
+  }
+};
+
+/// An idempotent producer writing the input topic; flushes now and then.
+struct idempotent_client : sim_client {
+  using sim_client::sim_client;
+  std::unique_ptr<producer> p;
+  int unflushed = 0;
+
+  void act() override {
+    if (!p) {
+      p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(std::nullopt));
+      p->set_driver(w.driver());
+    }
+    try {
+      if (unflushed >= 8 || (unflushed > 0 && w.chance(0.1))) {
+        unflushed = 0;
+        p->flush();
+        return;
+      }
+      auto v = w.next_value();
+      auto id = p->producer_identity();
+      topic_partition tp{input_topic, static_cast<int32_t>(w.pick(partitions_per_topic))};
+      w.record(send_event{name, std::nullopt, producer_id{id.first}, producer_epoch{id.second}, tp,
+                          v, std::nullopt});
+      world* wp = &w;
+      p->send(producer_record{input_topic, tp.partition, {}, std::to_string(v), {}, -1},
+              [wp, v](const record_metadata& m, const status& st) {
+                if (st.ok())
+                  wp->record(ack_event{v, m.offset});
+                else
+                  wp->record(send_failed_event{v, st.code()});
+              });
+      ++unflushed;
+    } catch (const kafka_exception& ex) {
+      if (ex.is_fatal())
+        p.reset();
+    }
+  }
+
+  void finish() override {
+    if (!p)
+      return;
+    try {
+      p->flush();
+    } catch (const kafka_exception&) {
+    }
+  }
+};
+
+/// Consume-transform-produce: reads the input topic read_committed, writes
+/// one output record per input record and the input offsets in one
+/// transaction.
+struct ctp_client : sim_client {
+  ctp_client(world& w, std::string name, std::string tid, std::vector<topic_partition> inputs)
+    : sim_client(w, std::move(name)), tid(std::move(tid)), inputs(std::move(inputs)) {}
+
+  std::string tid;
+  std::vector<topic_partition> inputs;
+  std::unique_ptr<producer> p;
+  std::unique_ptr<consumer> c;
+  bool must_abort = false;
+
+  void restart() {
+    p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(tid));
+    p->set_driver(w.driver());
+    p->init_transactions();
+    auto id = p->producer_identity();
+    w.record(init_transactions_event{tid, producer_id{id.first}, producer_epoch{id.second}});
+    rewind();
+  }
+
+  // Positions from the group's committed offsets, as after a rebalance.
+  void rewind() {
+    consumer_config cc;
+    cc.group_id = ctp_group;
+    cc.isolation = isolation_level::read_committed;
+    cc.auto_offset_reset = "earliest";
+    cc.request_timeout_ms = 2000;
+    cc.max_poll_records = 10;
+    c = std::make_unique<consumer>(w.system(), w.broker(), cc);
+    c->set_driver(w.driver());
+    c->assign(inputs);
+  }
+
+  void act() override {
+    try {
+      if (!p) {
+        restart();
+        return;
+      }
+      if (must_abort) {
+        end_txn_event e{tid, txn_counter_last, control_type::abort};
+        try {
+          p->abort_transaction();
+        } catch (const kafka_exception& ex) {
+          e.error = ex.code();
+          w.record(e);
+          throw;
+        }
+        w.record(e);
+        ++w.result().aborts;
+        must_abort = false;
+        rewind();
+        return;
+      }
+      auto recs = c->poll(milliseconds(50));
+      if (recs.empty())
+        return;
+      p->begin_transaction();
+      auto txn = w.next_txn(tid);
+      txn_counter_last = txn;
+      w.record(txn_begin_event{tid, txn});
+      std::map<topic_partition, int64_t> offsets;
+      world* wp = &w;
+      for (auto& r : recs) {
+        auto v = w.next_value();
+        auto id = p->producer_identity();
+        topic_partition out{"out2", r.partition};
+        w.record(send_event{name, tid, producer_id{id.first}, producer_epoch{id.second}, out, v, txn});
+        p->send(producer_record{out.topic, out.partition, {}, std::to_string(v), {}, -1},
+                [wp, v](const record_metadata& m, const status& st) {
+                  if (st.ok())
+                    wp->record(ack_event{v, m.offset});
+                  else
+                    wp->record(send_failed_event{v, st.code()});
+                });
+        offsets[{r.topic, r.partition}] = r.offset + 1;
+      }
+      p->send_offsets_to_transaction(offsets, ctp_group);
+      for (auto& [tp, off] : offsets)
+        w.record(txn_offsets_event{tid, txn, ctp_group, tp, off});
+      end_txn_event e{tid, txn, control_type::commit};
+      try {
+        p->commit_transaction();
+      } catch (const kafka_exception& ex) {
+        e.error = ex.code();
+        w.record(e);
+        throw;
+      }
+      auto id = p->producer_identity();
+      e.pid = producer_id{id.first};
+      e.epoch = producer_epoch{id.second};
+      w.record(e);
+      ++w.result().commits;
+    } catch (const kafka_exception& ex) {
+      if (ex.is_fatal()) {
+        p.reset();
+        c.reset();
+      } else if (ex.is_abortable()) {
+        must_abort = true;
+      } else {
+        // retriable (the commit's outcome is unknown): start over from the
+        // committed offsets; a commit that did happen moved them.
+        must_abort = true;
+      }
+    }
+  }
+
+  void finish() override {
+    for (int i = 0; i < 5 && p && must_abort; ++i)
+      act();
+  }
+
+  txn_number txn_counter_last = 0;
+};
+
+/// Reads output partitions forward with one isolation level and records
+/// every poll.
+struct reader_client : sim_client {
+  reader_client(world& w, std::string name, isolation_level iso)
+    : sim_client(w, std::move(name)), iso(iso) {}
+  isolation_level iso;
+  std::map<topic_partition, int64_t> positions;
+
+  bool writes() const override { return false; }
+
+  /// One fetch of `tp`; false if there was no answer.
+  bool poll(const topic_partition& tp, int64_t* high_watermark = nullptr) {
+    auto& pos = positions[tp];
+    auto r = w.call<fetch_response>(w.endpoint("partition:" + tp.topic + "-"
+                                               + std::to_string(tp.partition)),
+                                    fetch_request{tp, pos, 1 << 20, iso});
+    if (!r || r->error != error_code::none)
+      return false;
+    auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, iso, 1000000);
+    if (high_watermark)
+      *high_watermark = r->high_watermark;
+    if (f.records.empty() && f.next_offset == pos)
+      return true;
+    poll_event e{name, iso, tp, pos, {}, r->last_stable_offset, r->high_watermark};
+    for (auto& rec : f.records)
+      e.records.push_back({rec.offset, std::stoull(rec.value)});
+    pos = f.next_offset;
+    w.record(std::move(e));
+    return true;
+  }
+
+  void act() override {
+    auto& topic = output_topics[w.pick(output_topics.size())];
+    poll({topic, static_cast<int32_t>(w.pick(partitions_per_topic))});
+  }
+
+  /// Reads every output partition up to its end.
+  void finish() override {
+    for (auto& topic : output_topics)
+      for (int32_t p = 0; p < partitions_per_topic; ++p) {
+        topic_partition tp{topic, p};
+        for (int i = 0; i < 1000; ++i) {
+          int64_t hw = -1;
+          if (poll(tp, &hw) && positions[tp] >= hw && hw >= 0)
+            break;
+        }
+      }
+  }
+};
+
+/// Fetches the CTP group's committed offsets now and then.
+struct offsets_monitor : sim_client {
+  using sim_client::sim_client;
+  bool writes() const override { return false; }
+
+  void fetch(const topic_partition& tp) {
+    auto coord = w.call<find_coordinator_response>(w.broker(), find_coordinator_request{0, ctp_group});
+    if (!coord || coord->error != error_code::none)
+      return;
+    auto r = w.call<offset_fetch_response>(coord->coordinator,
+                                           offset_fetch_request{ctp_group, {tp}, false});
+    if (r && r->error == error_code::none && r->offsets.size() == 1)
+      w.record(offset_fetch_event{ctp_group, tp, r->offsets[0]});
+  }
+
+  void act() override { fetch({input_topic, static_cast<int32_t>(w.pick(partitions_per_topic))}); }
+  void finish() override {
+    for (int32_t p = 0; p < partitions_per_topic; ++p)
+      fetch({input_topic, p});
+  }
+};
+
+// -- the run -------------------------------------------------------------------------
+
+void world::setup_topics() {
+  for (auto& t : std::vector<std::string>{input_topic, output_topics[0], output_topics[1]}) {
+    auto r = call<txn_response>(broker(), create_topic_request{t, partitions_per_topic});
+    if (!r || (r->error != error_code::none && r->error != error_code::topic_already_exists))
+      throw sim_failure("topic " + t + " was not created");
+  }
+}
+
+void world::settle() {
+  faults_on_ = false;
+  for (auto& c : clients_)
+    c->paused_until = 0;
+  for (auto& c : clients_)
+    if (c->writes())
+      c->finish();
+}
+
+void world::collect_final_state() {
+  auto& f = history_.final;
+  for (auto& topic : std::vector<std::string>{input_topic, output_topics[0], output_topics[1]})
+    for (int32_t p = 0; p < partitions_per_topic; ++p) {
+      topic_partition tp{topic, p};
+      auto dest = endpoint("partition:" + topic + "-" + std::to_string(p));
+      partition_final_state ps;
+      ps.tp = tp;
+      int64_t pos = 0;
+      for (int i = 0; i < 10000; ++i) {
+        auto r = call<fetch_response>(dest, fetch_request{tp, pos, 1 << 24,
+                                                         isolation_level::read_uncommitted});
+        if (!r || r->error != error_code::none)
+          throw sim_failure("final fetch of " + to_string(tp) + " got no answer");
+        ps.high_watermark = r->high_watermark;
+        for (auto& b : r->batches) {
+          if (b.last_offset() < pos)
+            continue;
+          if (b.is_control()) {
+            auto m = parse_control_batch(b);
+            ps.log.push_back(log_entry::control(b.base_offset,
+                                                m ? m->type : control_type::abort, b.pid, b.epoch));
+          } else {
+            for (size_t k = 0; k < b.records.size(); ++k)
+              ps.log.push_back(log_entry::data(b.base_offset + static_cast<int64_t>(k),
+                                               std::stoull(b.records[k].value), b.pid, b.epoch,
+                                               b.is_transactional()));
+          }
+          pos = b.last_offset() + 1;
+        }
+        if (pos >= r->high_watermark)
+          break;
+      }
+      auto lso = call<fetch_response>(dest, fetch_request{tp, ps.high_watermark, 1,
+                                                         isolation_level::read_committed});
+      ps.last_stable_offset = lso ? lso->last_stable_offset : -1;
+      auto producers = call<describe_producers_response>(dest, describe_producers_request{tp});
+      if (producers)
+        for (auto& a : producers->active_producers)
+          if (a.current_txn_start_offset >= 0)
+            ps.open_transactions.push_back(a.pid);
+      f.partitions.push_back(std::move(ps));
+    }
+  list_transactions_request lreq;
+  lreq.filter.states = {"Ongoing", "PrepareCommit", "PrepareAbort"};
+  auto listed = call<list_transactions_response>(broker(), lreq);
+  if (!listed || listed->error != error_code::none)
+    throw sim_failure("ListTransactions got no answer at the end");
+  for (auto& t : listed->transactions) {
+    auto coord = call<find_coordinator_response>(broker(),
+                                                 find_coordinator_request{1, t.transactional_id});
+    if (!coord || coord->error != error_code::none)
+      continue;
+    auto d = call<describe_transaction_response>(coord->coordinator,
+                                                 describe_transaction_request{t.transactional_id});
+    coordinator_open_txn o{t.transactional_id, t.pid, no_producer_epoch, {}};
+    if (d && d->error == error_code::none) {
+      o.epoch = d->epoch;
+      o.partitions = d->partitions;
+    }
+    f.coordinator_open_transactions.push_back(std::move(o));
+  }
+  f.seq = history_.events.empty() ? 1 : history_.events.back().seq + 1;
+  f.time_ms = now_ms();
+}
+
+sim_result world::run() {
+  result_.seed = opts_.seed;
+  try {
+    start_node();
+    setup_topics();
+    clients_.push_back(std::make_unique<idempotent_client>(*this, "source-0"));
+    clients_.push_back(std::make_unique<idempotent_client>(*this, "source-1"));
+    clients_.push_back(std::make_unique<txn_client>(*this, "short-0", "short-0", 3));
+    clients_.push_back(std::make_unique<txn_client>(*this, "short-1", "short-1", 3));
+    clients_.push_back(std::make_unique<txn_client>(*this, "long-0", "long-0", 30));
+    clients_.push_back(std::make_unique<txn_client>(*this, "shared-a", "shared", 4));
+    clients_.push_back(std::make_unique<txn_client>(*this, "shared-b", "shared", 4));
+    clients_.push_back(std::make_unique<ctp_client>(
+      *this, "ctp-0", "ctp-0",
+      std::vector<topic_partition>{{input_topic, 0}, {input_topic, 2}}));
+    clients_.push_back(std::make_unique<ctp_client>(
+      *this, "ctp-1", "ctp-1",
+      std::vector<topic_partition>{{input_topic, 1}, {input_topic, 3}}));
+    clients_.push_back(std::make_unique<reader_client>(*this, "rc-0", isolation_level::read_committed));
+    clients_.push_back(std::make_unique<reader_client>(*this, "ru-0", isolation_level::read_uncommitted));
+    clients_.push_back(std::make_unique<offsets_monitor>(*this, "offsets-0"));
+
+    faults_on_ = opts_.faults;
+    auto end = now_ms() + opts_.active_ms;
+    while (now_ms() < end) {
+      maybe_inject();
+      if (chance(0.2)) {
+        auto& c = clients_[pick(clients_.size())];
+        if (c->paused_until > now_ms())
+          continue;
+        if (c->writes() && faults_on_) {
+          if (chance(rates_.pause)) {
+            count("client.pause");
+            c->paused_until = now_ms() + 11000 + static_cast<int64_t>(pick(5000));
+            continue;
+          }
+          if (chance(rates_.client_crash)) {
+            count("client.crash");
+            auto name = c->name;
+            if (auto* t = dynamic_cast<txn_client*>(c.get()))
+              t->p.reset();
+            else if (auto* x = dynamic_cast<ctp_client*>(c.get()))
+              x->p.reset();
+            else if (auto* i = dynamic_cast<idempotent_client*>(c.get()))
+              i->p.reset();
+            continue;
+          }
+        }
+        c->act();
+        continue;
+      }
+      if (!step())
+        sched_.advance_time(milliseconds(1));
+    }
+    settle();
+    auto quiet_since = now_ms();
+    const int64_t bound = 40000;
+    while (now_ms() < quiet_since + bound)
+      if (!step())
+        sched_.advance_time(milliseconds(quiet_since + bound - now_ms()));
+    for (auto& c : clients_)
+      if (!c->writes())
+        c->finish();
+    collect_final_state();
+    history_.final.quiescent_since_ms = quiet_since;
+    history_.final.liveness_bound_ms = bound;
+    result_.violations = check_history(history_);
+  } catch (const sim_failure& e) {
+    result_.failure = e.what();
+  }
+  for (auto& v : result_.violations) {
+    mix(static_cast<uint64_t>(v.kind));
+    mix(v.seq);
+  }
+  result_.trace_hash = hash_;
+  result_.events = history_.events.size();
+  result_.steps = steps_;
+  result_.simulated_ms = now_ms() - base_time_ms;
+  return result_;
+}
+
+} // namespace
+
+sim_result run_simulation(const sim_options& opts) {
+  world w{opts};
+  return w.run();
+}
+
+} // namespace caftx::sim

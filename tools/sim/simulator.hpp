@@ -1,0 +1,62 @@
+// The deterministic simulator: a whole caftx node — broker, partition
+// leaders, transaction coordinator shards, group coordinators — and its
+// clients (transactional and idempotent producers, a consume-transform-
+// produce worker, readers) in one process on CAF's test scheduler, driven
+// by one seed. The seed decides which ready actor runs next, what the
+// network between components does to each message (drop, delay, duplicate,
+// lose the reply; reordering only across connections), when components,
+// clients and the whole node crash, which fault points fire, and what the
+// workload does. Time is simulated. The run's history is judged by
+// check_history() (history_checker.hpp).
+//
+// Same seed, same build: same run, same trace hash.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/sim/history_checker.hpp"
+
+namespace caftx::sim {
+
+struct sim_options {
+  uint64_t seed = 1;
+  /// Simulated milliseconds during which clients work and faults happen;
+  /// then the run settles (clients finish, no faults) for the liveness
+  /// bound and is checked.
+  int64_t active_ms = 20000;
+  /// false: the same workload and scheduling, without any fault.
+  bool faults = true;
+  /// Print each fault as it is injected (stderr).
+  bool verbose = false;
+};
+
+struct sim_result {
+  uint64_t seed = 0;
+  /// Hash of the run: every scheduling decision and every history event.
+  uint64_t trace_hash = 0;
+  std::vector<violation> violations;
+  /// The run itself broke down (a client waited for a reply that could
+  /// never come, the step budget ran out): named like a violation.
+  std::string failure;
+  /// Faults injected, by kind ("network.drop", "kill.partition",
+  /// "node.crash", ...), and fault points hit (whether or not they fired).
+  std::map<std::string, uint64_t> faults;
+  std::map<std::string, uint64_t> points_hit;
+  size_t events = 0;
+  uint64_t steps = 0;
+  int64_t simulated_ms = 0;
+  /// Committed / aborted transactions the clients saw end.
+  uint64_t commits = 0;
+  uint64_t aborts = 0;
+
+  bool ok() const { return violations.empty() && failure.empty(); }
+};
+
+/// Runs one simulation. Thread-compatible: one at a time per process (fault
+/// points have one process-wide handler).
+sim_result run_simulation(const sim_options& opts);
+
+} // namespace caftx::sim
