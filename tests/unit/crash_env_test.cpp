@@ -100,7 +100,7 @@ TEST(CrashEnvFile, RenamedFileKeepsItsSyncedContentUnderTheNewName) {
   f.reset();
   // Replace an existing file, as LevelDB does with CURRENT.
   auto old = new_file(env, "/d/current");
-  ASSERT_TRUE(old->Append("old").ok());
+  ASSERT_TRUE(old->Append("older").ok());
   ASSERT_TRUE(old->Sync().ok());
   old.reset();
   ASSERT_TRUE(env.RenameFile("/d/tmp", "/d/current").ok());
@@ -121,6 +121,18 @@ TEST(CrashEnvFile, RemovedFileIsForgotten) {
   env.crash();
   EXPECT_FALSE(env.FileExists("/d/gone"));
   EXPECT_EQ(env.bytes_lost_at_last_crash(), 0u);
+  // The name reused: a new file, not the removed one's synced state.
+  f = new_file(env, "/d/reused");
+  ASSERT_TRUE(f->Append("abc").ok());
+  ASSERT_TRUE(f->Sync().ok());
+  f.reset();
+  ASSERT_TRUE(env.RemoveFile("/d/reused").ok());
+  f = append_to(env, "/d/reused");
+  ASSERT_TRUE(f->Append("jk").ok());
+  f.reset();
+  env.crash();
+  EXPECT_FALSE(env.FileExists("/d/reused"));
+  EXPECT_EQ(env.bytes_lost_at_last_crash(), 2u);
 }
 
 TEST(CrashEnvFile, TruncatingAFileMakesItNewUntilSynced) {
