@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <caf/fwd.hpp>
+#include <caf/message_id.hpp>
 
 #include "actors/client/read_committed_filter.hpp"
 #include "runtime/error_code.hpp"
@@ -48,10 +49,11 @@ struct client_driver {
   std::function<int64_t()> clock_ms;
   /// Waits `ms` milliseconds (retry.backoff.ms, an empty poll).
   std::function<void(int64_t ms)> sleep_ms;
-  /// Called when a call is about to block for a reply in `waiter`'s
-  /// mailbox: must return once that reply (or its request's timeout) is
-  /// there.
-  std::function<void(caf::scoped_actor& waiter)> await;
+  /// Called when a call is about to block for the message `reply` (the
+  /// response id of its request) in `waiter`'s mailbox: must return once
+  /// that reply, or its request's timeout, is first in the mailbox,
+  /// dropping what is before it (replies to requests that timed out).
+  std::function<void(caf::scoped_actor& waiter, caf::message_id reply)> await;
 };
 
 /// Thrown by producer and consumer calls. code() is Kafka's error; cls()

@@ -35,7 +35,7 @@ public:
     auto handle = self_->request(dest, timeout, std::move(req));
     if (after_send_)
       after_send_();
-    await();
+    await(handle.id());
     handle.receive([&](Resp& r) { result = std::move(r); },
                    [&](caf::error& e) { result = from_caf_error(*sys_, e); });
     return result;
@@ -62,16 +62,11 @@ public:
   int64_t timestamp_ms() const;
   /// Waits `ms`: the driver's sleep, else this thread sleeps.
   void sleep_ms(int64_t ms);
-  /// Before a blocking receive on self(): the driver's await, if any.
-  void await() {
-    if (!driver_.await)
-      return;
-    // Nothing has run since the request was sent, so whatever is in the
-    // mailbox now answers requests that timed out earlier: drop it, so
-    // that the driver waits for this request's reply.
-    while (!self_->mailbox().empty())
-      self_->dequeue();
-    driver_.await(self_);
+  /// Before a blocking receive on self() for `reply` (a response handle's
+  /// id): the driver's await, if any.
+  void await(caf::message_id reply) {
+    if (driver_.await)
+      driver_.await(self_, reply);
   }
 
   caf::scoped_actor& self() { return self_; }

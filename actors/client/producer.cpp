@@ -109,7 +109,7 @@ struct producer::impl {
         if (after_send_point != nullptr && attempt == 0)
           fault(after_send_point);
         status_or<Resp> r{status{error_code::request_timed_out, "no reply"}};
-        ch.await();
+        ch.await(handle.id());
         handle.receive([&](Resp& x) { r = std::move(x); },
                        [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
         if (r.ok() && r->error == error_code::none)
@@ -213,7 +213,7 @@ struct producer::impl {
   status settle(bool discard) {
     status_or<session_flush_result> r{status{error_code::request_timed_out, "no reply"}};
     auto handle = ch.self()->request(session, caf::infinite, session_flush{discard});
-    ch.await();
+    ch.await(handle.id());
     handle.receive([&](session_flush_result& x) { r = std::move(x); },
                [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
     if (!r.ok())

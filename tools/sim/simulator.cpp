@@ -157,9 +157,14 @@ public:
 
   /// Runs actors (and faults) until `waiter` has mail; a client blocked in
   /// a call waits here.
-  void await(caf::scoped_actor& waiter) {
+  void await(caf::scoped_actor& waiter, caf::message_id reply) {
     auto start = now_ms();
-    while (waiter->mailbox().empty()) {
+    for (;;) {
+      while (auto* e = waiter->mailbox().peek()) {
+        if (e->mid == reply)
+          return;
+        waiter->dequeue(); // a reply to a request that timed out before
+      }
       maybe_inject();
       if (!step() || now_ms() - start > 600000)
         throw sim_failure("stuck_client: a client waited " + std::to_string(now_ms() - start)
@@ -194,7 +199,7 @@ public:
     client_driver d;
     d.clock_ms = [this] { return now_ms(); };
     d.sleep_ms = [this](int64_t ms) { sleep(ms); };
-    d.await = [this](caf::scoped_actor& waiter) { await(waiter); };
+    d.await = [this](caf::scoped_actor& waiter, caf::message_id reply) { await(waiter, reply); };
     return d;
   }
 
@@ -393,9 +398,7 @@ public:
   template <class Resp, class Req>
   std::optional<Resp> call(const caf::actor& dest, Req req) {
     auto handle = io_->request(dest, milliseconds(3000), std::move(req));
-    while (!io_->mailbox().empty())
-      io_->dequeue();
-    await(io_);
+    await(io_, handle.id());
     std::optional<Resp> out;
     handle.receive([&](Resp& r) { out = std::move(r); }, [&](caf::error&) {});
     return out;
@@ -544,6 +547,7 @@ struct txn_client : sim_client {
 
   void end(bool commit) {
     end_txn_event e{tid, txn, commit ? control_type::commit : control_type::abort};
+    auto before = p->producer_identity();
     try {
       if (commit)
         p->commit_transaction();
@@ -554,9 +558,12 @@ struct txn_client : sim_client {
       w.record(e);
       throw;
     }
-    auto id = p->producer_identity();
-    e.pid = producer_id{id.first};
-    e.epoch = producer_epoch{id.second};
+    // A transaction to which nothing was added ends without EndTxn: no
+    // epoch is handed then.
+    if (auto id = p->producer_identity(); id != before) {
+      e.pid = producer_id{id.first};
+      e.epoch = producer_epoch{id.second};
+    }
     w.record(e);
     ++(commit ? w.result().commits : w.result().aborts);
     ph = phase::ready;
@@ -960,7 +967,9 @@ sim_result world::run() {
     auto end = now_ms() + opts_.active_ms;
     while (now_ms() < end) {
       maybe_inject();
-      if (chance(0.2)) {
+      // Clients act often while actors are idle, so that time moves on
+      // mostly while requests are in flight.
+      if (chance(sched_.jobs.empty() ? 0.9 : 0.1)) {
         auto& c = clients_[pick(clients_.size())];
         if (c->paused_until > now_ms())
           continue;
@@ -1001,6 +1010,20 @@ sim_result world::run() {
     history_.final.quiescent_since_ms = quiet_since;
     history_.final.liveness_bound_ms = bound;
     result_.violations = check_history(history_);
+    if (opts_.dump_history) {
+      for (auto& e : history_.events)
+        std::fprintf(stderr, "%s\n", describe(e).c_str());
+      for (auto& p : history_.final.partitions) {
+        std::string line = "final " + to_string(p.tp) + " hw " + std::to_string(p.high_watermark)
+                           + " lso " + std::to_string(p.last_stable_offset) + ":";
+        for (auto& l : p.log)
+          line += " " + std::to_string(l.offset) + "="
+                  + (l.is_control ? (l.marker == control_type::commit ? "C" : "A")
+                                  : "v" + std::to_string(l.value))
+                  + "(" + std::to_string(l.pid.value) + "," + std::to_string(l.epoch.value) + ")";
+        std::fprintf(stderr, "%s\n", line.c_str());
+      }
+    }
   } catch (const sim_failure& e) {
     result_.failure = e.what();
   }
@@ -1016,6 +1039,49 @@ sim_result world::run() {
 }
 
 } // namespace
+
+std::string describe(const event& e) {
+  std::string out = std::to_string(e.seq) + " @" + std::to_string(e.time_ms - base_time_ms) + " ";
+  auto id = [](producer_id p, producer_epoch ep) {
+    return "(" + std::to_string(p.value) + "," + std::to_string(ep.value) + ")";
+  };
+  std::visit(
+    [&](auto& b) {
+      using T = std::decay_t<decltype(b)>;
+      if constexpr (std::is_same_v<T, send_event>)
+        out += "send " + b.client_id + " " + b.transactional_id.value_or("-") + id(b.pid, b.epoch)
+               + " " + to_string(b.tp) + " v" + std::to_string(b.value)
+               + (b.txn ? " txn" + std::to_string(*b.txn) : "");
+      else if constexpr (std::is_same_v<T, ack_event>)
+        out += "ack v" + std::to_string(b.value) + " @" + std::to_string(b.offset);
+      else if constexpr (std::is_same_v<T, send_failed_event>)
+        out += "send_failed v" + std::to_string(b.value) + " " + to_string(b.error);
+      else if constexpr (std::is_same_v<T, init_transactions_event>)
+        out += "init " + b.transactional_id + id(b.pid, b.epoch);
+      else if constexpr (std::is_same_v<T, txn_begin_event>)
+        out += "begin " + b.transactional_id + " txn" + std::to_string(b.txn);
+      else if constexpr (std::is_same_v<T, txn_offsets_event>)
+        out += "txn_offsets " + b.transactional_id + " txn" + std::to_string(b.txn) + " " + b.group
+               + " " + to_string(b.tp) + "=" + std::to_string(b.offset);
+      else if constexpr (std::is_same_v<T, end_txn_event>)
+        out += std::string(b.result == control_type::commit ? "commit " : "abort ") + b.transactional_id
+               + " txn" + std::to_string(b.txn) + " " + to_string(b.error) + id(b.pid, b.epoch);
+      else if constexpr (std::is_same_v<T, write_accepted_event>)
+        out += "write_accepted " + to_string(b.tp) + " [" + std::to_string(b.base_offset) + ","
+               + std::to_string(b.last_offset) + "] " + id(b.pid, b.epoch)
+               + (b.transactional ? " txn" : "");
+      else if constexpr (std::is_same_v<T, poll_event>) {
+        out += "poll " + b.reader_id + " " + to_string(b.tp) + " from " + std::to_string(b.fetch_offset)
+               + " lso " + std::to_string(b.last_stable_offset) + " hw "
+               + std::to_string(b.high_watermark) + ":";
+        for (auto& r : b.records)
+          out += " " + std::to_string(r.offset) + "=v" + std::to_string(r.value);
+      } else if constexpr (std::is_same_v<T, offset_fetch_event>)
+        out += "offset_fetch " + b.group + " " + to_string(b.tp) + "=" + std::to_string(b.committed_offset);
+    },
+    e.body);
+  return out;
+}
 
 sim_result run_simulation(const sim_options& opts) {
   world w{opts};

@@ -31,7 +31,12 @@ struct sim_options {
   bool faults = true;
   /// Print each fault as it is injected (stderr).
   bool verbose = false;
+  /// Print the whole history, one event per line, after the run (stderr).
+  bool dump_history = false;
 };
+
+/// One line describing `e`, for history dumps.
+std::string describe(const event& e);
 
 struct sim_result {
   uint64_t seed = 0;
