@@ -71,6 +71,7 @@ struct fault_rates {
 };
 
 class world;
+struct sim_client;
 
 caf::behavior proxy_fn(caf::event_based_actor* self, world* w, std::string address);
 
@@ -148,6 +149,13 @@ public:
     return !jobs.empty() && (sched_.run_once(), after_step(), true);
   }
 
+  /// A client chosen by the seed, not paused and not already inside a
+  /// call, makes its next call.
+  void act_some_client();
+  /// `c` makes its next call (or, `finishing`, ends what it has open),
+  /// unless it is inside a call already.
+  void enter(sim_client& c, bool finishing = false);
+
   void after_step() {
     if (crash_node_after_step_) {
       crash_node_after_step_ = false;
@@ -159,18 +167,33 @@ public:
   /// a call waits here.
   void await(caf::scoped_actor& waiter, caf::message_id reply) {
     auto start = now_ms();
+    waits_.push_back({&waiter, reply, stack_.empty() ? nullptr : stack_.back(), false});
+    auto index = waits_.size() - 1;
     for (;;) {
-      while (auto* e = waiter->mailbox().peek()) {
-        if (e->mid == reply)
-          return;
-        waiter->dequeue(); // a reply to a request that timed out before
+      notice_replies();
+      if (waits_[index].arrived) {
+        waits_.pop_back();
+        return;
+      }
+      // While one client waits, another may make its call: application
+      // processes run concurrently.
+      if (stack_.size() < 3 && chance(0.05)) {
+        act_some_client();
+        continue;
       }
       maybe_inject();
-      if (!step() || now_ms() - start > 600000)
+      if (!step() || now_ms() - start > 600000) {
+        waits_.pop_back();
         throw sim_failure("stuck_client: a client waited " + std::to_string(now_ms() - start)
                           + " ms for a reply");
+      }
     }
   }
+
+  /// Notes, for every client waiting (nested calls), whether its reply
+  /// has arrived, dropping replies to requests that timed out before. The
+  /// arrival orders what the call returned in the history.
+  void notice_replies();
 
   /// Runs actors until `ms` of simulated time passed.
   void sleep(int64_t ms) {
@@ -381,14 +404,24 @@ public:
 
   // -- history ----------------------------------------------------------------------
 
-  void record(event_body body) {
+  /// Sequence numbers step by 16; the numbers between are for what a call
+  /// returned (record_returned).
+  void record(event_body body) { record_at(16 * next_seq_++, now_ms(), std::move(body)); }
+
+  /// Records what a call of the current client returned, ordered where its
+  /// last reply arrived: a client that waited for another one's call (they
+  /// run nested here, as concurrent processes) saw its reply then.
+  void record_returned(event_body body);
+
+  void record_at(uint64_t seq, int64_t time_ms, event_body body) {
     mix(body.index());
-    mix(static_cast<uint64_t>(now_ms()));
+    mix(seq);
+    mix(static_cast<uint64_t>(time_ms));
     if (auto* a = std::get_if<ack_event>(&body)) {
       mix(a->value);
       mix(static_cast<uint64_t>(a->offset));
     }
-    history_.record(now_ms(), std::move(body));
+    history_.events.push_back(event{seq, time_ms, std::move(body)});
   }
 
   value_id next_value() { return next_value_++; }
@@ -397,8 +430,14 @@ public:
   /// One request from the simulator's own client actor, through the network.
   template <class Resp, class Req>
   std::optional<Resp> call(const caf::actor& dest, Req req) {
-    auto handle = io_->request(dest, milliseconds(3000), std::move(req));
-    await(io_, handle.id());
+    return call<Resp>(io_, dest, std::move(req));
+  }
+
+  /// One request from `io`, through the network; nullopt without answer.
+  template <class Resp, class Req>
+  std::optional<Resp> call(caf::scoped_actor& io, const caf::actor& dest, Req req) {
+    auto handle = io->request(dest, milliseconds(3000), std::move(req));
+    await(io, handle.id());
     std::optional<Resp> out;
     handle.receive([&](Resp& r) { out = std::move(r); }, [&](caf::error&) {});
     return out;
@@ -412,9 +451,6 @@ public:
   sim_result& result() { return result_; }
 
 private:
-  struct client;
-  friend struct client;
-
   void draw_rates() {
     if (!opts_.faults)
       return;
@@ -457,6 +493,16 @@ private:
   std::vector<caf::response_promise> graveyard_;
   bool faults_on_ = false;
   bool crash_node_after_step_ = false;
+  bool settling_ = false;
+  std::vector<sim_client*> stack_; // clients inside a call, innermost last
+  struct wait {
+    caf::scoped_actor* waiter;
+    caf::message_id reply;
+    sim_client* client;
+    bool arrived;
+  };
+  std::vector<wait> waits_; // blocked calls, innermost last
+  uint64_t next_seq_ = 1;
   uint64_t hash_ = 1469598103934665603ull;
   uint64_t steps_ = 0;
   history history_;
@@ -465,7 +511,7 @@ private:
   sim_result result_;
 
 public:
-  std::vector<std::unique_ptr<struct sim_client>> clients_;
+  std::vector<std::unique_ptr<sim_client>> clients_;
 };
 
 caf::behavior proxy_fn(caf::event_based_actor* self, world* w, std::string address) {
@@ -492,10 +538,20 @@ struct sim_client {
   virtual void finish() {}
   /// Readers and monitors do not write: they may act after quiescence.
   virtual bool writes() const { return true; }
+  /// The application process dies (its producer is dropped unflushed); the
+  /// next act() starts a new instance.
+  virtual void crash() {}
 
   world& w;
   std::string name;
   int64_t paused_until = 0;
+  /// Inside act() (perhaps waiting for a reply): not to be entered again.
+  bool busy = false;
+  /// Where the reply to its latest request arrived (0: none yet).
+  uint64_t reply_seq = 0;
+  int64_t reply_ms = 0;
+  /// For the requests readers and monitors send themselves.
+  caf::scoped_actor io{w.system(), true};
 };
 
 producer_config producer_settings(std::optional<std::string> tid) {
@@ -523,6 +579,8 @@ struct txn_client : sim_client {
   txn_number txn = 0;
   int to_send = 0;
   bool want_commit = true;
+
+  void crash() override { p.reset(); }
 
   void make_producer() {
     p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(tid));
@@ -555,7 +613,7 @@ struct txn_client : sim_client {
         p->abort_transaction();
     } catch (const kafka_exception& ex) {
       e.error = ex.code();
-      w.record(e);
+      w.record_returned(e);
       throw;
     }
     // A transaction to which nothing was added ends without EndTxn: no
@@ -564,7 +622,7 @@ struct txn_client : sim_client {
       e.pid = producer_id{id.first};
       e.epoch = producer_epoch{id.second};
     }
-    w.record(e);
+    w.record_returned(e);
     ++(commit ? w.result().commits : w.result().aborts);
     ph = phase::ready;
   }
@@ -577,7 +635,7 @@ struct txn_client : sim_client {
         case phase::need_init: {
           p->init_transactions();
           auto id = p->producer_identity();
-          w.record(init_transactions_event{tid, producer_id{id.first}, producer_epoch{id.second}});
+          w.record_returned(init_transactions_event{tid, producer_id{id.first}, producer_epoch{id.second}});
           ph = phase::ready;
           return;
         }
@@ -625,6 +683,8 @@ struct idempotent_client : sim_client {
   using sim_client::sim_client;
   std::unique_ptr<producer> p;
   int unflushed = 0;
+
+  void crash() override { p.reset(); }
 
   void act() override {
     if (!p) {
@@ -680,12 +740,18 @@ struct ctp_client : sim_client {
   std::unique_ptr<consumer> c;
   bool must_abort = false;
 
+  void crash() override {
+    p.reset();
+    c.reset();
+    must_abort = false;
+  }
+
   void restart() {
     p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(tid));
     p->set_driver(w.driver());
     p->init_transactions();
     auto id = p->producer_identity();
-    w.record(init_transactions_event{tid, producer_id{id.first}, producer_epoch{id.second}});
+    w.record_returned(init_transactions_event{tid, producer_id{id.first}, producer_epoch{id.second}});
     rewind();
   }
 
@@ -714,10 +780,10 @@ struct ctp_client : sim_client {
           p->abort_transaction();
         } catch (const kafka_exception& ex) {
           e.error = ex.code();
-          w.record(e);
+          w.record_returned(e);
           throw;
         }
-        w.record(e);
+        w.record_returned(e);
         ++w.result().aborts;
         must_abort = false;
         rewind();
@@ -748,19 +814,19 @@ struct ctp_client : sim_client {
       }
       p->send_offsets_to_transaction(offsets, ctp_group);
       for (auto& [tp, off] : offsets)
-        w.record(txn_offsets_event{tid, txn, ctp_group, tp, off});
+        w.record_returned(txn_offsets_event{tid, txn, ctp_group, tp, off});
       end_txn_event e{tid, txn, control_type::commit};
       try {
         p->commit_transaction();
       } catch (const kafka_exception& ex) {
         e.error = ex.code();
-        w.record(e);
+        w.record_returned(e);
         throw;
       }
       auto id = p->producer_identity();
       e.pid = producer_id{id.first};
       e.epoch = producer_epoch{id.second};
-      w.record(e);
+      w.record_returned(e);
       ++w.result().commits;
     } catch (const kafka_exception& ex) {
       if (ex.is_fatal()) {
@@ -797,7 +863,7 @@ struct reader_client : sim_client {
   /// One fetch of `tp`; false if there was no answer.
   bool poll(const topic_partition& tp, int64_t* high_watermark = nullptr) {
     auto& pos = positions[tp];
-    auto r = w.call<fetch_response>(w.endpoint("partition:" + tp.topic + "-"
+    auto r = w.call<fetch_response>(io, w.endpoint("partition:" + tp.topic + "-"
                                                + std::to_string(tp.partition)),
                                     fetch_request{tp, pos, 1 << 20, iso});
     if (!r || r->error != error_code::none)
@@ -840,10 +906,11 @@ struct offsets_monitor : sim_client {
   bool writes() const override { return false; }
 
   void fetch(const topic_partition& tp) {
-    auto coord = w.call<find_coordinator_response>(w.broker(), find_coordinator_request{0, ctp_group});
+    auto coord = w.call<find_coordinator_response>(io, w.broker(),
+                                                   find_coordinator_request{0, ctp_group});
     if (!coord || coord->error != error_code::none)
       return;
-    auto r = w.call<offset_fetch_response>(coord->coordinator,
+    auto r = w.call<offset_fetch_response>(io, coord->coordinator,
                                            offset_fetch_request{ctp_group, {tp}, false});
     if (r && r->error == error_code::none && r->offsets.size() == 1)
       w.record(offset_fetch_event{ctp_group, tp, r->offsets[0]});
@@ -858,6 +925,63 @@ struct offsets_monitor : sim_client {
 
 // -- the run -------------------------------------------------------------------------
 
+void world::act_some_client() {
+  if (clients_.empty())
+    return;
+  auto& c = clients_[pick(clients_.size())];
+  if (c->paused_until > now_ms() || (settling_ && c->writes()))
+    return;
+  enter(*c);
+}
+
+void world::enter(sim_client& c, bool finishing) {
+  if (c.busy)
+    return;
+  c.busy = true;
+  c.reply_seq = 0;
+  stack_.push_back(&c);
+  try {
+    if (finishing)
+      c.finish();
+    else
+      c.act();
+  } catch (...) {
+    stack_.pop_back();
+    c.busy = false;
+    throw;
+  }
+  stack_.pop_back();
+  c.busy = false;
+}
+
+void world::notice_replies() {
+  for (auto& w : waits_) {
+    if (w.arrived)
+      continue;
+    while (auto* e = (*w.waiter)->mailbox().peek()) {
+      if (e->mid == w.reply) {
+        w.arrived = true;
+        if (w.client != nullptr) {
+          w.client->reply_seq = 16 * next_seq_++;
+          w.client->reply_ms = now_ms();
+        }
+        break;
+      }
+      (*w.waiter)->dequeue();
+    }
+  }
+}
+
+void world::record_returned(event_body body) {
+  auto* c = stack_.empty() ? nullptr : stack_.back();
+  if (c == nullptr || c->reply_seq == 0)
+    record(std::move(body));
+  else if (c->reply_seq % 16 == 15) // more than 15 results of one reply: none here
+    throw sim_failure("too many events for one reply");
+  else
+    record_at(c->reply_seq++, c->reply_ms, std::move(body));
+}
+
 void world::setup_topics() {
   for (auto& t : std::vector<std::string>{input_topic, output_topics[0], output_topics[1]}) {
     auto r = call<txn_response>(broker(), create_topic_request{t, partitions_per_topic});
@@ -868,11 +992,12 @@ void world::setup_topics() {
 
 void world::settle() {
   faults_on_ = false;
+  settling_ = true;
   for (auto& c : clients_)
     c->paused_until = 0;
   for (auto& c : clients_)
     if (c->writes())
-      c->finish();
+      enter(*c, true);
 }
 
 void world::collect_final_state() {
@@ -937,7 +1062,9 @@ void world::collect_final_state() {
     }
     f.coordinator_open_transactions.push_back(std::move(o));
   }
-  f.seq = history_.events.empty() ? 1 : history_.events.back().seq + 1;
+  std::stable_sort(history_.events.begin(), history_.events.end(),
+                   [](const event& a, const event& b) { return a.seq < b.seq; });
+  f.seq = 16 * next_seq_++;
   f.time_ms = now_ms();
 }
 
@@ -981,17 +1108,11 @@ sim_result world::run() {
           }
           if (chance(rates_.client_crash)) {
             count("client.crash");
-            auto name = c->name;
-            if (auto* t = dynamic_cast<txn_client*>(c.get()))
-              t->p.reset();
-            else if (auto* x = dynamic_cast<ctp_client*>(c.get()))
-              x->p.reset();
-            else if (auto* i = dynamic_cast<idempotent_client*>(c.get()))
-              i->p.reset();
+            c->crash();
             continue;
           }
         }
-        c->act();
+        enter(*c);
         continue;
       }
       if (!step())
@@ -1005,7 +1126,7 @@ sim_result world::run() {
         sched_.advance_time(milliseconds(quiet_since + bound - now_ms()));
     for (auto& c : clients_)
       if (!c->writes())
-        c->finish();
+        enter(*c, true);
     collect_final_state();
     history_.final.quiescent_since_ms = quiet_since;
     history_.final.liveness_bound_ms = bound;
