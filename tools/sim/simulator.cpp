@@ -142,7 +142,11 @@ public:
       return true;
     }
     if (sched_.clock().has_pending_timeout()) {
-      sched_.trigger_timeout();
+      // Every timer due at the next instant fires (a backlog of request
+      // timeouts of answered requests must not hold time back).
+      auto& clock = sched_.clock();
+      auto next = clock.schedule().begin()->first;
+      sched_.advance_time(std::max(next - clock.current_time, caf::timespan{0}));
       mix(static_cast<uint64_t>(now_ms()));
       return true;
     }
@@ -319,6 +323,8 @@ public:
         graveyard_.push_back(std::move(h.rp));
         return;
       case mode::duplicate:
+        if (opts_.verbose)
+          std::fprintf(stderr, "  to %s: %s\n", address.c_str(), caf::to_string(h.msg).substr(0, 200).c_str());
         count("network.duplicate");
         caf::anon_send(i->second, std::move(h.msg));
         return;
@@ -1131,22 +1137,22 @@ sim_result world::run() {
     history_.final.quiescent_since_ms = quiet_since;
     history_.final.liveness_bound_ms = bound;
     result_.violations = check_history(history_);
-    if (opts_.dump_history) {
-      for (auto& e : history_.events)
-        std::fprintf(stderr, "%s\n", describe(e).c_str());
-      for (auto& p : history_.final.partitions) {
-        std::string line = "final " + to_string(p.tp) + " hw " + std::to_string(p.high_watermark)
-                           + " lso " + std::to_string(p.last_stable_offset) + ":";
-        for (auto& l : p.log)
-          line += " " + std::to_string(l.offset) + "="
-                  + (l.is_control ? (l.marker == control_type::commit ? "C" : "A")
-                                  : "v" + std::to_string(l.value))
-                  + "(" + std::to_string(l.pid.value) + "," + std::to_string(l.epoch.value) + ")";
-        std::fprintf(stderr, "%s\n", line.c_str());
-      }
-    }
   } catch (const sim_failure& e) {
     result_.failure = e.what();
+  }
+  if (opts_.dump_history) {
+    for (auto& e : history_.events)
+      std::fprintf(stderr, "%s\n", describe(e).c_str());
+    for (auto& p : history_.final.partitions) {
+      std::string line = "final " + to_string(p.tp) + " hw " + std::to_string(p.high_watermark)
+                         + " lso " + std::to_string(p.last_stable_offset) + ":";
+      for (auto& l : p.log)
+        line += " " + std::to_string(l.offset) + "="
+                + (l.is_control ? (l.marker == control_type::commit ? "C" : "A")
+                                : "v" + std::to_string(l.value))
+                + "(" + std::to_string(l.pid.value) + "," + std::to_string(l.epoch.value) + ")";
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
   for (auto& v : result_.violations) {
     mix(static_cast<uint64_t>(v.kind));
