@@ -571,6 +571,50 @@ producer_config producer_settings(std::optional<std::string> tid) {
   return c;
 }
 
+/// Sends a new value to `tp` with `p` (of client `client`, transactional
+/// id `tid`, in transaction `txn`), recording the send and, when the
+/// producer calls back, its ack or failure.
+void send_recorded(world& w, producer& p, const std::string& client,
+                   const std::optional<std::string>& tid, const topic_partition& tp,
+                   std::optional<txn_number> txn) {
+  auto v = w.next_value();
+  auto id = p.producer_identity();
+  w.record(send_event{client, tid, producer_id{id.first}, producer_epoch{id.second}, tp, v, txn});
+  world* wp = &w;
+  p.send(producer_record{tp.topic, tp.partition, {}, std::to_string(v), {}, -1},
+         [wp, v](const record_metadata& m, const status& st) {
+           if (st.ok())
+             wp->record(ack_event{v, m.offset});
+           else
+             wp->record(send_failed_event{v, st.code()});
+         });
+}
+
+/// Commits or aborts transaction `txn` of `tid` with `p`, recording what
+/// the call returned; rethrows its error.
+void end_recorded(world& w, producer& p, const std::string& tid, txn_number txn, bool commit) {
+  end_txn_event e{tid, txn, commit ? control_type::commit : control_type::abort};
+  auto before = p.producer_identity();
+  try {
+    if (commit)
+      p.commit_transaction();
+    else
+      p.abort_transaction();
+  } catch (const kafka_exception& ex) {
+    e.error = ex.code();
+    w.record_returned(e);
+    throw;
+  }
+  // A transaction to which nothing was added ends without EndTxn: no
+  // epoch is handed then.
+  if (auto id = p.producer_identity(); id != before) {
+    e.pid = producer_id{id.first};
+    e.epoch = producer_epoch{id.second};
+  }
+  w.record_returned(e);
+  ++(commit ? w.result().commits : w.result().aborts);
+}
+
 /// A transactional producer: begin, a few sends, commit or abort, again.
 /// Two of them may share a transactional id (each fences the other).
 struct txn_client : sim_client {
@@ -595,41 +639,12 @@ struct txn_client : sim_client {
   }
 
   void send_one(const std::string& topic) {
-    auto v = w.next_value();
-    auto id = p->producer_identity();
     topic_partition tp{topic, static_cast<int32_t>(w.pick(partitions_per_topic))};
-    w.record(send_event{name, tid, producer_id{id.first}, producer_epoch{id.second}, tp, v, txn});
-    world* wp = &w;
-    producer_record r{topic, tp.partition, {}, std::to_string(v), {}, -1};
-    p->send(r, [wp, v](const record_metadata& m, const status& st) {
-      if (st.ok())
-        wp->record(ack_event{v, m.offset});
-      else
-        wp->record(send_failed_event{v, st.code()});
-    });
+    send_recorded(w, *p, name, tid, tp, txn);
   }
 
   void end(bool commit) {
-    end_txn_event e{tid, txn, commit ? control_type::commit : control_type::abort};
-    auto before = p->producer_identity();
-    try {
-      if (commit)
-        p->commit_transaction();
-      else
-        p->abort_transaction();
-    } catch (const kafka_exception& ex) {
-      e.error = ex.code();
-      w.record_returned(e);
-      throw;
-    }
-    // A transaction to which nothing was added ends without EndTxn: no
-    // epoch is handed then.
-    if (auto id = p->producer_identity(); id != before) {
-      e.pid = producer_id{id.first};
-      e.epoch = producer_epoch{id.second};
-    }
-    w.record_returned(e);
-    ++(commit ? w.result().commits : w.result().aborts);
+    end_recorded(w, *p, tid, txn, commit);
     ph = phase::ready;
   }
 
@@ -703,19 +718,8 @@ struct idempotent_client : sim_client {
         p->flush();
         return;
       }
-      auto v = w.next_value();
-      auto id = p->producer_identity();
       topic_partition tp{input_topic, static_cast<int32_t>(w.pick(partitions_per_topic))};
-      w.record(send_event{name, std::nullopt, producer_id{id.first}, producer_epoch{id.second}, tp,
-                          v, std::nullopt});
-      world* wp = &w;
-      p->send(producer_record{input_topic, tp.partition, {}, std::to_string(v), {}, -1},
-              [wp, v](const record_metadata& m, const status& st) {
-                if (st.ok())
-                  wp->record(ack_event{v, m.offset});
-                else
-                  wp->record(send_failed_event{v, st.code()});
-              });
+      send_recorded(w, *p, name, std::nullopt, tp, std::nullopt);
       ++unflushed;
     } catch (const kafka_exception& ex) {
       if (ex.is_fatal())
@@ -781,16 +785,7 @@ struct ctp_client : sim_client {
         return;
       }
       if (must_abort) {
-        end_txn_event e{tid, txn_counter_last, control_type::abort};
-        try {
-          p->abort_transaction();
-        } catch (const kafka_exception& ex) {
-          e.error = ex.code();
-          w.record_returned(e);
-          throw;
-        }
-        w.record_returned(e);
-        ++w.result().aborts;
+        end_recorded(w, *p, tid, txn_counter_last, false);
         must_abort = false;
         rewind();
         return;
@@ -803,46 +798,22 @@ struct ctp_client : sim_client {
       txn_counter_last = txn;
       w.record(txn_begin_event{tid, txn});
       std::map<topic_partition, int64_t> offsets;
-      world* wp = &w;
       for (auto& r : recs) {
-        auto v = w.next_value();
-        auto id = p->producer_identity();
-        topic_partition out{"out2", r.partition};
-        w.record(send_event{name, tid, producer_id{id.first}, producer_epoch{id.second}, out, v, txn});
-        p->send(producer_record{out.topic, out.partition, {}, std::to_string(v), {}, -1},
-                [wp, v](const record_metadata& m, const status& st) {
-                  if (st.ok())
-                    wp->record(ack_event{v, m.offset});
-                  else
-                    wp->record(send_failed_event{v, st.code()});
-                });
+        send_recorded(w, *p, name, tid, {"out2", r.partition}, txn);
         offsets[{r.topic, r.partition}] = r.offset + 1;
       }
       p->send_offsets_to_transaction(offsets, ctp_group);
       for (auto& [tp, off] : offsets)
         w.record_returned(txn_offsets_event{tid, txn, ctp_group, tp, off});
-      end_txn_event e{tid, txn, control_type::commit};
-      try {
-        p->commit_transaction();
-      } catch (const kafka_exception& ex) {
-        e.error = ex.code();
-        w.record_returned(e);
-        throw;
-      }
-      auto id = p->producer_identity();
-      e.pid = producer_id{id.first};
-      e.epoch = producer_epoch{id.second};
-      w.record_returned(e);
-      ++w.result().commits;
+      end_recorded(w, *p, tid, txn, true);
     } catch (const kafka_exception& ex) {
       if (ex.is_fatal()) {
         p.reset();
         c.reset();
-      } else if (ex.is_abortable()) {
-        must_abort = true;
       } else {
-        // retriable (the commit's outcome is unknown): start over from the
-        // committed offsets; a commit that did happen moved them.
+        // Abortable, or retriable (a commit whose outcome is unknown): abort
+        // and start over from the committed offsets; a commit that did
+        // happen moved them.
         must_abort = true;
       }
     }
