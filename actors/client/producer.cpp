@@ -295,8 +295,19 @@ void producer::send(const producer_record& r, send_callback cb) {
     d.init_idempotent();
   d.check(d.tm.check_send());
   auto tp = d.choose_partition(r);
-  if (d.tm.transactional())
-    d.add_partitions({tp}); // before the partition's first batch
+  if (d.tm.transactional()) {
+    try {
+      d.add_partitions({tp}); // before the partition's first batch
+    } catch (const kafka_exception& e) {
+      if (e.cls() != error_class::retriable)
+        throw;
+      // As Kafka's send(): a record that cannot join the transaction makes
+      // it abortable, so that a commit can never leave it out silently.
+      status st{e.code(), std::string("send: ") + e.what()};
+      d.tm.fail(error_class::abortable, st);
+      throw kafka_exception(st, error_class::abortable);
+    }
+  }
   auto leaders = d.ch.partitions(tp.topic, false, d.request_timeout());
   record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : d.ch.timestamp_ms()};
   auto id = d.next_record_id++;

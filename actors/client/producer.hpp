@@ -62,13 +62,18 @@ public:
   /// out of order.
   void begin_transaction();
 
-  /// Hands a record to the session (see Batching above); blocks only to look
-  /// up metadata or to add a new partition to the transaction. Throws UNKNOWN_TOPIC_OR_PARTITION
-  /// (abortable: the transaction must be aborted, as after Kafka's metadata
-  /// timeout in send()) for an unknown topic or partition,
-  /// INVALID_TXN_STATE outside a transaction of a transactional producer,
-  /// or the stored error after a fatal or abortable one. Errors of the batch itself reach `callback` and the
-  /// next flush() or commit_transaction().
+  /// Hands a record to the session (see Batching above); blocks only to
+  /// look up metadata or to add a new partition to the transaction. Throws
+  /// UNKNOWN_TOPIC_OR_PARTITION (abortable: the transaction must be aborted,
+  /// as after Kafka's metadata timeout in send()) for an unknown topic or
+  /// partition, INVALID_TXN_STATE outside a transaction of a transactional
+  /// producer, or the stored error after a fatal or abortable one. When
+  /// AddPartitionsToTxn for the record's partition still fails after
+  /// delivery.timeout.ms (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, ...)
+  /// that error is thrown as abortable: the record is not in the
+  /// transaction, so it must be aborted (Kafka's
+  /// maybeTransitionToErrorState). Errors of the batch itself reach
+  /// `callback` and the next flush() or commit_transaction().
   void send(const producer_record& record, send_callback callback = {});
 
   /// Waits until every record sent so far is acknowledged or failed.

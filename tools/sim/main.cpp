@@ -3,7 +3,7 @@
 //
 //   caftx-sim --seed 42            one run, replayable: same seed, same trace
 //   caftx-sim --seeds 200          seeds 1..200 (or --first-seed F: F..F+199)
-//   caftx-sim --regression FILE    every seed listed in FILE
+//   caftx-sim --regression FILE    every seed listed in FILE ("SEED [FAULT-SCALE]" lines)
 //   caftx-sim --fresh 20           20 seeds never run before (random), printed
 //
 // Exit status: 0 when every run kept every rule, 1 when one did not (its
@@ -25,11 +25,18 @@ namespace {
 
 using namespace caftx::sim;
 
-std::vector<uint64_t> read_seed_file(const std::string& path) {
+struct planned_run {
+  uint64_t seed = 0;
+  double fault_scale = 1.0;
+};
+
+// One run per line: "SEED" or "SEED SCALE" (the fault scale it failed at),
+// then an optional '#' comment.
+std::vector<planned_run> read_seed_file(const std::string& path) {
   std::ifstream in{path};
   if (!in)
     throw CLI::ValidationError("--regression", "cannot open " + path);
-  std::vector<uint64_t> seeds;
+  std::vector<planned_run> runs;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     auto hash = line.find('#');
@@ -39,18 +46,38 @@ std::vector<uint64_t> read_seed_file(const std::string& path) {
     std::string word;
     if (!(ls >> word))
       continue;
+    auto where = path + ":" + std::to_string(n) + ": ";
+    planned_run r;
     try {
       size_t used = 0;
-      auto v = std::stoull(word, &used);
+      r.seed = std::stoull(word, &used);
       if (used != word.size() || word[0] == '-')
         throw std::invalid_argument(word);
-      seeds.push_back(v);
     } catch (const std::exception&) {
-      throw CLI::ValidationError("--regression", path + ":" + std::to_string(n) + ": '" + word
-                                                   + "' is not a seed (0 to 2^64-1)");
+      throw CLI::ValidationError("--regression", where + "'" + word + "' is not a seed (0 to 2^64-1)");
     }
+    if (ls >> word) {
+      try {
+        size_t used = 0;
+        r.fault_scale = std::stod(word, &used);
+        if (used != word.size() || !(r.fault_scale >= 0 && r.fault_scale <= 100))
+          throw std::invalid_argument(word);
+      } catch (const std::exception&) {
+        throw CLI::ValidationError("--regression",
+                                   where + "'" + word + "' is not a fault scale (0 to 100)");
+      }
+    }
+    if (ls >> word)
+      throw CLI::ValidationError("--regression", where + "unexpected '" + word + "'");
+    runs.push_back(r);
   }
-  return seeds;
+  return runs;
+}
+
+std::string fmt_scale(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
 }
 
 } // namespace
@@ -65,6 +92,7 @@ int main(int argc, char** argv) {
   std::string regression;
   int64_t active_ms = 20000;
   bool no_faults = false;
+  double fault_scale = 1.0;
   bool verbose = false;
   bool json = false;
   bool dump = false;
@@ -78,27 +106,29 @@ int main(int argc, char** argv) {
   app.add_option("--active-ms", active_ms, "Simulated milliseconds of work under faults per run")
     ->check(CLI::Range(int64_t{1000}, int64_t{3600000}));
   app.add_flag("--no-faults", no_faults, "The same workload without faults");
+  app.add_option("--fault-scale", fault_scale, "Multiply every fault rate (a storm: 5)")
+    ->check(CLI::Range(0.0, 100.0));
   app.add_flag("--verbose", verbose, "Print every fault as it is injected");
   app.add_flag("--dump-history", dump, "Print each run's history and final logs (stderr)");
   app.add_flag("--json", json, "One JSON object per run on stdout");
   CLI11_PARSE(app, argc, argv);
 
-  std::vector<uint64_t> list;
+  std::vector<planned_run> list;
   try {
     if (*seed_opt)
-      list.push_back(seed);
+      list.push_back({seed, fault_scale});
     for (uint64_t s = 0; s < seeds; ++s)
-      list.push_back(first_seed + s);
+      list.push_back({first_seed + s, fault_scale});
     if (!regression.empty())
-      for (auto s : read_seed_file(regression))
-        list.push_back(s);
+      for (auto r : read_seed_file(regression))
+        list.push_back(r);
   } catch (const CLI::Error& e) {
     return app.exit(e);
   }
   if (fresh > 0) {
     std::random_device rd;
     for (uint64_t i = 0; i < fresh; ++i)
-      list.push_back((static_cast<uint64_t>(rd()) << 32) ^ rd());
+      list.push_back({(static_cast<uint64_t>(rd()) << 32) ^ rd(), fault_scale});
   }
   if (list.empty()) {
     std::cerr << "caftx-sim: give --seed, --seeds, --regression or --fresh (see --help)\n";
@@ -114,11 +144,15 @@ int main(int argc, char** argv) {
   uint64_t commits = 0;
   uint64_t aborts = 0;
   auto started = std::chrono::steady_clock::now();
-  for (auto s : list) {
+  for (auto& planned : list) {
+    auto s = planned.seed;
     sim_options o;
     o.seed = s;
     o.active_ms = active_ms;
     o.faults = !no_faults;
+    o.fault_scale = planned.fault_scale;
+    auto replay = "caftx-sim --seed " + std::to_string(s)
+                  + (planned.fault_scale != 1.0 ? " --fault-scale " + fmt_scale(planned.fault_scale) : "");
     o.verbose = verbose;
     o.dump_history = dump;
     auto r = run_simulation(o);
@@ -141,7 +175,7 @@ int main(int argc, char** argv) {
       ++failed;
       std::cerr << "seed " << s << " FAILED: "
                 << (r.failure.empty() ? to_string(r.violations.front()) : r.failure) << "\n"
-                << "  replay: caftx-sim --seed " << s << "\n";
+                << "  replay: " << replay << "\n";
       for (size_t i = 1; i < r.violations.size() && i < 10; ++i)
         std::cerr << "  also: " << to_string(r.violations[i]) << "\n";
     } else if (!json) {

@@ -463,7 +463,10 @@ private:
     // Each fault is off in about a quarter of the seeds, so that every
     // fault is also seen alone with few others around it.
     auto rate = [this](double typical) {
-      return chance(0.25) ? 0.0 : typical * std::uniform_real_distribution<double>(0.3, 2.0)(rng_);
+      if (chance(0.25))
+        return 0.0;
+      auto scale = std::uniform_real_distribution<double>(0.3, 2.0)(rng_) * opts_.fault_scale;
+      return std::min(0.5, typical * scale);
     };
     rates_.drop = rate(0.01);
     rates_.drop_reply = rate(0.01);
@@ -581,13 +584,20 @@ void send_recorded(world& w, producer& p, const std::string& client,
   auto id = p.producer_identity();
   w.record(send_event{client, tid, producer_id{id.first}, producer_epoch{id.second}, tp, v, txn});
   world* wp = &w;
-  p.send(producer_record{tp.topic, tp.partition, {}, std::to_string(v), {}, -1},
-         [wp, v](const record_metadata& m, const status& st) {
-           if (st.ok())
-             wp->record(ack_event{v, m.offset});
-           else
-             wp->record(send_failed_event{v, st.code()});
-         });
+  try {
+    p.send(producer_record{tp.topic, tp.partition, {}, std::to_string(v), {}, -1},
+           [wp, v](const record_metadata& m, const status& st) {
+             if (st.ok())
+               wp->record(ack_event{v, m.offset});
+             else
+               wp->record(send_failed_event{v, st.code()});
+           });
+  } catch (const kafka_exception& ex) {
+    // The record never reached the producer's buffer: not part of any
+    // later commit.
+    w.record(send_failed_event{v, ex.code()});
+    throw;
+  }
 }
 
 /// Commits or aborts transaction `txn` of `tid` with `p`, recording what

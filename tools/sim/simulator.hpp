@@ -29,6 +29,8 @@ struct sim_options {
   int64_t active_ms = 20000;
   /// false: the same workload and scheduling, without any fault.
   bool faults = true;
+  /// Multiplies every fault rate drawn from the seed (storms: 5, 10).
+  double fault_scale = 1.0;
   /// Print each fault as it is injected (stderr).
   bool verbose = false;
   /// Print the whole history, one event per line, after the run (stderr).
