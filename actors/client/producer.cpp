@@ -1,5 +1,6 @@
 #include "actors/client/producer.hpp"
 
+#include <atomic>
 #include <mutex>
 
 #include <caf/send.hpp>
@@ -47,11 +48,63 @@ struct producer::impl {
   int32_t round_robin = 0;
   bool closed = false;
 
+  // Set once the current session has terminated (killed in a drill,
+  // crashed); the next call replaces it (see revive_session).
+  std::shared_ptr<std::atomic<bool>> session_down;
+
   impl(caf::actor_system& sys, caf::actor broker, producer_config c)
-    : cfg(std::move(c)),
-      ch(sys, std::move(broker)),
-      tm(cfg.transactional_id.has_value()),
-      session(spawn_producer_session(sys, cfg)) {
+    : cfg(std::move(c)), ch(sys, std::move(broker)), tm(cfg.transactional_id.has_value()) {
+    start_session();
+  }
+
+  // Guards `session` for session_actor(), which must not wait for a call
+  // in progress (the drill kills the session under a blocked call).
+  mutable std::mutex session_mtx;
+
+  void start_session() {
+    auto fresh = spawn_producer_session(ch.system(), cfg);
+    {
+      std::lock_guard<std::mutex> guard{session_mtx};
+      session = fresh;
+    }
+    auto down = std::make_shared<std::atomic<bool>>(false);
+    session_down = down;
+    session->attach_functor([down] { down->store(true); });
+  }
+
+  // The producer supervises its session: a session that died is replaced
+  // by a fresh one before the next call goes on. What the dead one held
+  // is lost with it, so every record not yet resolved fails, and the
+  // sequences it had assigned are gone: the producer continues with a new
+  // epoch (KIP-360) — at once when idle, after the abort the failed
+  // transaction requires when in one.
+  void revive_session() {
+    if (!session_down->load())
+      return;
+    start_session();
+    status lost{error_code::unknown_server_error,
+                "the producer's session died before the record was acknowledged; "
+                "it may or may not have been written"};
+    for (auto& [id, p] : pending)
+      if (p.cb)
+        p.cb({p.tp, -1, p.timestamp_ms}, lost);
+    pending.clear();
+    switch (tm.state()) {
+      case client_txn_state::uninitialized:
+      case client_txn_state::initializing:
+      case client_txn_state::fatal_error:
+        return;
+      case client_txn_state::ready:
+        if (tm.transactional())
+          init_producer_id(tm.pid(), tm.epoch());
+        else
+          set_identity_from(request_idempotent_identity());
+        return;
+      default: // in a transaction: it must be aborted, then the epoch is bumped
+        tm.fail(error_class::abortable, lost);
+        tm.require_epoch_bump();
+        return;
+    }
   }
 
   // Dropping the producer stops its session at once, as a process crash
@@ -150,15 +203,21 @@ struct producer::impl {
 
   void init_idempotent() {
     check(tm.begin_init());
+    set_identity_from(request_idempotent_identity());
+  }
+
+  void set_identity_from(const init_producer_id_response& r) { set_identity(r.pid, r.epoch); }
+
+  // InitProducerId without transactional id, retried until
+  // delivery.timeout.ms.
+  init_producer_id_response request_idempotent_identity() {
     auto deadline = ch.deadline_clock_ms() + cfg.delivery_timeout_ms;
     for (;;) {
       init_producer_id_request req;
       auto r = ch.call<init_producer_id_response>(ch.broker(), req, request_timeout());
       status err = r.ok() ? status{r->error, r->message} : r.error();
-      if (err.ok()) {
-        set_identity(r->pid, r->epoch);
-        return;
-      }
+      if (err.ok())
+        return std::move(r).value();
       if (!is_retriable(err.code()) || ch.deadline_clock_ms() >= deadline)
         fail(api_kind::init_producer_id, err);
       ch.sleep_ms(cfg.retry_backoff_ms);
@@ -282,11 +341,13 @@ void producer::init_transactions() {
 
 void producer::begin_transaction() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   impl_->check(impl_->tm.begin_transaction());
 }
 
 void producer::send(const producer_record& r, send_callback cb) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   auto& d = *impl_;
   if (d.closed)
     throw kafka_exception(status{error_code::invalid_txn_state, "producer is closed"},
@@ -317,6 +378,7 @@ void producer::send(const producer_record& r, send_callback cb) {
 
 void producer::flush() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   if (auto st = impl_->flush_all(); !st.ok())
     impl_->throw_batch_error(st);
 }
@@ -324,6 +386,7 @@ void producer::flush() {
 void producer::send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
                                            const std::string& group_id) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   auto& d = *impl_;
   d.check(d.tm.check_send());
   if (group_id.empty())
@@ -345,6 +408,7 @@ void producer::send_offsets_to_transaction(const std::map<topic_partition, int64
 
 void producer::commit_transaction() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   auto& d = *impl_;
   if (d.tm.state() == client_txn_state::abortable_error)
     d.check(d.tm.begin_commit());
@@ -360,6 +424,7 @@ void producer::commit_transaction() {
 
 void producer::abort_transaction() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   auto& d = *impl_;
   d.check(d.tm.begin_abort());
   (void) d.settle(true); // unsent records are dropped, sent ones resolve
@@ -373,6 +438,7 @@ void producer::abort_transaction() {
 
 void producer::close() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->revive_session();
   auto& d = *impl_;
   if (d.closed)
     return;
@@ -389,6 +455,11 @@ void producer::set_driver(client_driver driver) {
 void producer::set_fault_hook(std::function<void(const char*)> hook) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->hook = std::move(hook);
+}
+
+caf::actor producer::session_actor() const {
+  std::lock_guard<std::mutex> guard{impl_->session_mtx};
+  return impl_->session;
 }
 
 std::pair<int64_t, int16_t> producer::producer_identity() const {

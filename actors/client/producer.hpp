@@ -116,6 +116,11 @@ public:
   /// Replaces how the producer tells time and waits (see client_driver);
   /// call before any other call. For CAF's deterministic test scheduler.
   void set_driver(client_driver driver);
+  /// Drills: the producer's session actor. Killing it simulates its crash:
+  /// the producer starts a new session at its next call, fails the records
+  /// not yet acknowledged (UNKNOWN_SERVER_ERROR to their callbacks; an open
+  /// transaction becomes abortable) and continues with a bumped epoch.
+  caf::actor session_actor() const;
   /// The current producer id and epoch (-1 before initialization).
   std::pair<int64_t, int16_t> producer_identity() const;
 

@@ -25,6 +25,12 @@ struct session_state {
   std::vector<session_completion> done;
   std::vector<caf::response_promise> flushes;
   static inline const char* name = "caftx.producer_session";
+  // A session that dies (killed, crashed) answers the flushes it held at
+  // once: the producer waits for them without a timeout.
+  ~session_state() {
+    for (auto& rp : flushes)
+      rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+  }
 };
 
 using session_ptr = caf::stateful_actor<session_state>*;

@@ -64,6 +64,7 @@ struct fault_rates {
   double delay = 0;       // per message: held back
   int64_t max_delay_ms = 0;
   double kill = 0;        // per step: a supervised component killed
+  double session_kill = 0; // per step: a producer's session actor killed
   double node_crash = 0;  // per step: the node crashes and restarts
   double point_crash = 0; // per fault point hit: the actor dies there
   double client_crash = 0; // per client operation: the client process dies
@@ -363,6 +364,8 @@ public:
       crash_node();
       return;
     }
+    if (chance(rates_.session_kill))
+      kill_some_session();
     if (chance(rates_.kill)) {
       std::vector<std::string> supervised;
       for (auto& [address, actor] : bindings_)
@@ -375,6 +378,9 @@ public:
       caf::anon_send(bindings_[address], kill_child_request{});
     }
   }
+
+  /// A client's producer session dies (the producer replaces it).
+  void kill_some_session();
 
   /// Power loss: every actor of the node dies, writes not synced are lost,
   /// messages on the wire are gone; the node restarts from its LevelDB.
@@ -477,6 +483,7 @@ private:
     rates_.node_crash = rate(0.00002);
     rates_.point_crash = rate(0.01);
     rates_.client_crash = rate(0.005);
+    rates_.session_kill = rate(0.0001);
     rates_.pause = rate(0.003);
   }
 
@@ -550,6 +557,8 @@ struct sim_client {
   /// The application process dies (its producer is dropped unflushed); the
   /// next act() starts a new instance.
   virtual void crash() {}
+  /// The client's producer, if it has one now.
+  virtual producer* current_producer() { return nullptr; }
 
   world& w;
   std::string name;
@@ -641,6 +650,7 @@ struct txn_client : sim_client {
   bool want_commit = true;
 
   void crash() override { p.reset(); }
+  producer* current_producer() override { return p.get(); }
 
   void make_producer() {
     p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(tid));
@@ -716,6 +726,7 @@ struct idempotent_client : sim_client {
   int unflushed = 0;
 
   void crash() override { p.reset(); }
+  producer* current_producer() override { return p.get(); }
 
   void act() override {
     if (!p) {
@@ -765,6 +776,7 @@ struct ctp_client : sim_client {
     c.reset();
     must_abort = false;
   }
+  producer* current_producer() override { return p.get(); }
 
   void restart() {
     p = std::make_unique<producer>(w.system(), w.broker(), producer_settings(tid));
@@ -956,6 +968,15 @@ void world::notice_replies() {
       }
       (*w.waiter)->dequeue();
     }
+  }
+}
+
+void world::kill_some_session() {
+  if (clients_.empty())
+    return;
+  if (auto* p = clients_[pick(clients_.size())]->current_producer()) {
+    count("kill.producer_session");
+    caf::anon_send_exit(p->session_actor(), caf::exit_reason::kill);
   }
 }
 
