@@ -25,11 +25,13 @@ namespace {
 // Every committed record of `topic` below the end offsets (last stable
 // offsets) seen at the start of the call.
 std::vector<caftx::consumer_record> read_all(caf::actor_system& sys, const caf::actor& broker,
-                                             const std::string& topic, int32_t partitions) {
+                                             const std::string& topic, int32_t partitions,
+                                             const caftx::client_driver& driver) {
   consumer c{sys, broker,
              caftx::properties{{"isolation.level", "read_committed"},
                                {"auto.offset.reset", "earliest"},
                                {"max.poll.records", "10000"}}};
+  c.set_driver(driver);
   std::vector<topic_partition> tps;
   for (int32_t p = 0; p < partitions; ++p)
     tps.push_back({topic, p});
@@ -70,14 +72,16 @@ void create_topics(caf::actor_system& sys, const caf::actor& broker) {
   }
 }
 
-int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir) {
+int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
+                    const caftx::client_driver& driver) {
   auto lines = read_order_lines(dir + "/order_details.csv");
   producer p{sys, broker, caftx::properties{{"transactional.id", "order-loader"}}};
+  p.set_driver(driver);
   p.init_transactions(); // finishes or aborts a load that was interrupted
   // The load is one transaction: committed orders mean it is complete (an
   // aborted load leaves only aborted records, which read_committed skips).
   // A complete load must be of this very input.
-  auto loaded = read_all(sys, broker, orders_topic, 1);
+  auto loaded = read_all(sys, broker, orders_topic, 1, driver);
   if (!loaded.empty()) {
     std::vector<std::pair<std::string, std::string>> input;
     for_each_order(dir + "/orders.csv", lines, [&](const order& o) {
@@ -108,17 +112,19 @@ int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std:
 }
 
 void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
-                   int orders_per_transaction, const crash_hook& hook, int& committed) {
+                   int orders_per_transaction, const crash_hook& hook, int& committed,
+                   const caftx::client_driver& driver) {
   const stock_map opening = read_products(dir + "/products.csv");
   int txn = 0;
   producer p{sys, broker,
              caftx::properties{{"transactional.id", processor_id},
                                {"transaction.timeout.ms", "60000"}}};
+  p.set_driver(driver);
   p.set_fault_hook([&](const char* point) { call_hook(hook, point, txn, -1); });
   p.init_transactions(); // fences an earlier incarnation, finishes its transaction
   // The stock is rebuilt from what was committed, nowhere else.
   stock_map stock = opening;
-  for (auto& r : read_all(sys, broker, stock_topic, 4)) {
+  for (auto& r : read_all(sys, broker, stock_topic, 4, driver)) {
     auto s = decode_stock_reduced(r.value);
     stock[s.product_id] = s.new_stock;
   }
@@ -127,8 +133,18 @@ void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::
                                 {"group.id", processor_id},
                                 {"auto.offset.reset", "earliest"},
                                 {"max.poll.records", std::to_string(orders_per_transaction)}}};
+  in.set_driver(driver);
   const topic_partition in_tp{orders_topic, 0};
   in.assign({in_tp});
+  // The load's commit returns once it is decided; its marker follows.
+  // Until the marker is written the last stable offset hides the orders, and
+  // "done" below would be decided on nothing: wait until the last stable
+  // offset reaches the high watermark (nothing else writes the orders).
+  consumer probe{sys, broker, caftx::properties{{"isolation.level", "read_uncommitted"}}};
+  probe.set_driver(driver);
+  probe.assign({in_tp});
+  while (in.end_offset(in_tp) < probe.end_offset(in_tp))
+    (void) probe.poll(10ms); // waits 10 ms: the probe sits at the end
   for (;;) {
     if (in.position(in_tp) >= in.end_offset(in_tp))
       return;
@@ -186,7 +202,8 @@ void await_transaction_completion(caf::actor_system& sys, const caf::actor& brok
   }
 }
 
-result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir) {
+result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
+                   const caftx::client_driver& driver) {
   result r;
   std::set<int32_t> seen;
   auto note = [&](int32_t id, std::vector<int32_t>& into) {
@@ -194,14 +211,14 @@ result read_result(caf::actor_system& sys, const caf::actor& broker, const std::
       throw std::runtime_error("order " + std::to_string(id) + " appears twice in the output");
     into.push_back(id);
   };
-  for (auto& rec : read_all(sys, broker, confirmed_topic, 3))
+  for (auto& rec : read_all(sys, broker, confirmed_topic, 3, driver))
     note(decode_order(rec.value).order_id, r.confirmed);
-  for (auto& rec : read_all(sys, broker, rejected_topic, 1))
+  for (auto& rec : read_all(sys, broker, rejected_topic, 1, driver))
     note(decode_order(rec.value).order_id, r.rejected);
   std::sort(r.confirmed.begin(), r.confirmed.end());
   std::sort(r.rejected.begin(), r.rejected.end());
   r.final_stock = read_products(dir + "/products.csv");
-  for (auto& rec : read_all(sys, broker, stock_topic, 4)) {
+  for (auto& rec : read_all(sys, broker, stock_topic, 4, driver)) {
     auto s = decode_stock_reduced(rec.value);
     r.final_stock[s.product_id] = s.new_stock; // one product, one partition: in order
     ++r.lines_written;

@@ -1,7 +1,9 @@
 // The Northwind orders pipeline on caftx: a transactional loader, an
 // exactly-once consume-transform-produce processor, a read_committed
 // verifier, and the job that runs them while crashing the processor and
-// restarting the node.
+// restarting the node. Every function that talks to the cluster takes an
+// optional client_driver: the simulator runs them on CAF's deterministic
+// scheduler (tools/sim/); the default is real time.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/client/client.hpp"
 #include "northwind.hpp"
 
 namespace northwind {
@@ -34,7 +37,8 @@ void create_topics(caf::actor_system& sys, const caf::actor& broker);
 /// and line: nothing of the load becomes visible. Returns the number of
 /// orders loaded, or 0 if `orders` already holds a committed load (a rerun
 /// on the same data directory resumes instead of loading twice).
-int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir);
+int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
+                    const caftx::client_driver& driver = {});
 
 /// Thrown by a fault hook to simulate the processor process dying.
 struct simulated_crash : std::runtime_error {
@@ -53,7 +57,8 @@ using crash_hook = std::function<void(const std::string& point, int transaction,
 /// transaction to `committed`. Throws simulated_crash from `hook`, which
 /// is also called with "begin_transaction" at the start of each attempt.
 void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
-                   int orders_per_transaction, const crash_hook& hook, int& committed);
+                   int orders_per_transaction, const crash_hook& hook, int& committed,
+                   const caftx::client_driver& driver = {});
 
 /// Waits (up to 60 s) until `transactional_id`'s last transaction is
 /// complete, i.e. its markers are written everywhere. Throws on timeout.
@@ -62,7 +67,8 @@ void await_transaction_completion(caf::actor_system& sys, const caf::actor& brok
 
 /// Reads every output topic with read_committed and builds the result.
 /// Throws std::runtime_error on a duplicate or unknown order.
-result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir);
+result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
+                   const caftx::client_driver& driver = {});
 
 /// Options of the whole job.
 struct job_options {

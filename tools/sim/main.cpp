@@ -3,8 +3,9 @@
 //
 //   caftx-sim --seed 42            one run, replayable: same seed, same trace
 //   caftx-sim --seeds 200          seeds 1..200 (or --first-seed F: F..F+199)
-//   caftx-sim --regression FILE    every seed listed in FILE ("SEED [FAULT-SCALE]" lines)
+//   caftx-sim --regression FILE    every run listed in FILE ("SEED [FAULT-SCALE] [WORKLOAD]")
 //   caftx-sim --fresh 20           20 seeds never run before (random), printed
+//   caftx-sim --workload northwind --seeds 20   the Northwind pipeline instead
 //
 // Exit status: 0 when every run kept every rule, 1 when one did not (its
 // seed and first violated rule are printed), 2 for bad arguments.
@@ -28,10 +29,12 @@ using namespace caftx::sim;
 struct planned_run {
   uint64_t seed = 0;
   double fault_scale = 1.0;
+  std::string workload = "mixed";
 };
 
-// One run per line: "SEED" or "SEED SCALE" (the fault scale it failed at),
-// then an optional '#' comment.
+// One run per line: "SEED [FAULT-SCALE] [WORKLOAD]" (the fault scale and
+// workload it failed with; 1 and mixed by default), then an optional '#'
+// comment.
 std::vector<planned_run> read_seed_file(const std::string& path) {
   std::ifstream in{path};
   if (!in)
@@ -56,19 +59,28 @@ std::vector<planned_run> read_seed_file(const std::string& path) {
     } catch (const std::exception&) {
       throw CLI::ValidationError("--regression", where + "'" + word + "' is not a seed (0 to 2^64-1)");
     }
-    if (ls >> word) {
+    bool scale_seen = false;
+    bool workload_seen = false;
+    while (ls >> word) {
+      if ((word == "mixed" || word == "northwind") && !workload_seen) {
+        r.workload = word;
+        workload_seen = true;
+        continue;
+      }
+      if (scale_seen || workload_seen)
+        throw CLI::ValidationError("--regression", where + "unexpected '" + word + "'");
       try {
         size_t used = 0;
         r.fault_scale = std::stod(word, &used);
         if (used != word.size() || !(r.fault_scale >= 0 && r.fault_scale <= 100))
           throw std::invalid_argument(word);
       } catch (const std::exception&) {
-        throw CLI::ValidationError("--regression",
-                                   where + "'" + word + "' is not a fault scale (0 to 100)");
+        throw CLI::ValidationError("--regression", where + "'" + word
+                                                     + "' is not a fault scale (0 to 100) "
+                                                       "nor a workload (mixed, northwind)");
       }
+      scale_seen = true;
     }
-    if (ls >> word)
-      throw CLI::ValidationError("--regression", where + "unexpected '" + word + "'");
     runs.push_back(r);
   }
   return runs;
@@ -92,6 +104,8 @@ int main(int argc, char** argv) {
   std::string regression;
   int64_t active_ms = 20000;
   bool no_faults = false;
+  std::string workload_name = "mixed";
+  std::string northwind_dir = CAFTX_NORTHWIND_DIR;
   double fault_scale = 1.0;
   bool verbose = false;
   bool json = false;
@@ -105,6 +119,12 @@ int main(int argc, char** argv) {
     ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
   app.add_option("--active-ms", active_ms, "Simulated milliseconds of work under faults per run")
     ->check(CLI::Range(int64_t{1000}, int64_t{3600000}));
+  app.add_option("--workload", workload_name,
+                 "mixed (producers, consume-transform-produce, readers; the history checker) or "
+                 "northwind (the Northwind pipeline; its result against the sequential one)")
+    ->check(CLI::IsMember({"mixed", "northwind"}));
+  app.add_option("--northwind-dir", northwind_dir, "The Northwind CSVs, for --workload northwind")
+    ->check(CLI::ExistingDirectory);
   app.add_flag("--no-faults", no_faults, "The same workload without faults");
   app.add_option("--fault-scale", fault_scale, "Multiply every fault rate (a storm: 5)")
     ->check(CLI::Range(0.0, 100.0));
@@ -116,9 +136,9 @@ int main(int argc, char** argv) {
   std::vector<planned_run> list;
   try {
     if (*seed_opt)
-      list.push_back({seed, fault_scale});
+      list.push_back({seed, fault_scale, workload_name});
     for (uint64_t s = 0; s < seeds; ++s)
-      list.push_back({first_seed + s, fault_scale});
+      list.push_back({first_seed + s, fault_scale, workload_name});
     if (!regression.empty())
       for (auto r : read_seed_file(regression))
         list.push_back(r);
@@ -128,7 +148,7 @@ int main(int argc, char** argv) {
   if (fresh > 0) {
     std::random_device rd;
     for (uint64_t i = 0; i < fresh; ++i)
-      list.push_back({(static_cast<uint64_t>(rd()) << 32) ^ rd(), fault_scale});
+      list.push_back({(static_cast<uint64_t>(rd()) << 32) ^ rd(), fault_scale, workload_name});
   }
   if (list.empty()) {
     std::cerr << "caftx-sim: give --seed, --seeds, --regression or --fresh (see --help)\n";
@@ -151,7 +171,10 @@ int main(int argc, char** argv) {
     o.active_ms = active_ms;
     o.faults = !no_faults;
     o.fault_scale = planned.fault_scale;
+    o.load = planned.workload == "northwind" ? workload::northwind : workload::mixed;
+    o.northwind_dir = northwind_dir;
     auto replay = "caftx-sim --seed " + std::to_string(s)
+                  + (o.load == workload::northwind ? " --workload northwind" : "")
                   + (planned.fault_scale != 1.0 ? " --fault-scale " + fmt_scale(planned.fault_scale) : "");
     o.verbose = verbose;
     o.dump_history = dump;

@@ -26,6 +26,7 @@
 #include "actors/client/read_committed_filter.hpp"
 #include "runtime/fault_point.hpp"
 #include "runtime/messages.hpp"
+#include "examples/northwind/pipeline.hpp"
 #include "tools/sim/crash_env.hpp"
 
 namespace caftx::sim {
@@ -55,6 +56,7 @@ struct sim_config : caf::actor_system_config {
 struct sim_failure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
 
 /// How often each fault happens in one run; drawn from the seed.
 struct fault_rates {
@@ -488,6 +490,8 @@ private:
   }
 
   void setup_topics();
+  void run_northwind();
+  void run_mixed();
   void settle();
   void final_reads();
   void collect_final_state();
@@ -1076,69 +1080,144 @@ void world::collect_final_state() {
   f.time_ms = now_ms();
 }
 
+// The Northwind pipeline under faults: the load (retried until it is
+// committed once), the processor (restarted after every crash or error, as
+// its operator would), then the committed output against the sequential
+// result.
+void world::run_northwind() {
+  start_node();
+  const std::vector<std::pair<std::string, int32_t>> topics{{northwind::orders_topic, 1},
+                                                            {northwind::confirmed_topic, 3},
+                                                            {northwind::rejected_topic, 1},
+                                                            {northwind::stock_topic, 4}};
+  for (auto& [name, count] : topics) {
+    auto r = call<txn_response>(broker(), create_topic_request{name, count});
+    if (!r || r->error != error_code::none)
+      throw sim_failure("topic " + name + " was not created");
+  }
+  faults_on_ = opts_.faults;
+  auto d = driver();
+  auto& dir = opts_.northwind_dir;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      northwind::load_orders(sys_, broker(), dir, d);
+      break;
+    } catch (const kafka_exception&) {
+      if (attempt >= 100)
+        throw sim_failure("northwind: the load was never committed");
+    }
+  }
+  northwind::crash_hook hook = [this](const std::string& point, int, int) {
+    if (faults_on_ && chance(std::max(0.01, rates_.client_crash * 4))) {
+      count("client.crash");
+      throw northwind::simulated_crash(point);
+    }
+  };
+  int committed = 0;
+  for (int attempt = 0;; ++attempt) {
+    try {
+      northwind::run_processor(sys_, broker(), dir, 10, hook, committed, d);
+      break;
+    } catch (const northwind::simulated_crash&) {
+    } catch (const kafka_exception&) {
+    }
+    if (attempt >= 1000)
+      throw sim_failure("northwind: the processor never finished");
+  }
+  result_.commits = static_cast<uint64_t>(committed);
+  faults_on_ = false;
+  auto quiet_since = now_ms();
+  while (now_ms() < quiet_since + 40000)
+    if (!step())
+      sched_.advance_time(milliseconds(quiet_since + 40000 - now_ms()));
+  northwind::result actual;
+  try {
+    actual = northwind::read_result(sys_, broker(), dir, d);
+  } catch (const kafka_exception& e) {
+    throw sim_failure(std::string("northwind: reading the result failed: ") + e.what());
+  } catch (const std::runtime_error& e) {
+    throw sim_failure(std::string("northwind_duplicate_output: ") + e.what());
+  }
+  auto expected = northwind::sequential_result(dir);
+  if (!(actual == expected))
+    throw sim_failure("northwind_result_mismatch: " + std::to_string(actual.confirmed.size())
+                      + " confirmed, " + std::to_string(actual.rejected.size())
+                      + " rejected; the sequential run gives "
+                      + std::to_string(expected.confirmed.size()) + " and "
+                      + std::to_string(expected.rejected.size()));
+}
+
+// The mixed workload, judged by the history checker.
+void world::run_mixed() {
+  start_node();
+  setup_topics();
+  clients_.push_back(std::make_unique<idempotent_client>(*this, "source-0"));
+  clients_.push_back(std::make_unique<idempotent_client>(*this, "source-1"));
+  clients_.push_back(std::make_unique<txn_client>(*this, "short-0", "short-0", 3));
+  clients_.push_back(std::make_unique<txn_client>(*this, "short-1", "short-1", 3));
+  clients_.push_back(std::make_unique<txn_client>(*this, "long-0", "long-0", 30));
+  clients_.push_back(std::make_unique<txn_client>(*this, "shared-a", "shared", 4));
+  clients_.push_back(std::make_unique<txn_client>(*this, "shared-b", "shared", 4));
+  clients_.push_back(std::make_unique<ctp_client>(
+    *this, "ctp-0", "ctp-0",
+    std::vector<topic_partition>{{input_topic, 0}, {input_topic, 2}}));
+  clients_.push_back(std::make_unique<ctp_client>(
+    *this, "ctp-1", "ctp-1",
+    std::vector<topic_partition>{{input_topic, 1}, {input_topic, 3}}));
+  clients_.push_back(std::make_unique<reader_client>(*this, "rc-0", isolation_level::read_committed));
+  clients_.push_back(std::make_unique<reader_client>(*this, "ru-0", isolation_level::read_uncommitted));
+  clients_.push_back(std::make_unique<offsets_monitor>(*this, "offsets-0"));
+
+  faults_on_ = opts_.faults;
+  auto end = now_ms() + opts_.active_ms;
+  while (now_ms() < end) {
+    maybe_inject();
+    // Clients act often while actors are idle, so that time moves on
+    // mostly while requests are in flight.
+    if (chance(sched_.jobs.empty() ? 0.9 : 0.1)) {
+      auto& c = clients_[pick(clients_.size())];
+      if (c->paused_until > now_ms())
+        continue;
+      if (c->writes() && faults_on_) {
+        if (chance(rates_.pause)) {
+          count("client.pause");
+          c->paused_until = now_ms() + 11000 + static_cast<int64_t>(pick(5000));
+          continue;
+        }
+        if (chance(rates_.client_crash)) {
+          count("client.crash");
+          c->crash();
+          continue;
+        }
+      }
+      enter(*c);
+      continue;
+    }
+    if (!step())
+      sched_.advance_time(milliseconds(1));
+  }
+  settle();
+  auto quiet_since = now_ms();
+  const int64_t bound = 40000;
+  while (now_ms() < quiet_since + bound)
+    if (!step())
+      sched_.advance_time(milliseconds(quiet_since + bound - now_ms()));
+  for (auto& c : clients_)
+    if (!c->writes())
+      enter(*c, true);
+  collect_final_state();
+  history_.final.quiescent_since_ms = quiet_since;
+  history_.final.liveness_bound_ms = bound;
+  result_.violations = check_history(history_);
+}
+
 sim_result world::run() {
   result_.seed = opts_.seed;
   try {
-    start_node();
-    setup_topics();
-    clients_.push_back(std::make_unique<idempotent_client>(*this, "source-0"));
-    clients_.push_back(std::make_unique<idempotent_client>(*this, "source-1"));
-    clients_.push_back(std::make_unique<txn_client>(*this, "short-0", "short-0", 3));
-    clients_.push_back(std::make_unique<txn_client>(*this, "short-1", "short-1", 3));
-    clients_.push_back(std::make_unique<txn_client>(*this, "long-0", "long-0", 30));
-    clients_.push_back(std::make_unique<txn_client>(*this, "shared-a", "shared", 4));
-    clients_.push_back(std::make_unique<txn_client>(*this, "shared-b", "shared", 4));
-    clients_.push_back(std::make_unique<ctp_client>(
-      *this, "ctp-0", "ctp-0",
-      std::vector<topic_partition>{{input_topic, 0}, {input_topic, 2}}));
-    clients_.push_back(std::make_unique<ctp_client>(
-      *this, "ctp-1", "ctp-1",
-      std::vector<topic_partition>{{input_topic, 1}, {input_topic, 3}}));
-    clients_.push_back(std::make_unique<reader_client>(*this, "rc-0", isolation_level::read_committed));
-    clients_.push_back(std::make_unique<reader_client>(*this, "ru-0", isolation_level::read_uncommitted));
-    clients_.push_back(std::make_unique<offsets_monitor>(*this, "offsets-0"));
-
-    faults_on_ = opts_.faults;
-    auto end = now_ms() + opts_.active_ms;
-    while (now_ms() < end) {
-      maybe_inject();
-      // Clients act often while actors are idle, so that time moves on
-      // mostly while requests are in flight.
-      if (chance(sched_.jobs.empty() ? 0.9 : 0.1)) {
-        auto& c = clients_[pick(clients_.size())];
-        if (c->paused_until > now_ms())
-          continue;
-        if (c->writes() && faults_on_) {
-          if (chance(rates_.pause)) {
-            count("client.pause");
-            c->paused_until = now_ms() + 11000 + static_cast<int64_t>(pick(5000));
-            continue;
-          }
-          if (chance(rates_.client_crash)) {
-            count("client.crash");
-            c->crash();
-            continue;
-          }
-        }
-        enter(*c);
-        continue;
-      }
-      if (!step())
-        sched_.advance_time(milliseconds(1));
-    }
-    settle();
-    auto quiet_since = now_ms();
-    const int64_t bound = 40000;
-    while (now_ms() < quiet_since + bound)
-      if (!step())
-        sched_.advance_time(milliseconds(quiet_since + bound - now_ms()));
-    for (auto& c : clients_)
-      if (!c->writes())
-        enter(*c, true);
-    collect_final_state();
-    history_.final.quiescent_since_ms = quiet_since;
-    history_.final.liveness_bound_ms = bound;
-    result_.violations = check_history(history_);
+    if (opts_.load == workload::northwind)
+      run_northwind();
+    else
+      run_mixed();
   } catch (const sim_failure& e) {
     result_.failure = e.what();
   }

@@ -21,8 +21,22 @@
 
 namespace caftx::sim {
 
+/// What the clients do.
+enum class workload : uint8_t {
+  /// Transactional, idempotent, consume-transform-produce clients and
+  /// readers, judged by the history checker.
+  mixed,
+  /// The Northwind orders pipeline (examples/northwind) with processor
+  /// crashes, judged by comparing its result with the sequential one.
+  northwind,
+};
+
 struct sim_options {
   uint64_t seed = 1;
+  workload load = workload::mixed;
+  /// The Northwind CSVs (orders.csv, order_details.csv, products.csv), for
+  /// workload::northwind.
+  std::string northwind_dir;
   /// Simulated milliseconds during which clients work and faults happen;
   /// then the run settles (clients finish, no faults) for the liveness
   /// bound and is checked.
