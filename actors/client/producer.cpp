@@ -352,8 +352,12 @@ void producer::send(const producer_record& r, send_callback cb) {
   if (d.closed)
     throw kafka_exception(status{error_code::invalid_txn_state, "producer is closed"},
                           error_class::fatal);
-  if (!d.tm.transactional() && d.tm.state() == client_txn_state::uninitialized)
-    d.init_idempotent();
+  if (!d.tm.transactional() && d.tm.state() == client_txn_state::uninitialized) {
+    if (d.cfg.enable_idempotence)
+      d.init_idempotent();
+    else // enable.idempotence=false: batches carry no producer id nor sequences
+      d.tm.init_succeeded(no_producer_id, no_producer_epoch);
+  }
   d.check(d.tm.check_send());
   auto tp = d.choose_partition(r);
   if (d.tm.transactional()) {
