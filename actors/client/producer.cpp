@@ -1,5 +1,6 @@
 #include "actors/client/producer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -152,6 +153,7 @@ struct producer::impl {
                         const char* after_send_point = nullptr) {
     auto deadline = ch.deadline_clock_ms() + cfg.delivery_timeout_ms;
     bool refresh = false;
+    int concurrent_waits = 0;
     for (int attempt = 0;; ++attempt) {
       status err;
       auto coord = ch.coordinator(key_type, key, refresh, request_timeout());
@@ -175,9 +177,14 @@ struct producer::impl {
         throw kafka_exception(status{err.code(), err.message() + " (delivery.timeout.ms expired)"},
                               error_class::retriable);
       refresh = needs_rediscovery(err.code()) || err.code() == error_code::request_timed_out;
-      ch.sleep_ms(err.code() == error_code::concurrent_transactions
-                    ? std::min(cfg.retry_backoff_ms, 20)
-                    : cfg.retry_backoff_ms);
+      // CONCURRENT_TRANSACTIONS: the previous transaction's markers are
+      // still being written, a matter of two group-committed fsyncs. Kafka's
+      // client waits 20 ms at once; here the wait starts at 1 ms and doubles
+      // up to 20 ms (and never exceeds retry.backoff.ms).
+      int backoff_ms = cfg.retry_backoff_ms;
+      if (err.code() == error_code::concurrent_transactions)
+        backoff_ms = std::min({cfg.retry_backoff_ms, 20, 1 << std::min(concurrent_waits++, 5)});
+      ch.sleep_ms(backoff_ms);
     }
   }
 
