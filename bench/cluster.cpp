@@ -183,7 +183,7 @@ private:
 };
 
 double seconds(const context& ctx, double full) {
-  return std::max(0.1, full * ctx.scale);
+  return std::max(0.02, full * ctx.scale);
 }
 
 std::string fmt(const char* f, double v) {

@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   context ctx;
   ctx.reps = quick ? 1 : reps;
   ctx.quick = quick;
-  ctx.scale = quick ? 0.05 : 1.0;
+  ctx.scale = quick ? 0.02 : 1.0;
   auto root = dir.empty() ? std::filesystem::temp_directory_path()
                               / ("caftx-bench-" + std::to_string(::getpid()))
                           : std::filesystem::path(dir) / ("caftx-bench-" + std::to_string(::getpid()));
