@@ -6,6 +6,7 @@
 #include "bench/suite.hpp"
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <map>
@@ -193,6 +194,8 @@ std::string fmt(const char* f, double v) {
 }
 
 void set_target(line& l, double ratio, const std::string& of, double bound, bool at_least) {
+  if (!std::isfinite(ratio) || ratio <= 0)
+    return; // the compared variant was left out (--variant)
   l.ratio = ratio;
   l.ratio_of = of;
   l.has_target = true;

@@ -18,7 +18,7 @@
 // to be compared between runs.
 //
 // Usage: caftx-bench [--json] [--reps N] [--quick] [--only LIST] [--dir DIR]
-//                    [--micro-filter REGEX]
+//                    [--micro-filter REGEX] [--variant TEXT]
 #include "bench/suite.hpp"
 
 #include <fcntl.h>
@@ -107,6 +107,9 @@ void interleave(const context& ctx, std::vector<line>& variants,
                 const std::function<rep_result(size_t, int)>& run) {
   for (int rep = 0; rep < ctx.reps; ++rep)
     for (size_t i = 0; i < variants.size(); ++i) {
+      if (!ctx.variant_filter.empty()
+          && variants[i].variant.find(ctx.variant_filter) == std::string::npos)
+        continue;
       auto probe = percentile(fsync_appends(ctx.dir, ctx.quick ? 3 : 9), 50);
       auto r = run(i, rep);
       r.fsync_p50_ms = probe;
@@ -134,6 +137,8 @@ std::string fmt_value(double v) {
 } // namespace
 
 void report(const line& l) {
+  if (l.reps.empty()) // left out by --variant
+    return;
   auto s = l.stats();
   int slow = l.slow_reps();
   nlohmann::json reps = nlohmann::json::array();
@@ -221,6 +226,10 @@ int main(int argc, char** argv) {
                  "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,micro");
   app.add_option("--dir", dir, "scratch directory on the disk to measure (default: temp dir)");
   app.add_option("--micro-filter", micro_filter, "regex selecting micro-benchmarks");
+  std::string variant_filter;
+  app.add_option("--variant", variant_filter,
+                 "run only the variants whose name contains this text (for profiling; "
+                 "ratios to variants left out are meaningless)");
   CLI11_PARSE(app, argc, argv);
 
   std::set<std::string> selected;
@@ -243,6 +252,7 @@ int main(int argc, char** argv) {
   context ctx;
   ctx.reps = quick ? 1 : reps;
   ctx.quick = quick;
+  ctx.variant_filter = variant_filter;
   ctx.scale = quick ? 0.02 : 1.0;
   auto root = dir.empty() ? std::filesystem::temp_directory_path()
                               / ("caftx-bench-" + std::to_string(::getpid()))

@@ -42,6 +42,7 @@ struct context {
   int reps = 5;             // repetitions of each variant, interleaved
   bool quick = false;       // smoke run: tiny sizes and durations
   double scale = 1.0;       // multiplies durations and sizes (quick: small)
+  std::string variant_filter; // run only variants whose name contains it (profiling)
   /// Floor figures of the opening calibration (ms, puts/s, ...).
   double fsync_p50_ms = 0;
   double caf_round_trip_us = 0;
