@@ -98,7 +98,7 @@ struct producer::impl {
       case client_txn_state::ready:
         if (tm.transactional())
           init_producer_id(tm.pid(), tm.epoch());
-        else
+        else if (cfg.enable_idempotence) // a plain producer has no identity
           set_identity_from(request_idempotent_identity());
         return;
       default: // in a transaction: it must be aborted, then the epoch is bumped
