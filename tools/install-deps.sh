@@ -11,6 +11,7 @@ packages=(
   libgtest-dev librapidcheck-dev
   libcli11-dev
   nlohmann-json3-dev
+  libbenchmark-dev
   libfccp-dev
 )
 

@@ -1,6 +1,7 @@
 #include "actors/client/consumer.hpp"
 
 #include <mutex>
+#include <iterator>
 
 #include "actors/client/client_context.hpp"
 
@@ -130,8 +131,12 @@ struct consumer::impl {
       auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
                               max - out.size());
       positions[tp] = f.next_offset;
-      for (auto& rec : f.records)
-        out.push_back(std::move(rec));
+      if (out.empty()) {
+        out = std::move(f.records);
+      } else {
+        out.reserve(out.size() + f.records.size());
+        std::move(f.records.begin(), f.records.end(), std::back_inserter(out));
+      }
     }
     if (!assigned.empty())
       next_partition = (next_partition + 1) % assigned.size();

@@ -17,6 +17,11 @@ filtered_fetch filter_fetched(const topic_partition& tp, int64_t fetch_offset,
   std::sort(heap.begin(), heap.end(), [](auto& a, auto& b) { return a.first_offset < b.first_offset; });
   size_t next_aborted = 0;
   std::set<producer_id> aborted_pids;
+  size_t at_most = 0;
+  for (auto& b : batches)
+    if (!b.is_control() && b.last_offset() >= fetch_offset)
+      at_most += b.records.size();
+  out.records.reserve(std::min(at_most, max_records));
   for (auto& b : batches) {
     if (b.last_offset() < fetch_offset)
       continue;

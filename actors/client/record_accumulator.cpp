@@ -162,7 +162,8 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
         if (p.queue[k].in_flight)
           orphaned_.insert(p.queue[k].generation);
       fail_from(p, pos, error, message);
-      if (!settings_.transactional && error != error_code::producer_fenced)
+      if (!settings_.transactional && pid_ != no_producer_id
+          && error != error_code::producer_fenced)
         bump_pending_ = true;
     }
   }

@@ -260,9 +260,20 @@ status_or<fetch_result> partition_core::fetch(int64_t fetch_offset, int32_t max_
   }
   if (isolation == isolation_level::read_committed && !r.batches.empty()) {
     int64_t end = r.batches.back().last_offset() + 1;
-    for (auto& a : aborted_index_)
-      if (a.last_offset >= fetch_offset && a.first_offset < end)
-        r.aborted.push_back({a.pid, a.first_offset});
+    // The index is in marker order (last_offset ascending): skip the
+    // entries that end before the fetch offset, and stop after the first
+    // whose recorded LSO reaches `end`, as every later aborted transaction
+    // starts at or after that LSO (Kafka's collectAbortedTxns).
+    auto i = std::lower_bound(aborted_index_.begin(), aborted_index_.end(), fetch_offset,
+                              [](const aborted_txn_entry& a, int64_t off) {
+                                return a.last_offset < off;
+                              });
+    for (; i != aborted_index_.end(); ++i) {
+      if (i->first_offset < end)
+        r.aborted.push_back({i->pid, i->first_offset});
+      if (i->last_stable_offset >= end)
+        break;
+    }
   }
   return r;
 }

@@ -188,6 +188,30 @@ TEST_F(ClientTest, IdempotentProducerDeliversInOrderWithDenseOffsets) {
     EXPECT_EQ(values[i], std::to_string(i));
 }
 
+TEST_F(ClientTest, ProducerWithoutIdempotenceWritesBatchesWithoutProducerId) {
+  producer p{sys, n->broker(),
+             properties{{"enable.idempotence", "false"}, {"batch.size", "100"}}};
+  std::vector<int64_t> offsets;
+  for (int i = 0; i < 20; ++i)
+    p.send(to(std::to_string(i)), [&](const record_metadata& m, const status& st) {
+      EXPECT_TRUE(st.ok()) << st.to_string();
+      offsets.push_back(m.offset);
+    });
+  p.flush();
+  EXPECT_EQ(p.producer_identity(), (std::pair<int64_t, int16_t>{-1, -1}));
+  ASSERT_EQ(offsets.size(), 20u);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(offsets[i], i);
+  admin_client admin{sys, n->broker()};
+  auto producers = admin.describe_producers({"out", 0});
+  ASSERT_TRUE(producers.ok()) << producers.error().to_string();
+  EXPECT_TRUE(producers->empty()); // no producer state for unidentified batches
+  auto values = read("read_committed");
+  ASSERT_EQ(values.size(), 20u);
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(values[i], std::to_string(i));
+}
+
 TEST_F(ClientTest, OneProducerSharedByFourThreadsDeliversEveryRecordOnce) {
   producer p{sys, n->broker(), properties{{"batch.size", "200"}}};
   std::vector<std::thread> threads;
