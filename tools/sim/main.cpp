@@ -12,7 +12,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -26,6 +33,23 @@ namespace {
 
 using namespace caftx::sim;
 
+// A seed: decimal digits only, 0 to 2^64-1 (no sign, no hex, no wrap).
+std::optional<uint64_t> parse_seed(const std::string& word) {
+  if (word.empty() || word.size() > 20
+      || !std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  auto v = std::strtoull(word.c_str(), &end, 10);
+  if (errno == ERANGE || end != word.c_str() + word.size())
+    return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
+std::string clip(const std::string& word) {
+  return word.size() <= 40 ? word : word.substr(0, 40) + "...";
+}
+
 struct planned_run {
   uint64_t seed = 0;
   double fault_scale = 1.0;
@@ -36,6 +60,8 @@ struct planned_run {
 // workload it failed with; 1 and mixed by default), then an optional '#'
 // comment.
 std::vector<planned_run> read_seed_file(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path))
+    throw CLI::ValidationError("--regression", path + " is not a file");
   std::ifstream in{path};
   if (!in)
     throw CLI::ValidationError("--regression", "cannot open " + path);
@@ -51,14 +77,11 @@ std::vector<planned_run> read_seed_file(const std::string& path) {
       continue;
     auto where = path + ":" + std::to_string(n) + ": ";
     planned_run r;
-    try {
-      size_t used = 0;
-      r.seed = std::stoull(word, &used);
-      if (used != word.size() || word[0] == '-')
-        throw std::invalid_argument(word);
-    } catch (const std::exception&) {
-      throw CLI::ValidationError("--regression", where + "'" + word + "' is not a seed (0 to 2^64-1)");
-    }
+    auto parsed = parse_seed(word);
+    if (!parsed)
+      throw CLI::ValidationError("--regression",
+                                 where + "'" + clip(word) + "' is not a seed (0 to 2^64-1)");
+    r.seed = *parsed;
     bool scale_seen = false;
     bool workload_seen = false;
     while (ls >> word) {
@@ -68,14 +91,15 @@ std::vector<planned_run> read_seed_file(const std::string& path) {
         continue;
       }
       if (scale_seen || workload_seen)
-        throw CLI::ValidationError("--regression", where + "unexpected '" + word + "'");
+        throw CLI::ValidationError("--regression", where + "unexpected '" + clip(word) + "'");
       try {
         size_t used = 0;
         r.fault_scale = std::stod(word, &used);
-        if (used != word.size() || !(r.fault_scale >= 0 && r.fault_scale <= 100))
+        if (used != word.size() || !std::isfinite(r.fault_scale) || r.fault_scale < 0
+            || r.fault_scale > 100)
           throw std::invalid_argument(word);
       } catch (const std::exception&) {
-        throw CLI::ValidationError("--regression", where + "'" + word
+        throw CLI::ValidationError("--regression", where + "'" + clip(word)
                                                      + "' is not a fault scale (0 to 100) "
                                                        "nor a workload (mixed, northwind)");
       }
@@ -97,9 +121,9 @@ std::string fmt_scale(double x) {
 int main(int argc, char** argv) {
   CLI::App app{"caftx-sim: deterministic simulation of a caftx node under faults, "
                "with a history checker"};
-  uint64_t seed = 0;
+  std::string seed_text;
   uint64_t seeds = 0;
-  uint64_t first_seed = 1;
+  std::string first_seed_text = "1";
   uint64_t fresh = 0;
   std::string regression;
   int64_t active_ms = 20000;
@@ -110,11 +134,23 @@ int main(int argc, char** argv) {
   bool verbose = false;
   bool json = false;
   bool dump = false;
-  auto* seed_opt = app.add_option("--seed", seed, "Run this one seed (replays it exactly)");
-  app.add_option("--seeds", seeds, "Run this many seeds, from --first-seed on")
-    ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
-  app.add_option("--first-seed", first_seed, "First seed of --seeds");
-  app.add_option("--regression", regression, "Run every seed listed in this file (one per line, # comments)");
+  auto seed_check = CLI::Validator(
+    [](std::string& x) {
+      return parse_seed(x) ? std::string{} : "'" + clip(x) + "' is not a seed (0 to 2^64-1)";
+    },
+    "SEED");
+  auto* seed_opt = app.add_option("--seed", seed_text, "Run this one seed (replays it exactly)")
+                     ->check(seed_check);
+  auto* seeds_opt = app.add_option("--seeds", seeds, "Run this many seeds, from --first-seed on")
+                      ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  auto* first_opt = app.add_option("--first-seed", first_seed_text, "First seed of --seeds (default 1)")
+                      ->check(seed_check)
+                      ->needs(seeds_opt);
+  seed_opt->excludes(seeds_opt)->excludes(first_opt);
+  app.add_option("--regression", regression,
+                 "Run every run listed in this file: one 'SEED [FAULT-SCALE] [WORKLOAD]' per "
+                 "line, '#' comments; a line without a scale or workload runs at 1 and mixed, "
+                 "whatever the command line says");
   app.add_option("--fresh", fresh, "Run this many random seeds (printed, so any can be replayed)")
     ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
   app.add_option("--active-ms", active_ms, "Simulated milliseconds of work under faults per run")
@@ -127,23 +163,53 @@ int main(int argc, char** argv) {
     ->check(CLI::ExistingDirectory);
   app.add_flag("--no-faults", no_faults, "The same workload without faults");
   app.add_option("--fault-scale", fault_scale, "Multiply every fault rate (a storm: 5)")
-    ->check(CLI::Range(0.0, 100.0));
+    ->check(CLI::Validator(
+      [](std::string& x) {
+        double v = 0;
+        try {
+          size_t used = 0;
+          v = std::stod(x, &used);
+          if (used != x.size())
+            return std::string("'" + clip(x) + "' is not a number");
+        } catch (const std::exception&) {
+          return std::string("'" + clip(x) + "' is not a number");
+        }
+        return std::isfinite(v) && v >= 0 && v <= 100 ? std::string{}
+                                                       : "'" + clip(x) + "' is outside [0, 100]";
+      },
+      "SCALE"));
   app.add_flag("--verbose", verbose, "Print every fault as it is injected");
   app.add_flag("--dump-history", dump, "Print each run's history and final logs (stderr)");
   app.add_flag("--json", json, "One JSON object per run on stdout");
-  CLI11_PARSE(app, argc, argv);
+  // Every bad argument is exit status 2, as the README says (CLI11 has its
+  // own codes); --help is 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   std::vector<planned_run> list;
   try {
     if (*seed_opt)
-      list.push_back({seed, fault_scale, workload_name});
+      list.push_back({*parse_seed(seed_text), fault_scale, workload_name});
+    auto first_seed = *parse_seed(first_seed_text);
+    if (seeds > 0 && first_seed > std::numeric_limits<uint64_t>::max() - (seeds - 1))
+      throw CLI::ValidationError("--first-seed", "--first-seed " + first_seed_text + " with --seeds "
+                                                   + std::to_string(seeds)
+                                                   + " runs past 2^64-1");
     for (uint64_t s = 0; s < seeds; ++s)
       list.push_back({first_seed + s, fault_scale, workload_name});
-    if (!regression.empty())
-      for (auto r : read_seed_file(regression))
+    if (!regression.empty()) {
+      auto runs = read_seed_file(regression);
+      if (runs.empty())
+        throw CLI::ValidationError("--regression", regression + " lists no run");
+      for (auto r : runs)
         list.push_back(r);
+    }
   } catch (const CLI::Error& e) {
-    return app.exit(e);
+    app.exit(e);
+    return 2;
   }
   if (fresh > 0) {
     std::random_device rd;
@@ -175,7 +241,9 @@ int main(int argc, char** argv) {
     o.northwind_dir = northwind_dir;
     auto replay = "caftx-sim --seed " + std::to_string(s)
                   + (o.load == workload::northwind ? " --workload northwind" : "")
-                  + (planned.fault_scale != 1.0 ? " --fault-scale " + fmt_scale(planned.fault_scale) : "");
+                  + (planned.fault_scale != 1.0 ? " --fault-scale " + fmt_scale(planned.fault_scale) : "")
+                  + (active_ms != 20000 ? " --active-ms " + std::to_string(active_ms) : "")
+                  + (no_faults ? " --no-faults" : "");
     o.verbose = verbose;
     o.dump_history = dump;
     auto r = run_simulation(o);
@@ -189,6 +257,7 @@ int main(int argc, char** argv) {
       nlohmann::json j{{"seed", s},          {"ok", r.ok()},           {"trace_hash", r.trace_hash},
                        {"events", r.events}, {"steps", r.steps},       {"simulated_ms", r.simulated_ms},
                        {"commits", r.commits}, {"aborts", r.aborts}, {"faults", r.faults},
+                       {"fault_scale", planned.fault_scale}, {"workload", planned.workload},
                        {"failure", r.failure}};
       for (auto& v : r.violations)
         j["violations"].push_back(to_string(v));
@@ -196,7 +265,9 @@ int main(int argc, char** argv) {
     }
     if (!r.ok()) {
       ++failed;
-      std::cerr << "seed " << s << " FAILED: "
+      char trace[24];
+      std::snprintf(trace, sizeof trace, "%016llx", static_cast<unsigned long long>(r.trace_hash));
+      std::cerr << "seed " << s << " (trace " << trace << ") FAILED: "
                 << (r.failure.empty() ? to_string(r.violations.front()) : r.failure) << "\n"
                 << "  replay: " << replay << "\n";
       for (size_t i = 1; i < r.violations.size() && i < 10; ++i)

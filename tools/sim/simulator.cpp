@@ -284,7 +284,7 @@ public:
         how = mode::drop_reply;
       dup = chance(rates_.duplicate);
     }
-    auto& c = conns_[{sender, address}];
+    auto& c = conns_[address][sender];
     auto at = std::max(now + delay, c.last_at);
     c.last_at = at;
     c.queue.push_back({at, std::move(rp), msg, how});
@@ -299,9 +299,7 @@ public:
   /// Delivers every due message for `address`, in connection order.
   void release(const std::string& address) {
     auto now = now_ms();
-    for (auto& [key, c] : conns_) {
-      if (key.second != address)
-        continue;
+    for (auto& [sender, c] : conns_[address]) {
       while (!c.queue.empty() && c.queue.front().at <= now) {
         auto h = std::move(c.queue.front());
         c.queue.pop_front();
@@ -388,11 +386,12 @@ public:
   /// messages on the wire are gone; the node restarts from its LevelDB.
   void crash_node() {
     count("node.crash");
-    for (auto& [key, c] : conns_) {
-      for (auto& h : c.queue)
-        graveyard_.push_back(std::move(h.rp));
-      c.queue.clear();
-    }
+    for (auto& [address, by_sender] : conns_)
+      for (auto& [sender, c] : by_sender) {
+        for (auto& h : c.queue)
+          graveyard_.push_back(std::move(h.rp));
+        c.queue.clear();
+      }
     bindings_.clear();
     node_->stop();
     sched_.run();
@@ -509,7 +508,8 @@ private:
   std::unique_ptr<node> node_;
   std::map<std::string, caf::actor> proxies_;
   std::map<std::string, caf::actor> bindings_;
-  std::map<std::pair<uint64_t, std::string>, connection> conns_;
+  /// Connections by receiving address, then by sending actor.
+  std::map<std::string, std::map<uint64_t, connection>> conns_;
   std::vector<caf::response_promise> graveyard_;
   bool faults_on_ = false;
   bool crash_node_after_step_ = false;
