@@ -132,9 +132,16 @@ struct interrupt_cleanup {
     }).detach();
   }
 
-  void remove_on_signal(const std::string& d) {
+  /// Creates a unique directory from `pattern` (mkdtemp) and, if
+  /// `remove`, registers it for removal, in one step under the lock: a
+  /// signal never finds the directory created but not registered.
+  std::string create_temporary(std::string pattern, bool remove) {
     std::lock_guard<std::mutex> guard{mtx};
-    dir = d;
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error(pattern + ": " + std::strerror(errno));
+    if (remove)
+      dir = pattern;
+    return pattern;
   }
 };
 
@@ -193,11 +200,7 @@ int main(int argc, char** argv) {
     if (temporary) {
       // A new, unique directory: never one that an earlier run left behind.
       auto pattern = (std::filesystem::temp_directory_path() / "caftx-northwind-XXXXXX").string();
-      if (::mkdtemp(pattern.data()) == nullptr)
-        throw std::runtime_error(pattern + ": " + std::strerror(errno));
-      opts.data_dir = pattern;
-      if (!keep)
-        interrupts.remove_on_signal(opts.data_dir);
+      opts.data_dir = interrupts.create_temporary(pattern, !keep);
     }
     std::filesystem::create_directories(opts.data_dir);
   } catch (const std::exception& e) {
