@@ -90,9 +90,12 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                    return;
                  }
                  CAFTX_FAULT_POINT(self, durable_point(d.card->state));
+                 // The reply first: EndTxn's caller waits for the decision
+                 // only, not for the markers (as Kafka), so its latency does
+                 // not grow with the number of partitions.
+                 then({});
                  if (d.send_markers)
                    start_markers(self, *d.card);
-                 then({});
                },
                std::move(waiting));
 }
