@@ -10,20 +10,22 @@ status from_caf_error(caf::actor_system& sys, const caf::error& e) {
   return {error_code::request_timed_out, sys.render(e)};
 }
 
-int64_t client_channel::deadline_clock_ms() const {
-  if (driver_.clock_ms)
-    return driver_.clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::steady_clock::now().time_since_epoch())
+namespace {
+
+template <class Clock>
+int64_t now_ms_of() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
     .count();
 }
 
+} // namespace
+
+int64_t client_channel::deadline_clock_ms() const {
+  return driver_.clock_ms ? driver_.clock_ms() : now_ms_of<std::chrono::steady_clock>();
+}
+
 int64_t client_channel::timestamp_ms() const {
-  if (driver_.clock_ms)
-    return driver_.clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+  return driver_.clock_ms ? driver_.clock_ms() : now_ms_of<std::chrono::system_clock>();
 }
 
 void client_channel::sleep_ms(int64_t ms) {

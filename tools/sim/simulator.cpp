@@ -119,6 +119,17 @@ public:
                .count();
   }
 
+  /// When the earliest timer is due, in simulated milliseconds; nullopt
+  /// without timers.
+  std::optional<int64_t> next_timer_ms() const {
+    auto& schedule = sched_.clock().schedule();
+    if (schedule.empty())
+      return std::nullopt;
+    return base_time_ms
+           + std::chrono::duration_cast<milliseconds>(schedule.begin()->first.time_since_epoch())
+               .count();
+  }
+
   bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   uint64_t pick(uint64_t n) { return n == 0 ? 0 : rng_() % n; }
 
@@ -144,10 +155,9 @@ public:
       after_step();
       return true;
     }
-    if (sched_.clock().has_pending_timeout()) {
+    if (auto& clock = sched_.clock(); clock.has_pending_timeout()) {
       // Every timer due at the next instant fires (a backlog of request
       // timeouts of answered requests must not hold time back).
-      auto& clock = sched_.clock();
       auto next = clock.schedule().begin()->first;
       sched_.advance_time(std::max(next - clock.current_time, caf::timespan{0}));
       mix(static_cast<uint64_t>(now_ms()));
@@ -207,17 +217,8 @@ public:
     auto until = now_ms() + ms;
     while (now_ms() < until) {
       maybe_inject();
-      auto& clock = sched_.clock();
-      if (!sched_.jobs.empty()) {
-        step();
-        continue;
-      }
-      if (clock.has_pending_timeout()
-          && base_time_ms
-                 + std::chrono::duration_cast<milliseconds>(
-                     clock.schedule().begin()->first.time_since_epoch())
-                     .count()
-               <= until) {
+      auto next = next_timer_ms();
+      if (!sched_.jobs.empty() || (next && *next <= until)) {
         step();
         continue;
       }
@@ -811,7 +812,7 @@ struct ctp_client : sim_client {
         return;
       }
       if (must_abort) {
-        end_recorded(w, *p, tid, txn_counter_last, false);
+        end_recorded(w, *p, tid, open_txn, false);
         must_abort = false;
         rewind();
         return;
@@ -821,7 +822,7 @@ struct ctp_client : sim_client {
         return;
       p->begin_transaction();
       auto txn = w.next_txn(tid);
-      txn_counter_last = txn;
+      open_txn = txn;
       w.record(txn_begin_event{tid, txn});
       std::map<topic_partition, int64_t> offsets;
       for (auto& r : recs) {
@@ -850,7 +851,7 @@ struct ctp_client : sim_client {
       act();
   }
 
-  txn_number txn_counter_last = 0;
+  txn_number open_txn = 0;
 };
 
 /// Reads output partitions forward with one isolation level and records
