@@ -58,6 +58,7 @@ namespace caftx {
   X(session_flush_result)                                                                          \
   X(session_linger)                                                                                \
   X(session_retry)                                                                                 \
+  X(session_add_retry)                                                                             \
   X(kill_child_request)                                                                            \
   X(supervisor_settled)
 

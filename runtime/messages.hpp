@@ -312,20 +312,27 @@ struct session_identity {
   producer_epoch epoch = no_producer_epoch;
 };
 
-/// One record for partition `tp`, led by `leader` (no reply).
+/// One record for partition `tp`, led by `leader` (no reply). `add_to_txn`
+/// marks a transactional producer's first record for `tp` in the current
+/// transaction: the session sends AddPartitionsToTxn for it (batched with
+/// other new partitions) and holds the partition's batches until it is
+/// added, as Kafka's Sender does.
 struct session_record {
   uint64_t id = 0; // the facade's handle for its callback
   topic_partition tp;
   caf::actor leader;
   record rec;
+  bool add_to_txn = false;
 };
 
-/// What became of one record.
+/// What became of one record. `add_failed`: the record was never sent
+/// because AddPartitionsToTxn for its partition failed with `error`.
 struct session_completion {
   uint64_t id = 0;
   error_code error = error_code::none;
   std::string message;
   int64_t offset = -1;
+  bool add_failed = false;
 };
 
 /// Seal every open batch and reply once every record received so far is
@@ -348,6 +355,13 @@ struct session_linger {
 };
 
 struct session_retry {};
+
+/// The session's AddPartitionsToTxn backoff elapsed (`generation` of the
+/// request it retries; stale timers are ignored), or, with generation 0,
+/// new partitions wait for a request.
+struct session_add_retry {
+  uint64_t generation = 0;
+};
 
 /// Drill: a supervisor kills its current child (exit_reason::kill).
 struct kill_child_request {};
@@ -419,11 +433,12 @@ CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
 CAFTX_INSPECT(marker_retry, x.transactional_id)
 CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)
 CAFTX_INSPECT(session_identity, x.pid, x.epoch)
-CAFTX_INSPECT(session_record, x.id, x.tp, x.leader, x.rec)
-CAFTX_INSPECT(session_completion, x.id, x.error, x.message, x.offset)
+CAFTX_INSPECT(session_record, x.id, x.tp, x.leader, x.rec, x.add_to_txn)
+CAFTX_INSPECT(session_completion, x.id, x.error, x.message, x.offset, x.add_failed)
 CAFTX_INSPECT(session_flush, x.discard)
 CAFTX_INSPECT(session_flush_result, x.completions, x.epoch)
 CAFTX_INSPECT(session_linger, x.tp, x.generation)
+CAFTX_INSPECT(session_add_retry, x.generation)
 
 #undef CAFTX_INSPECT
 

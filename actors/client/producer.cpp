@@ -24,10 +24,6 @@ producer_config parse_or_throw(const properties& props) {
   return c.value();
 }
 
-bool needs_rediscovery(error_code e) {
-  return e == error_code::not_coordinator || e == error_code::coordinator_not_available;
-}
-
 } // namespace
 
 struct producer::impl {
@@ -63,7 +59,7 @@ struct producer::impl {
   mutable std::mutex session_mtx;
 
   void start_session() {
-    auto fresh = spawn_producer_session(ch.system(), cfg);
+    auto fresh = spawn_producer_session(ch.system(), cfg, ch.broker());
     {
       std::lock_guard<std::mutex> guard{session_mtx};
       session = fresh;
@@ -176,15 +172,8 @@ struct producer::impl {
       if (ch.deadline_clock_ms() >= deadline) // KIP-588: the call may be repeated
         throw kafka_exception(status{err.code(), err.message() + " (delivery.timeout.ms expired)"},
                               error_class::retriable);
-      refresh = needs_rediscovery(err.code()) || err.code() == error_code::request_timed_out;
-      // CONCURRENT_TRANSACTIONS: the previous transaction's markers are
-      // still being written, a matter of two group-committed fsyncs. Kafka's
-      // client waits 20 ms at once; here the wait starts at 1 ms and doubles
-      // up to 20 ms (and never exceeds retry.backoff.ms).
-      int backoff_ms = cfg.retry_backoff_ms;
-      if (err.code() == error_code::concurrent_transactions)
-        backoff_ms = std::min({cfg.retry_backoff_ms, 20, 1 << std::min(concurrent_waits++, 5)});
-      ch.sleep_ms(backoff_ms);
+      refresh = needs_coordinator_rediscovery(err.code());
+      ch.sleep_ms(coordinator_backoff_ms(err.code(), cfg.retry_backoff_ms, concurrent_waits));
     }
   }
 
@@ -258,20 +247,6 @@ struct producer::impl {
     return {r.topic, round_robin++ % n};
   }
 
-  // AddPartitionsToTxn for the partitions about to get their first batch.
-  void add_partitions(const std::vector<topic_partition>& tps) {
-    std::vector<topic_partition> fresh;
-    for (auto& tp : tps)
-      if (!tm.is_added(tp))
-        fresh.push_back(tp);
-    if (fresh.empty())
-      return;
-    add_partitions_to_txn_request req{tid(), tm.pid(), tm.epoch(), fresh};
-    coordinator_call<txn_response>(api_kind::add_partitions_to_txn, 1, tid(), req);
-    for (auto& tp : fresh)
-      tm.mark_added(tp);
-  }
-
   // Asks the session to seal and send everything and waits until every
   // record handed to it is resolved; runs the callbacks and applies the
   // errors to the transaction manager. `discard` drops what was not sent
@@ -285,6 +260,7 @@ struct producer::impl {
     if (!r.ok())
       return r.error();
     status first_error;
+    auto first_error_api = api_kind::produce;
     for (auto& c : r->completions) {
       auto i = pending.find(c.id);
       if (i == pending.end())
@@ -293,13 +269,18 @@ struct producer::impl {
       if (i->second.cb)
         i->second.cb({i->second.tp, c.offset, i->second.timestamp_ms}, st);
       pending.erase(i);
-      if (!st.ok() && first_error.ok())
+      if (!st.ok() && first_error.ok()) {
         first_error = st;
+        first_error_api = c.add_failed ? api_kind::add_partitions_to_txn : api_kind::produce;
+      }
     }
     if (!first_error.ok() && !discard) {
-      auto cls = classify(api_kind::produce, first_error.code());
+      auto cls = classify(first_error_api, first_error.code());
+      // delivery.timeout.ms expired (for AddPartitionsToTxn too: as Kafka's
+      // send(), a record that could not join the transaction makes it
+      // abortable, so that a commit can never leave it out silently)
       if (cls == error_class::retriable)
-        cls = error_class::abortable; // delivery.timeout.ms expired
+        cls = error_class::abortable;
       if (tm.transactional()) {
         tm.fail(cls, first_error);
         tm.require_epoch_bump();
@@ -367,24 +348,19 @@ void producer::send(const producer_record& r, send_callback cb) {
   }
   d.check(d.tm.check_send());
   auto tp = d.choose_partition(r);
-  if (d.tm.transactional()) {
-    try {
-      d.add_partitions({tp}); // before the partition's first batch
-    } catch (const kafka_exception& e) {
-      if (e.cls() != error_class::retriable)
-        throw;
-      // As Kafka's send(): a record that cannot join the transaction makes
-      // it abortable, so that a commit can never leave it out silently.
-      status st{e.code(), std::string("send: ") + e.what()};
-      d.tm.fail(error_class::abortable, st);
-      throw kafka_exception(st, error_class::abortable);
-    }
-  }
+  // The partition's first record in this transaction: the session adds it
+  // (AddPartitionsToTxn, batched with other new partitions, in the
+  // background) before it sends the partition's first batch. Marked added
+  // here already, so that an abort always reaches the coordinator.
+  bool add = d.tm.transactional() && !d.tm.is_added(tp);
+  if (add)
+    d.tm.mark_added(tp);
   auto leaders = d.ch.partitions(tp.topic, false, d.request_timeout());
   record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : d.ch.timestamp_ms()};
   auto id = d.next_record_id++;
   d.pending.emplace(id, impl::pending_record{tp, rec.timestamp_ms, std::move(cb)});
-  d.ch.self()->send(d.session, session_record{id, tp, (*leaders)[tp.partition], std::move(rec)});
+  d.ch.self()->send(d.session,
+                    session_record{id, tp, (*leaders)[tp.partition], std::move(rec), add});
 }
 
 void producer::flush() {

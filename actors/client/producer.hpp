@@ -14,8 +14,11 @@
 // after linger.ms, keeps up to max.in.flight.requests.per.connection
 // batches in flight per partition, and retries retriable errors in order
 // with the same sequences until delivery.timeout.ms (see
-// actors/client/producer_session.hpp). flush() and commit_transaction()
-// wait for every record sent before them.
+// actors/client/producer_session.hpp). In a transaction the session also
+// adds each new partition (AddPartitionsToTxn, one request for the new
+// partitions of a burst) before the partition's first batch, so send()
+// does not wait for the coordinator. flush() and commit_transaction() wait
+// for every record sent before them.
 #pragma once
 
 #include <chrono>
@@ -63,17 +66,18 @@ public:
   void begin_transaction();
 
   /// Hands a record to the session (see Batching above); blocks only to
-  /// look up metadata or to add a new partition to the transaction. Throws
-  /// UNKNOWN_TOPIC_OR_PARTITION (abortable: the transaction must be aborted,
-  /// as after Kafka's metadata timeout in send()) for an unknown topic or
-  /// partition, INVALID_TXN_STATE outside a transaction of a transactional
-  /// producer, or the stored error after a fatal or abortable one. When
-  /// AddPartitionsToTxn for the record's partition still fails after
-  /// delivery.timeout.ms (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, ...)
-  /// that error is thrown as abortable: the record is not in the
-  /// transaction, so it must be aborted (Kafka's
-  /// maybeTransitionToErrorState). Errors of the batch itself reach
-  /// `callback` and the next flush() or commit_transaction().
+  /// look up metadata. Throws UNKNOWN_TOPIC_OR_PARTITION (abortable: the
+  /// transaction must be aborted, as after Kafka's metadata timeout in
+  /// send()) for an unknown topic or partition, INVALID_TXN_STATE outside a
+  /// transaction of a transactional producer, or the stored error after a
+  /// fatal or abortable one. Errors of the batch reach `callback` and the
+  /// next flush() or commit_transaction(); so do those of AddPartitionsToTxn
+  /// for the record's partition: classified as AddPartitionsToTxn's
+  /// (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE fatal), and
+  /// a retriable one still failing after delivery.timeout.ms
+  /// (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, ...) abortable: the
+  /// record is not in the transaction, so it must be aborted (Kafka's
+  /// maybeTransitionToErrorState).
   void send(const producer_record& record, send_callback callback = {});
 
   /// Waits until every record sent so far is acknowledged or failed.

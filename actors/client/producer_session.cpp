@@ -7,9 +7,12 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <vector>
 
+#include "actors/client/client_context.hpp"
 #include "actors/client/record_accumulator.hpp"
+#include "actors/client/transaction_manager.hpp"
 #include "runtime/messages.hpp"
 
 namespace caftx {
@@ -24,6 +27,20 @@ struct session_state {
   std::map<topic_partition, caf::actor> leaders;
   std::vector<session_completion> done;
   std::vector<caf::response_promise> flushes;
+  // AddPartitionsToTxn (transactional producers): partitions held and not
+  // requested yet, the request out (or waiting for its backoff) and its
+  // generation (0: none), its deadline, the cached coordinator.
+  caf::actor broker;
+  caf::actor coordinator;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  std::set<topic_partition> to_add;
+  std::vector<topic_partition> adding;
+  uint64_t add_generation = 0;
+  uint64_t next_add_generation = 1;
+  int64_t add_deadline_ms = 0;
+  int concurrent_waits = 0;
+  bool add_kick_pending = false; // a session_add_retry{0} is on its way
   static inline const char* name = "caftx.producer_session";
   // A session that dies (killed, crashed) answers the flushes it held at
   // once: the producer waits for them without a timeout.
@@ -62,7 +79,7 @@ void drive(session_ptr self) {
   if (st.acc->wants_retry_timer())
     self->delayed_send(self, milliseconds(st.cfg.retry_backoff_ms), session_retry{});
   for (auto& o : st.acc->take_outcomes())
-    st.done.push_back({o.id, o.error, o.message, o.offset});
+    st.done.push_back({o.id, o.error, o.message, o.offset, o.add_failed});
   if (st.acc->unresolved() == 0 && !st.flushes.empty()) {
     session_flush_result r{std::move(st.done), st.acc->epoch()};
     st.done.clear();
@@ -78,21 +95,128 @@ void on_reply(session_ptr self, const topic_partition& tp, uint64_t generation, 
   drive(self);
 }
 
-caf::behavior session_fn(session_ptr self, producer_config cfg) {
+// -- AddPartitionsToTxn ---------------------------------------------------------
+
+void on_add_reply(session_ptr self, uint64_t generation, error_code err, const std::string& msg);
+
+// Sends (again) the request of the current generation, looking the
+// coordinator up first when none is cached.
+void send_add(session_ptr self) {
+  auto& st = self->state;
+  auto generation = st.add_generation;
+  auto timeout = milliseconds(st.cfg.request_timeout_ms);
+  auto no_reply = [self, generation](const caf::error& e) {
+    auto s = detail::from_caf_error(self->system(), e);
+    on_add_reply(self, generation, s.code(), s.message());
+  };
+  if (!st.coordinator) {
+    self->request(st.broker, timeout, find_coordinator_request{1, *st.cfg.transactional_id})
+      .then(
+        [self, generation](const find_coordinator_response& r) {
+          auto& st = self->state;
+          if (generation != st.add_generation)
+            return;
+          if (r.error != error_code::none || !r.coordinator)
+            return on_add_reply(self, generation,
+                                r.error != error_code::none ? r.error
+                                                            : error_code::coordinator_not_available,
+                                r.message);
+          st.coordinator = r.coordinator;
+          send_add(self);
+        },
+        no_reply);
+    return;
+  }
+  add_partitions_to_txn_request req{*st.cfg.transactional_id, st.pid, st.epoch, st.adding};
+  self->request(st.coordinator, timeout, std::move(req))
+    .then([self, generation](
+            const txn_response& r) { on_add_reply(self, generation, r.error, r.message); },
+          no_reply);
+}
+
+// Starts a request for the partitions held and not requested yet, unless
+// one is out.
+void maybe_add(session_ptr self) {
+  auto& st = self->state;
+  if (st.add_generation != 0 || st.to_add.empty())
+    return;
+  st.adding.assign(st.to_add.begin(), st.to_add.end());
+  st.to_add.clear();
+  st.add_generation = st.next_add_generation++;
+  st.add_deadline_ms = now_ms(self) + st.cfg.delivery_timeout_ms;
+  st.concurrent_waits = 0;
+  send_add(self);
+}
+
+void on_add_reply(session_ptr self, uint64_t generation, error_code err, const std::string& msg) {
+  auto& st = self->state;
+  if (generation != st.add_generation)
+    return; // discarded by an abort
+  if (err != error_code::none && is_retriable(err) && now_ms(self) < st.add_deadline_ms) {
+    if (needs_coordinator_rediscovery(err))
+      st.coordinator = caf::actor{};
+    auto backoff = coordinator_backoff_ms(err, st.cfg.retry_backoff_ms, st.concurrent_waits);
+    self->delayed_send(self, milliseconds(backoff), session_add_retry{generation});
+    return;
+  }
+  for (auto& tp : st.adding)
+    if (err == error_code::none)
+      st.acc->release(tp);
+    else
+      st.acc->fail_held(tp, err,
+                        "AddPartitionsToTxn: " + msg
+                          + (is_retriable(err) ? " (delivery.timeout.ms expired)" : ""));
+  st.adding.clear();
+  st.add_generation = 0;
+  maybe_add(self);
+  drive(self);
+}
+
+caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broker) {
   auto& st = self->state;
   st.cfg = cfg;
+  st.broker = std::move(broker);
   st.acc = std::make_unique<record_accumulator>(accumulator_settings{
     cfg.batch_size, cfg.max_in_flight_requests_per_connection, cfg.retries, cfg.delivery_timeout_ms,
     cfg.transactional_id.has_value()});
   return {
-    [=](const session_identity& id) { self->state.acc->set_identity(id.pid, id.epoch); },
+    [=](const session_identity& id) {
+      auto& st = self->state;
+      st.pid = id.pid;
+      st.epoch = id.epoch;
+      st.acc->set_identity(id.pid, id.epoch);
+    },
     [=](session_record& r) {
       auto& st = self->state;
       st.leaders[r.tp] = r.leader;
+      if (r.add_to_txn && !st.acc->held(r.tp)) {
+        st.acc->hold(r.tp);
+        st.to_add.insert(r.tp);
+        // The request goes out once the records already in the mailbox are
+        // taken, so that a burst of sends to new partitions makes one.
+        if (st.add_generation == 0 && !st.add_kick_pending) {
+          st.add_kick_pending = true;
+          self->send(self, session_add_retry{0});
+        }
+      }
       if (st.acc->append(r.tp, r.id, std::move(r.rec), now_ms(self)))
         self->delayed_send(self, milliseconds(st.cfg.linger_ms),
                            session_linger{r.tp, st.acc->linger_generation(r.tp)});
       drive(self);
+    },
+    [=](const session_add_retry& r) {
+      auto& st = self->state;
+      if (r.generation == 0) { // the kick
+        st.add_kick_pending = false;
+        maybe_add(self);
+        return;
+      }
+      if (r.generation != st.add_generation)
+        return;
+      // Partitions that became new meanwhile go in the same request.
+      st.adding.insert(st.adding.end(), st.to_add.begin(), st.to_add.end());
+      st.to_add.clear();
+      send_add(self);
     },
     [=](const session_linger& l) {
       self->state.acc->linger_expired(l.tp, l.generation, now_ms(self));
@@ -104,9 +228,12 @@ caf::behavior session_fn(session_ptr self, producer_config cfg) {
     },
     [=](const session_flush& f) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (f.discard)
-        st.acc->discard_unsent();
-      else
+      if (f.discard) {
+        st.acc->discard_unsent(); // releases the held partitions
+        st.to_add.clear();
+        st.adding.clear();
+        st.add_generation = 0; // a late reply is ignored
+      } else
         st.acc->seal_all(now_ms(self));
       auto rp = self->make_response_promise();
       st.flushes.push_back(rp);
@@ -118,8 +245,9 @@ caf::behavior session_fn(session_ptr self, producer_config cfg) {
 
 } // namespace
 
-caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg) {
-  return sys.spawn(session_fn, cfg);
+caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg,
+                                  caf::actor broker) {
+  return sys.spawn(session_fn, cfg, std::move(broker));
 }
 
 } // namespace caftx

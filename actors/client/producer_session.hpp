@@ -10,11 +10,20 @@
 // partition; an idempotent producer then bumps its epoch locally and
 // restarts its sequences (KIP-360) once nothing is in flight, re-sequencing
 // only batches that were never sent, so nothing acknowledged is duplicated
-// or reordered. The logic is the pure core record_accumulator; this actor
-// only sends, arms timers and answers flushes. Used by caftx::producer; not
-// part of the public API.
+// or reordered. For a transactional producer it also adds the partitions
+// of the transaction (AddPartitionsToTxn) in the background, as Kafka's
+// Sender does: every partition new to the transaction is held until the
+// coordinator has added it, and all partitions that became new while a
+// request was out go in the next one, so send() never waits for the
+// coordinator. Retriable errors are retried (CONCURRENT_TRANSACTIONS from
+// 1 ms doubling to 20 ms, the coordinator looked up again after
+// NOT_COORDINATOR or no reply) until delivery.timeout.ms; then, or on any
+// other error, the held records fail with it (add_failed). The logic is
+// the pure core record_accumulator; this actor only sends, arms timers and
+// answers flushes. Used by caftx::producer; not part of the public API.
 #pragma once
 
+#include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
 #include "config/config.hpp"
@@ -22,7 +31,9 @@
 namespace caftx {
 
 /// Spawns a session. Handles session_identity, session_record (no reply),
-/// session_flush -> session_flush_result.
-caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg);
+/// session_flush -> session_flush_result. `broker` answers FindCoordinator
+/// for the transaction coordinator (transactional producers only).
+caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg,
+                                  caf::actor broker);
 
 } // namespace caftx

@@ -60,15 +60,21 @@ void record_accumulator::seal(partition& p, int64_t now_ms) {
   p.open_bytes = 0;
 }
 
+void record_accumulator::drop_open(partition& p, error_code error, const std::string& message,
+                                   bool add_failed) {
+  for (auto id : p.open_ids)
+    outcomes_.push_back({id, error, message, -1, add_failed});
+  unresolved_ -= p.open_ids.size();
+  p.open = record_batch{};
+  p.open_ids.clear();
+  p.open_bytes = 0;
+  ++p.linger_generation;
+  p.held = false;
+}
+
 void record_accumulator::discard_unsent() {
   for (auto& [tp, p] : partitions_) {
-    for (auto id : p.open_ids)
-      outcomes_.push_back({id, error_code::invalid_txn_state, "transaction aborted", -1});
-    unresolved_ -= p.open_ids.size();
-    p.open = record_batch{};
-    p.open_ids.clear();
-    p.open_bytes = 0;
-    ++p.linger_generation;
+    drop_open(p, error_code::invalid_txn_state, "transaction aborted", false);
     size_t first_unsent = 0;
     while (first_unsent < p.queue.size() && p.queue[first_unsent].ever_sent)
       ++first_unsent;
@@ -76,11 +82,39 @@ void record_accumulator::discard_unsent() {
   }
 }
 
+void record_accumulator::hold(const topic_partition& tp) { partitions_[tp].held = true; }
+
+void record_accumulator::release(const topic_partition& tp) {
+  if (auto i = partitions_.find(tp); i != partitions_.end())
+    i->second.held = false;
+}
+
+bool record_accumulator::held(const topic_partition& tp) const {
+  auto i = partitions_.find(tp);
+  return i != partitions_.end() && i->second.held;
+}
+
+void record_accumulator::fail_held(const topic_partition& tp, error_code error,
+                                   const std::string& message) {
+  auto i = partitions_.find(tp);
+  if (i == partitions_.end() || !i->second.held)
+    return;
+  auto& p = i->second;
+  if (!p.queue.empty())
+    p.next_sequence = p.queue.front().batch.base_sequence;
+  for (auto& b : p.queue)
+    complete(b, error, message, -1, true);
+  p.queue.clear();
+  drop_open(p, error, message, true);
+}
+
 std::vector<batch_to_send> record_accumulator::ready() {
   std::vector<batch_to_send> out;
   if (bump_pending_)
     return out; // new sends wait for the epoch bump
   for (auto& [tp, p] : partitions_) {
+    if (p.held)
+      continue;
     int32_t flying = 0;
     for (auto& b : p.queue)
       flying += b.in_flight;
@@ -103,12 +137,13 @@ std::vector<batch_to_send> record_accumulator::ready() {
 }
 
 void record_accumulator::complete(const sealed& b, error_code error, const std::string& message,
-                                  int64_t base_offset) {
+                                  int64_t base_offset, bool add_failed) {
   for (size_t i = 0; i < b.ids.size(); ++i)
     outcomes_.push_back({b.ids[i], error, message,
                          error == error_code::none && base_offset >= 0
                            ? base_offset + static_cast<int64_t>(i)
-                           : -1});
+                           : -1,
+                         add_failed});
   unresolved_ -= b.ids.size();
 }
 

@@ -35,6 +35,7 @@ struct record_outcome {
   error_code error = error_code::none;
   std::string message;
   int64_t offset = -1; // -1: failed, or written at an unknown offset
+  bool add_failed = false; // never sent: AddPartitionsToTxn failed (fail_held)
 };
 
 /// A batch to send now; `generation` identifies this send in on_reply.
@@ -64,8 +65,21 @@ public:
   void seal_all(int64_t now_ms);
 
   /// Drops everything not sent yet (abort): their records fail with
-  /// INVALID_TXN_STATE. Batches in flight still resolve.
+  /// INVALID_TXN_STATE. Batches in flight still resolve. Releases every
+  /// held partition.
   void discard_unsent();
+
+  /// A transactional producer's partition waiting for AddPartitionsToTxn:
+  /// its batches are sealed and sequenced as usual but not sent until
+  /// release(tp). Hold before the partition's first record of the
+  /// transaction; nothing of it may be in flight.
+  void hold(const topic_partition& tp);
+  void release(const topic_partition& tp);
+  bool held(const topic_partition& tp) const;
+  /// AddPartitionsToTxn for held `tp` failed for good: every record of
+  /// `tp` (all unsent) fails with `error`, marked add_failed, and the
+  /// partition's sequence restarts where it was before them.
+  void fail_held(const topic_partition& tp, error_code error, const std::string& message);
 
   /// Batches to send now, in sequence order per partition, within the
   /// in-flight window. Nothing while a retry backoff or an epoch bump is
@@ -104,10 +118,14 @@ private:
     uint64_t linger_generation = 0;
     std::deque<sealed> queue; // sealed, in sequence order
     int32_t next_sequence = 0;
+    bool held = false; // waiting for AddPartitionsToTxn
   };
 
   void seal(partition& p, int64_t now_ms);
-  void complete(const sealed& b, error_code error, const std::string& message, int64_t base_offset);
+  // Fails the open batch's records and releases the partition.
+  void drop_open(partition& p, error_code error, const std::string& message, bool add_failed);
+  void complete(const sealed& b, error_code error, const std::string& message, int64_t base_offset,
+                bool add_failed = false);
   void fail_from(partition& p, size_t from, error_code error, const std::string& message);
   void maybe_bump();
 

@@ -1,6 +1,19 @@
 #include "actors/client/transaction_manager.hpp"
 
+#include <algorithm>
+
 namespace caftx {
+
+int32_t coordinator_backoff_ms(error_code error, int32_t retry_backoff_ms, int& concurrent_waits) {
+  if (error != error_code::concurrent_transactions)
+    return retry_backoff_ms;
+  return std::min({retry_backoff_ms, 20, 1 << std::min(concurrent_waits++, 5)});
+}
+
+bool needs_coordinator_rediscovery(error_code e) {
+  return e == error_code::not_coordinator || e == error_code::coordinator_not_available
+         || e == error_code::request_timed_out;
+}
 
 const char* to_string(client_txn_state s) {
   switch (s) {

@@ -35,6 +35,18 @@ enum class client_txn_state : uint8_t {
 
 const char* to_string(client_txn_state s);
 
+/// Milliseconds to wait before resending a coordinator request that failed
+/// with retriable `error`. CONCURRENT_TRANSACTIONS means the previous
+/// transaction's markers are still being written, a matter of two
+/// group-committed fsyncs: Kafka's client waits 20 ms at once; here the
+/// wait starts at 1 ms and doubles (counted in `concurrent_waits`) up to
+/// 20 ms, never above retry.backoff.ms. Any other error: retry.backoff.ms.
+int32_t coordinator_backoff_ms(error_code error, int32_t retry_backoff_ms, int& concurrent_waits);
+
+/// Errors after which the coordinator is looked up again (FindCoordinator):
+/// NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, and no reply.
+bool needs_coordinator_rediscovery(error_code e);
+
 class transaction_manager {
 public:
   explicit transaction_manager(bool transactional) : transactional_(transactional) {}

@@ -3,9 +3,11 @@
 // with a new identity (no duplicate, no silent loss).
 #include "fixture.hpp"
 
+#include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 
 #include "actors/client/producer.hpp"
+#include "actors/client/producer_session.hpp"
 
 namespace caftx::testing {
 namespace {
@@ -106,6 +108,133 @@ TEST_F(ProducerSessionTest, KilledSessionMakesTheOpenTransactionAbortableThenThe
   p.commit_transaction();
   EXPECT_EQ(visible_values({"t", 0}, isolation_level::read_committed),
             (std::vector<std::string>{"b"}));
+}
+
+// The session alone, against a fake broker, coordinator and partition
+// leader that log what reaches them in order.
+class SessionAddPartitionsTest : public node_fixture {
+protected:
+  std::vector<std::string> log;
+  std::vector<error_code> add_replies; // scripted, then NONE
+  caf::actor coordinator, broker_fake, leader, session;
+
+  void SetUp() override {
+    coordinator = sys.spawn([this]() -> caf::behavior {
+      return {[this](const add_partitions_to_txn_request& r) {
+        std::string line = "add " + r.transactional_id + " pid " + std::to_string(r.pid.value)
+                           + " epoch " + std::to_string(r.epoch.value) + ":";
+        for (auto& tp : r.partitions)
+          line += " " + to_string(tp);
+        log.push_back(line);
+        error_code e = error_code::none;
+        if (!add_replies.empty()) {
+          e = add_replies.front();
+          add_replies.erase(add_replies.begin());
+        }
+        return txn_response{e, e == error_code::none ? "" : "scripted"};
+      }};
+    });
+    broker_fake = sys.spawn([this]() -> caf::behavior {
+      return {[this](const find_coordinator_request& r) {
+        log.push_back("find " + r.key);
+        return find_coordinator_response{error_code::none, "", 0, coordinator};
+      }};
+    });
+    leader = sys.spawn([this]() -> caf::behavior {
+      return {[this](const produce_request& r) {
+        log.push_back("produce " + to_string(r.tp) + " seq "
+                      + std::to_string(r.batch.base_sequence));
+        return produce_response{error_code::none, "", 100 + r.batch.base_sequence, 0};
+      }};
+    });
+    producer_config pc;
+    pc.transactional_id = "tx";
+    pc.linger_ms = 1000;
+    pc.batch_size = 1; // every record a batch
+    session = spawn_producer_session(sys, pc, broker_fake);
+    caf::anon_send(session, session_identity{producer_id{9}, producer_epoch{4}});
+  }
+
+  void TearDown() override {
+    for (auto* a : {&coordinator, &broker_fake, &leader, &session})
+      caf::anon_send_exit(*a, caf::exit_reason::kill);
+    sched.run();
+  }
+
+  void record_for(int partition, uint64_t id, bool add) {
+    caf::anon_send(session, session_record{id, {"t", partition}, leader,
+                                           record{"", "v", {}, 1}, add});
+  }
+
+  /// Flushes and runs every timer until the session answers.
+  session_flush_result flush() {
+    auto handle = self->request(session, caf::infinite, session_flush{false});
+    sched.run();
+    while (self->mailbox().empty() && sched.trigger_timeout())
+      sched.run();
+    session_flush_result result;
+    handle.receive([&](session_flush_result& r) { result = std::move(r); },
+                   [&](caf::error& e) { ADD_FAILURE() << "no reply: " << sys.render(e); });
+    return result;
+  }
+};
+
+TEST_F(SessionAddPartitionsTest, ABurstOfNewPartitionsIsAddedInOneRequestBeforeTheirFirstBatch) {
+  record_for(2, 1, true);
+  record_for(0, 2, true);
+  record_for(2, 3, false); // already being added
+  record_for(1, 4, true);
+  auto r = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"find tx", "add tx pid 9 epoch 4: t-0 t-1 t-2",
+                                           "produce t-0 seq 0", "produce t-1 seq 0",
+                                           "produce t-2 seq 0", "produce t-2 seq 1"}));
+  ASSERT_EQ(r.completions.size(), 4u);
+  for (auto& c : r.completions) {
+    EXPECT_EQ(c.error, error_code::none);
+    EXPECT_FALSE(c.add_failed);
+  }
+  // A partition added once is not added again; a new one is, alone.
+  log.clear();
+  record_for(1, 5, false);
+  record_for(3, 6, true);
+  flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"produce t-1 seq 1", "add tx pid 9 epoch 4: t-3",
+                                           "produce t-3 seq 0"}));
+}
+
+TEST_F(SessionAddPartitionsTest, ConcurrentTransactionsIsRetriedThenAFencedAddFailsTheHeldRecords) {
+  add_replies = {error_code::concurrent_transactions, error_code::producer_fenced};
+  record_for(0, 1, true);
+  record_for(0, 2, false);
+  auto r = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"find tx", "add tx pid 9 epoch 4: t-0",
+                                           "add tx pid 9 epoch 4: t-0"}));
+  ASSERT_EQ(r.completions.size(), 2u);
+  for (auto& c : r.completions) {
+    EXPECT_EQ(c.error, error_code::producer_fenced);
+    EXPECT_TRUE(c.add_failed);
+    EXPECT_EQ(c.offset, -1);
+  }
+}
+
+TEST_F(SessionAddPartitionsTest, AnAbortBeforeTheAddDropsTheHeldRecordsAndTheNextTransactionAddsAgain) {
+  record_for(0, 1, true);
+  auto handle = self->request(session, caf::infinite, session_flush{true}); // before the add ran
+  sched.run();
+  session_flush_result r;
+  handle.receive([&](session_flush_result& x) { r = std::move(x); },
+                 [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  ASSERT_EQ(r.completions.size(), 1u);
+  EXPECT_EQ(r.completions[0].error, error_code::invalid_txn_state);
+  EXPECT_EQ(log, std::vector<std::string>{}); // nothing was requested nor produced
+  // EndTxn(abort) bumped the epoch; the next transaction adds again.
+  caf::anon_send(session, session_identity{producer_id{9}, producer_epoch{5}});
+  record_for(0, 2, true);
+  auto next = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"find tx", "add tx pid 9 epoch 5: t-0",
+                                           "produce t-0 seq 0"}));
+  ASSERT_EQ(next.completions.size(), 1u);
+  EXPECT_EQ(next.completions[0].offset, 100);
 }
 
 } // namespace

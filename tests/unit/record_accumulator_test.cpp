@@ -208,5 +208,68 @@ TEST_F(RecordAccumulator, LingerSealsOnlyTheBatchItWasArmedFor) {
   EXPECT_EQ(big.ready().size(), 1u);
 }
 
+// AddPartitionsToTxn in the background: a partition new to the
+// transaction is held until the coordinator added it.
+TEST_F(RecordAccumulator, HeldPartitionSendsNothingUntilReleasedThenInSequenceOrder) {
+  record_accumulator txn{{1, 5, 100, 1000, /*transactional=*/true}};
+  txn.set_identity(producer_id{7}, producer_epoch{2});
+  txn.hold(tp0);
+  txn.append(tp0, 1, rec("a"), 0);
+  txn.append(tp0, 2, rec("b"), 0);
+  txn.append(tp1, 3, rec("c"), 0); // not held
+  auto first = txn.ready();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].tp, tp1);
+  EXPECT_TRUE(txn.held(tp0));
+  txn.seal_all(0);
+  EXPECT_TRUE(txn.ready().empty());
+  txn.release(tp0);
+  EXPECT_FALSE(txn.held(tp0));
+  EXPECT_EQ(sequences(txn.ready()), (std::vector<int32_t>{0, 1}));
+}
+
+TEST_F(RecordAccumulator, FailedAddFailsEveryHeldRecordMarkedAndReusesTheirSequences) {
+  record_accumulator txn{{/*batch_size=*/45, 5, 100, 1000, /*transactional=*/true}};
+  txn.set_identity(producer_id{7}, producer_epoch{2});
+  txn.hold(tp0);
+  txn.append(tp0, 1, rec("a"), 0);
+  txn.append(tp0, 2, rec("b"), 0); // 42 bytes: still open
+  txn.append(tp0, 3, rec("c"), 0); // sealed: sequences 0..2
+  txn.append(tp0, 4, rec("d"), 0); // open
+  EXPECT_EQ(txn.unresolved(), 4u);
+  txn.fail_held(tp0, error_code::producer_fenced, "fenced");
+  auto outcomes = txn.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 4u);
+  std::vector<uint64_t> ids;
+  for (auto& o : outcomes) {
+    ids.push_back(o.id);
+    EXPECT_EQ(o.error, error_code::producer_fenced);
+    EXPECT_EQ(o.offset, -1);
+    EXPECT_TRUE(o.add_failed);
+  }
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(txn.unresolved(), 0u);
+  EXPECT_FALSE(txn.held(tp0));
+  // Nothing of them was sent: the partition's sequence did not move.
+  txn.append(tp0, 5, rec("e"), 0);
+  txn.seal_all(0);
+  EXPECT_EQ(sequences(txn.ready()), std::vector<int32_t>{0});
+}
+
+TEST_F(RecordAccumulator, DiscardReleasesHeldPartitionsAndFailsTheirRecordsAsAborted) {
+  record_accumulator txn{{1, 5, 100, 1000, /*transactional=*/true}};
+  txn.set_identity(producer_id{7}, producer_epoch{2});
+  txn.hold(tp0);
+  txn.append(tp0, 1, rec("a"), 0);
+  txn.discard_unsent();
+  auto outcomes = txn.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].error, error_code::invalid_txn_state);
+  EXPECT_FALSE(outcomes[0].add_failed);
+  EXPECT_FALSE(txn.held(tp0));
+  txn.append(tp0, 2, rec("b"), 0);
+  EXPECT_EQ(txn.ready().size(), 1u);
+}
+
 } // namespace
 } // namespace caftx
