@@ -48,6 +48,7 @@ namespace caftx {
   X(txn_expiration_tick)                                                                           \
   X(coordinator_load_chunk)                                                                        \
   X(marker_retry)                                                                                  \
+  X(parked_request_expired)                                                                        \
   X(producer_expiration_tick)                                                                      \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \

@@ -295,6 +295,14 @@ struct marker_retry {
   std::string transactional_id;
 };
 
+/// A request the coordinator parked (AddPartitionsToTxn / AddOffsetsToTxn
+/// while the previous transaction completes) has waited long enough: it is
+/// answered CONCURRENT_TRANSACTIONS if still parked.
+struct parked_request_expired {
+  std::string transactional_id;
+  uint64_t id = 0;
+};
+
 /// Ask a supervisor for its restart count.
 struct supervisor_stats_request {};
 
@@ -431,6 +439,7 @@ CAFTX_INSPECT(describe_producers_request, x.tp)
 CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
 CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
 CAFTX_INSPECT(marker_retry, x.transactional_id)
+CAFTX_INSPECT(parked_request_expired, x.transactional_id, x.id)
 CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)
 CAFTX_INSPECT(session_identity, x.pid, x.epoch)
 CAFTX_INSPECT(session_record, x.id, x.tp, x.leader, x.rec, x.add_to_txn)

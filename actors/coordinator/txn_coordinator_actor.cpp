@@ -44,12 +44,38 @@ struct coordinator_state {
     std::set<topic_partition> retry;
   };
   std::map<std::string, marker_round> markers;
+  // AddPartitionsToTxn / AddOffsetsToTxn that found their transactional id
+  // busy (CONCURRENT_TRANSACTIONS: the previous transaction completing, or
+  // another transition being written): decided again when its card
+  // changes, answered CONCURRENT_TRANSACTIONS after parked_request_ms.
+  struct parked_request {
+    uint64_t id = 0;
+    std::function<txn_decision()> decide;
+    caf::response_promise rp;
+  };
+  std::map<std::string, std::vector<parked_request>> parked;
+  uint64_t next_parked_id = 1;
   static inline const char* name = "caftx.txn_coordinator";
+  // A shard that dies answers what it parked at once (clients rediscover
+  // and retry instead of waiting for their request timeout).
+  ~coordinator_state() {
+    for (auto& [tid, requests] : parked)
+      for (auto& p : requests)
+        p.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+  }
 };
+
+// How long a request stays parked before it is answered
+// CONCURRENT_TRANSACTIONS (the client then backs off and retries, as with
+// Kafka's coordinator, which never parks): long enough for the markers and
+// the CompleteCommit card (two group-committed fsyncs, a few milliseconds
+// even on a slow disk), short against request.timeout.ms.
+constexpr std::chrono::milliseconds parked_request_ms{100};
 
 using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
 
 void start_markers(coordinator_ptr self, const txn_card& card);
+void wake_parked(coordinator_ptr self, const std::string& tid);
 void load_chunk(coordinator_ptr self);
 void expire_transactional_ids(coordinator_ptr self);
 
@@ -79,14 +105,17 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                [self, d = std::move(d), then = std::move(then)](const status& s) {
                  auto& st = self->state;
+                 auto tid = d.card->transactional_id;
                  if (!s.ok()) {
-                   st.core->abort_pending(d.card->transactional_id);
+                   st.core->abort_pending(tid);
                    then(status{error_code::coordinator_not_available, s.message()});
+                   wake_parked(self, tid);
                    return;
                  }
                  if (!st.core->complete(d)) {
-                   st.core->abort_pending(d.card->transactional_id);
+                   st.core->abort_pending(tid);
                    then(status{error_code::not_coordinator, "transition no longer pending"});
+                   wake_parked(self, tid);
                    return;
                  }
                  CAFTX_FAULT_POINT(self, durable_point(d.card->state));
@@ -96,6 +125,7 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                  then({});
                  if (d.send_markers)
                    start_markers(self, *d.card);
+                 wake_parked(self, tid);
                },
                std::move(waiting));
 }
@@ -199,13 +229,62 @@ status check_partitions(coordinator_ptr self, const std::vector<topic_partition>
   return {};
 }
 
-caf::result<caf::message> txn_reply(coordinator_ptr self, txn_decision d) {
-  if (!d.card)
-    return caf::make_message(txn_response{d.error, d.message});
-  auto rp = self->make_response_promise();
+// Answers `rp` with decision `d`: at once if it writes nothing, else once
+// its card is durable.
+void deliver_txn(coordinator_ptr self, txn_decision d, caf::response_promise rp) {
+  if (!d.card) {
+    rp.deliver(txn_response{d.error, d.message});
+    return;
+  }
   persist(
     self, std::move(d),
     [rp](const status& s) mutable { rp.deliver(txn_response{s.code(), s.message()}); }, rp);
+}
+
+bool busy(const txn_decision& d) {
+  return !d.card && d.error == error_code::concurrent_transactions;
+}
+
+void park(coordinator_ptr self, const std::string& tid, std::function<txn_decision()> decide,
+          caf::response_promise rp) {
+  auto& st = self->state;
+  auto id = st.next_parked_id++;
+  st.parked[tid].push_back({id, std::move(decide), std::move(rp)});
+  self->delayed_send(self, parked_request_ms, parked_request_expired{tid, id});
+}
+
+// The card of `tid` changed (or a write for it failed): parked requests
+// are decided again, in arrival order; those still busy stay parked (the
+// first one decided may itself start a write).
+void wake_parked(coordinator_ptr self, const std::string& tid) {
+  auto& st = self->state;
+  auto i = st.parked.find(tid);
+  if (i == st.parked.end())
+    return;
+  auto waiting = std::move(i->second);
+  st.parked.erase(i);
+  for (auto& p : waiting) {
+    auto d = p.decide();
+    if (busy(d))
+      st.parked[tid].push_back(std::move(p));
+    else
+      deliver_txn(self, std::move(d), std::move(p.rp));
+  }
+}
+
+// AddPartitionsToTxn and AddOffsetsToTxn: a transactional id busy with a
+// transition parks the request instead of answering
+// CONCURRENT_TRANSACTIONS, so the producer's next transaction starts as
+// soon as the previous one completed rather than after a client backoff.
+// The decision is the core's, made again on wake-up.
+caf::result<caf::message> txn_reply_or_park(coordinator_ptr self, const std::string& tid,
+                                            std::function<txn_decision()> decide) {
+  auto d = decide();
+  auto rp = self->make_response_promise();
+  if (busy(d))
+    park(self, tid, std::move(decide), rp);
+  else
+    deliver_txn(self, std::move(d), rp);
   return rp;
 }
 
@@ -248,6 +327,22 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         for (auto& d : st.core->abort_timed_out(st.ctx->clock_ms()))
           persist(self, std::move(d), [](const status&) {});
       self->delayed_send(self, interval, coordinator_tick{});
+    },
+    [=](const parked_request_expired& e) {
+      auto& parked = self->state.parked;
+      auto i = parked.find(e.transactional_id);
+      if (i == parked.end())
+        return;
+      auto& v = i->second;
+      for (auto p = v.begin(); p != v.end(); ++p)
+        if (p->id == e.id) {
+          p->rp.deliver(txn_response{error_code::concurrent_transactions,
+                                     "the transaction stayed busy; retry"});
+          v.erase(p);
+          break;
+        }
+      if (v.empty())
+        parked.erase(i);
     },
     [=](const marker_retry& m) {
       auto& st = self->state;
@@ -321,8 +416,11 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
                                             req.partitions);
         return caf::make_message(txn_response{d.error, d.message});
       }
-      return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
-                                                     req.partitions, st.ctx->clock_ms()));
+      return txn_reply_or_park(self, req.transactional_id, [self, req] {
+        auto& st = self->state;
+        return st.core->add_partitions(req.transactional_id, req.pid, req.epoch, req.partitions,
+                                       st.ctx->clock_ms());
+      });
     },
     [=](const add_offsets_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
@@ -332,8 +430,11 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         return caf::make_message(txn_response{error_code::invalid_request, "empty group id"});
       topic_partition tp{consumer_offsets_topic,
                          partition_for(req.group_id, st.ctx->config.offsets_topic_num_partitions)};
-      return txn_reply(self, st.core->add_partitions(req.transactional_id, req.pid, req.epoch,
-                                                     {tp}, st.ctx->clock_ms()));
+      return txn_reply_or_park(self, req.transactional_id, [self, req, tp] {
+        auto& st = self->state;
+        return st.core->add_partitions(req.transactional_id, req.pid, req.epoch, {tp},
+                                       st.ctx->clock_ms());
+      });
     },
     [=](const end_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include <csignal>
+#include <cstdio>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/file.h>
@@ -122,9 +123,14 @@ struct interrupt_cleanup {
       std::lock_guard<std::mutex> guard{mtx};
       std::cerr << "northwind-pipeline: interrupted by signal " << sig;
       if (!dir.empty()) {
+        // The node's threads may still be creating files in it: renamed
+        // first, the directory takes no new file (LevelDB opens files by
+        // their full path), so removing it cannot race with them.
         std::error_code ignored;
-        for (int attempt = 0; attempt < 3 && std::filesystem::exists(dir); ++attempt)
-          std::filesystem::remove_all(dir, ignored); // the node may still be writing
+        auto doomed = dir + ".removing";
+        if (::rename(dir.c_str(), doomed.c_str()) == 0)
+          std::filesystem::remove_all(doomed, ignored);
+        std::filesystem::remove_all(dir, ignored); // or if the rename failed
         std::cerr << "; removed " << dir;
       }
       std::cerr << std::endl;

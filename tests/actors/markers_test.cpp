@@ -170,6 +170,56 @@ TEST_F(MarkersTest, MarkersAreRetriedUntilAcknowledgedThenCompleteCommitIsWritte
             std::vector<int64_t>{42});
 }
 
+// The next transaction's AddPartitionsToTxn, arriving while the previous
+// one's markers are on their way, is parked and answered once
+// CompleteCommit is durable (Kafka answers CONCURRENT_TRANSACTIONS and the
+// client retries after a backoff).
+TEST_F(MarkersTest, AddPartitionsDuringTheMarkersIsAnsweredOnceCompleteCommitIsDurable) {
+  auto p = open_transaction_with_offsets();
+  auto coordinator = coordinator_for("tx");
+  auto r = call_until_reply<end_txn_response>(coordinator, end_txn_request{"tx", p.pid, p.epoch, true});
+  ASSERT_EQ(r.error, error_code::none);
+  auto next = call<txn_response>(coordinator, add_partitions_to_txn_request{"tx", r.pid, r.epoch, {t0}});
+  EXPECT_EQ(next.error, error_code::none);
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "Ongoing");
+  EXPECT_EQ(d.epoch, r.epoch);
+  EXPECT_EQ(d.partitions, std::vector<topic_partition>{t0});
+  EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"a"});
+}
+
+TEST_F(MarkersTest, ParkedAddPartitionsIsAnsweredConcurrentTransactionsAfter100Ms) {
+  auto p = open_transaction_with_offsets();
+  auto coordinator = coordinator_for("tx");
+  auto r = call_until_reply<end_txn_response>(coordinator, end_txn_request{"tx", p.pid, p.epoch, true});
+  ASSERT_EQ(r.error, error_code::none);
+  fenv.fail = true; // the markers fail and are retried every 100 ms
+  sched.run();
+  auto handle = self->request(coordinator, caf::infinite,
+                              add_partitions_to_txn_request{"tx", r.pid, r.epoch, {t0}});
+  sched.run();
+  EXPECT_TRUE(self->mailbox().empty()); // parked
+  now_ms += 99;
+  sched.advance_time(std::chrono::milliseconds(99));
+  sched.run();
+  EXPECT_TRUE(self->mailbox().empty()); // still parked
+  now_ms += 1;
+  sched.advance_time(std::chrono::milliseconds(1));
+  sched.run();
+  ASSERT_FALSE(self->mailbox().empty()) << "no answer after 100 ms";
+  txn_response answer;
+  handle.receive([&](txn_response& x) { answer = x; },
+                 [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  EXPECT_EQ(answer.error, error_code::concurrent_transactions);
+  EXPECT_EQ(describe("tx").state, "PrepareCommit");
+  fenv.fail = false;
+  let_time_pass(200);
+  EXPECT_EQ(describe("tx").state, "CompleteCommit");
+  EXPECT_EQ(call<txn_response>(coordinator, add_partitions_to_txn_request{"tx", r.pid, r.epoch, {t0}})
+              .error,
+            error_code::none);
+}
+
 TEST_F(MarkersTest, AbortOutsideTransactionCompletesAbortAtOnceWithoutMarkers) {
   // T12: EndTxn(abort) in Empty with the current epoch bumps the epoch;
   // there is no partition to write a marker to.

@@ -75,6 +75,7 @@ std::vector<caf::message> samples() {
     caf::make_message(txn_expiration_tick{}),
     caf::make_message(coordinator_load_chunk{}),
     caf::make_message(marker_retry{"tx"}),
+    caf::make_message(parked_request_expired{"tx", 3}),
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(supervisor_stats_request{}),
     caf::make_message(supervisor_stats{3, true}),

@@ -176,9 +176,10 @@ TEST_F(NorthwindPipeline, MalformedOrdersCsvAbortsTheLoadNamingFileAndLine) {
     EXPECT_NE(what.find("101"), std::string::npos) << what;
     std::cout << "load_orders said: " << what << std::endl;
   }
-  // Rows before it were sent (whole batches of batch.size bytes), then the
-  // transaction was aborted: read_committed sees none of them,
-  // read_uncommitted sees the aborted batches.
+  // Rows before it may have been sent (whole batches of batch.size bytes,
+  // once the session had added the partition), then the transaction was
+  // aborted: read_committed sees none of them, read_uncommitted at most the
+  // rows before line 101 (the header is line 1).
   auto count = [&](const char* isolation) {
     consumer c{sys, n->broker(), properties{{"isolation.level", isolation},
                                             {"auto.offset.reset", "earliest"}}};
@@ -190,9 +191,7 @@ TEST_F(NorthwindPipeline, MalformedOrdersCsvAbortsTheLoadNamingFileAndLine) {
     return seen;
   };
   EXPECT_EQ(count("read_committed"), 0u);
-  auto uncommitted = count("read_uncommitted");
-  EXPECT_GT(uncommitted, 0u);
-  EXPECT_LT(uncommitted, 100u);
+  EXPECT_LT(count("read_uncommitted"), 100u);
   std::filesystem::remove_all(bad);
 }
 
