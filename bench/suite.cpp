@@ -105,8 +105,11 @@ double line::fsync_p50_ms() const {
 
 void interleave(const context& ctx, std::vector<line>& variants,
                 const std::function<rep_result(size_t, int)>& run) {
+  // Each repetition starts one variant later (A B C, B C A, C A B, ...), so
+  // that no variant always runs first, or always after the same one.
   for (int rep = 0; rep < ctx.reps; ++rep)
-    for (size_t i = 0; i < variants.size(); ++i) {
+    for (size_t k = 0; k < variants.size(); ++k) {
+      auto i = (k + static_cast<size_t>(rep)) % variants.size();
       if (!ctx.variant_filter.empty()
           && variants[i].variant.find(ctx.variant_filter) == std::string::npos)
         continue;

@@ -78,7 +78,8 @@ struct line {
   double fsync_p50_ms() const; // median over the probes of its repetitions
 };
 
-/// Runs `variants` interleaved (A B C A B C ...) `reps` times, each after a
+/// Runs `variants` interleaved, each repetition starting one variant later
+/// (A B C, B C A, C A B, ...), `reps` times, each run after a
 /// fsync probe; `run(i, rep)` returns variant i's figure of repetition rep.
 void interleave(const context& ctx, std::vector<line>& variants,
                 const std::function<rep_result(size_t variant, int rep)>& run);

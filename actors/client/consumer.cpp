@@ -1,7 +1,9 @@
 #include "actors/client/consumer.hpp"
 
-#include <mutex>
+#include <deque>
 #include <iterator>
+#include <limits>
+#include <mutex>
 
 #include "actors/client/client_context.hpp"
 
@@ -28,7 +30,15 @@ struct consumer::impl {
   consumer_config cfg;
   detail::client_channel ch;
   std::vector<topic_partition> assigned;
+  // The fetch position of each partition: the offset after everything
+  // fetched from it.
   std::map<topic_partition, int64_t> positions;
+  // Records fetched and not returned yet (a fetch brings up to
+  // max.partition.fetch.bytes, a poll returns max.poll.records): the next
+  // polls return them before that partition is fetched again, as Kafka's
+  // consumer keeps its completed fetches. The application's position is
+  // the first of them.
+  std::map<topic_partition, std::deque<consumer_record>> buffered;
   size_t next_partition = 0;
   mutable std::mutex mtx;
 
@@ -105,12 +115,36 @@ struct consumer::impl {
     return *pos;
   }
 
-  // One round of fetches over the assignment.
+  // The next offset the application gets for `tp`.
+  int64_t consumed_position(const topic_partition& tp) {
+    if (auto b = buffered.find(tp); b != buffered.end() && !b->second.empty())
+      return b->second.front().offset;
+    return position_of(tp);
+  }
+
+  // Moves up to `room` records from the front of `from` to the end of `out`.
+  template <class Source>
+  static void take(Source& from, size_t room, std::vector<consumer_record>& out) {
+    auto n = std::min(room, from.size());
+    out.reserve(out.size() + n);
+    auto end = from.begin() + static_cast<std::ptrdiff_t>(n);
+    std::move(from.begin(), end, std::back_inserter(out));
+    from.erase(from.begin(), end);
+  }
+
+  // One round over the assignment: a partition's buffered records, else a
+  // fetch from its leader.
   std::vector<consumer_record> fetch_once() {
     std::vector<consumer_record> out;
     size_t max = static_cast<size_t>(cfg.max_poll_records);
     for (size_t k = 0; k < assigned.size() && out.size() < max; ++k) {
       auto& tp = assigned[(next_partition + k) % assigned.size()];
+      if (auto b = buffered.find(tp); b != buffered.end()) {
+        take(b->second, max - out.size(), out);
+        if (b->second.empty())
+          buffered.erase(b);
+        continue;
+      }
       auto pos = position_of(tp);
       auto r = ch.call<fetch_response>(
         leader(tp), fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation}, timeout());
@@ -129,14 +163,15 @@ struct consumer::impl {
       if (r->error != error_code::none)
         raise(status{r->error, r->message});
       auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
-                              max - out.size());
+                              std::numeric_limits<size_t>::max());
       positions[tp] = f.next_offset;
-      if (out.empty()) {
-        out = std::move(f.records);
-      } else {
-        out.reserve(out.size() + f.records.size());
-        std::move(f.records.begin(), f.records.end(), std::back_inserter(out));
-      }
+      if (out.empty() && f.records.size() <= max)
+        out = std::move(f.records); // no copy (page faults are costly)
+      else
+        take(f.records, max - out.size(), out);
+      if (!f.records.empty())
+        buffered[tp].assign(std::make_move_iterator(f.records.begin()),
+                            std::make_move_iterator(f.records.end()));
     }
     if (!assigned.empty())
       next_partition = (next_partition + 1) % assigned.size();
@@ -160,10 +195,15 @@ void consumer::assign(const std::vector<topic_partition>& partitions) {
   for (auto& tp : partitions)
     (void) d.leader(tp); // throws for unknown partitions
   std::map<topic_partition, int64_t> kept;
-  for (auto& tp : partitions)
+  std::map<topic_partition, std::deque<consumer_record>> kept_records;
+  for (auto& tp : partitions) {
     if (auto i = d.positions.find(tp); i != d.positions.end())
       kept.insert(*i);
+    if (auto b = d.buffered.find(tp); b != d.buffered.end())
+      kept_records.insert(std::move(*b));
+  }
   d.positions = std::move(kept);
+  d.buffered = std::move(kept_records);
   d.assigned = partitions;
   d.next_partition = 0;
 }
@@ -189,11 +229,12 @@ std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
 
 int64_t consumer::position(const topic_partition& tp) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
-  return impl_->position_of(tp);
+  return impl_->consumed_position(tp);
 }
 
 void consumer::seek(const topic_partition& tp, int64_t offset) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
+  impl_->buffered.erase(tp);
   impl_->positions[tp] = offset;
 }
 
@@ -207,7 +248,7 @@ void consumer::commit() {
   {
     std::lock_guard<std::mutex> guard{impl_->mtx};
     for (auto& tp : impl_->assigned)
-      offsets[tp] = impl_->position_of(tp);
+      offsets[tp] = impl_->consumed_position(tp);
   }
   commit(offsets);
 }
@@ -236,6 +277,7 @@ void consumer::close() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->assigned.clear();
   impl_->positions.clear();
+  impl_->buffered.clear();
 }
 
 void consumer::set_driver(client_driver driver) {

@@ -37,9 +37,12 @@ public:
 
   /// Fetches from the assigned partitions with isolation.level, waiting up
   /// to `timeout` for at least one record; returns at most
-  /// max.poll.records. read_committed never returns records of aborted or
-  /// open transactions, nor anything at or above the last stable offset;
-  /// control records are never returned in either level.
+  /// max.poll.records. A fetch brings up to max.partition.fetch.bytes of a
+  /// partition; what a poll does not return is kept and returned by the
+  /// next polls before that partition is fetched again (seek() drops it).
+  /// read_committed never returns records of aborted or open transactions,
+  /// nor anything at or above the last stable offset; control records are
+  /// never returned in either level.
   std::vector<consumer_record> poll(std::chrono::milliseconds timeout);
 
   /// The offset of the next record poll() returns for `tp`.

@@ -331,5 +331,39 @@ TEST_F(ClientTest, ConsumerCommitsAndReadsBackGroupOffsets) {
   }
 }
 
+// A fetch brings more than max.poll.records: the rest is returned by the
+// next polls, and the position (and what commit() commits) is the first
+// record not returned yet, never the end of what was fetched.
+TEST_F(ClientTest, ConsumerReturnsAFetchInMaxPollRecordsStepsAndCommitsTheFirstUnreturned) {
+  producer p{sys, n->broker(), properties{}};
+  for (int i = 0; i < 10; ++i)
+    p.send(to(std::to_string(i)));
+  p.flush();
+  consumer c{sys, n->broker(), properties{{"group.id", "g"},
+                                          {"auto.offset.reset", "earliest"},
+                                          {"max.poll.records", "3"}}};
+  const topic_partition tp{"out", 0};
+  c.assign({tp});
+  auto values = [](const std::vector<consumer_record>& rs) {
+    std::vector<std::string> v;
+    for (auto& r : rs)
+      v.push_back(r.value);
+    return v;
+  };
+  EXPECT_EQ(values(c.poll(100ms)), (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(c.position(tp), 3);
+  c.commit();
+  EXPECT_EQ(c.committed(tp), 3);
+  EXPECT_EQ(values(c.poll(100ms)), (std::vector<std::string>{"3", "4", "5"}));
+  c.seek(tp, 1); // drops what was fetched
+  EXPECT_EQ(c.position(tp), 1);
+  EXPECT_EQ(values(c.poll(100ms)), (std::vector<std::string>{"1", "2", "3"}));
+  c.assign({tp}); // kept partition: kept position and records
+  EXPECT_EQ(values(c.poll(100ms)), (std::vector<std::string>{"4", "5", "6"}));
+  EXPECT_EQ(values(c.poll(100ms)), (std::vector<std::string>{"7", "8", "9"}));
+  EXPECT_EQ(c.position(tp), 10);
+  EXPECT_TRUE(c.poll(10ms).empty());
+}
+
 } // namespace
 } // namespace caftx::testing
