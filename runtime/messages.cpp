@@ -49,6 +49,7 @@ namespace caftx {
   X(coordinator_load_chunk)                                                                        \
   X(marker_retry)                                                                                  \
   X(parked_request_expired)                                                                        \
+  X(fetch_wait_expired)                                                                            \
   X(producer_expiration_tick)                                                                      \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \

@@ -166,6 +166,12 @@ struct fetch_request {
   int64_t fetch_offset = 0;
   int32_t max_bytes = 1048576;
   isolation_level isolation = isolation_level::read_uncommitted;
+  /// fetch.max.wait.ms: with nothing to return, the leader holds the fetch
+  /// until something becomes visible at `fetch_offset` (the high watermark
+  /// or, read_committed, the last stable offset moves past it) or this
+  /// many milliseconds passed, then answers (empty after the wait).
+  /// 0: answer at once.
+  int32_t max_wait_ms = 0;
 };
 
 struct fetch_response {
@@ -295,6 +301,12 @@ struct marker_retry {
   std::string transactional_id;
 };
 
+/// A fetch the partition leader held (fetch_request::max_wait_ms) has
+/// waited its time: answered with what is there (nothing, usually).
+struct fetch_wait_expired {
+  uint64_t id = 0;
+};
+
 /// A request the coordinator parked (AddPartitionsToTxn / AddOffsetsToTxn
 /// while the previous transaction completes) has waited long enough: it is
 /// answered CONCURRENT_TRANSACTIONS if still parked.
@@ -416,7 +428,7 @@ CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x
               x.coordinator_epoch, x.transaction_timeout_ms, x.transaction_start_ms)
 CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.batch)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
-CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation)
+CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
               x.log_start_offset, x.aborted_transactions, x.batches)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
@@ -440,6 +452,7 @@ CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producer
 CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
 CAFTX_INSPECT(marker_retry, x.transactional_id)
 CAFTX_INSPECT(parked_request_expired, x.transactional_id, x.id)
+CAFTX_INSPECT(fetch_wait_expired, x.id)
 CAFTX_INSPECT(supervisor_stats, x.restarts, x.gave_up)
 CAFTX_INSPECT(session_identity, x.pid, x.epoch)
 CAFTX_INSPECT(session_record, x.id, x.tp, x.leader, x.rec, x.add_to_txn)

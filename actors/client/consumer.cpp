@@ -132,6 +132,42 @@ struct consumer::impl {
     from.erase(from.begin(), end);
   }
 
+  // Fetches `tp` from its leader (held there up to `max_wait_ms` while it
+  // has nothing to return) and moves up to `max` - out.size() records to
+  // `out`, keeping the rest for the next polls.
+  void fetch_partition(const topic_partition& tp, int32_t max_wait_ms, size_t max,
+                       std::vector<consumer_record>& out) {
+    auto pos = position_of(tp);
+    auto r = ch.call<fetch_response>(
+      leader(tp),
+      fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation, max_wait_ms},
+      timeout() + milliseconds(max_wait_ms));
+    if (!r.ok()) {
+      if (!is_retriable(r.error().code()))
+        raise(r.error());
+      // The leader did not answer (restarted node, dead actor): look it
+      // up again and try this partition in the next round.
+      (void) ch.partitions(tp.topic, true, timeout());
+      return;
+    }
+    if (r->error == error_code::offset_out_of_range) {
+      positions[tp] = reset_position(tp);
+      return;
+    }
+    if (r->error != error_code::none)
+      raise(status{r->error, r->message});
+    auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
+                            std::numeric_limits<size_t>::max());
+    positions[tp] = f.next_offset;
+    if (out.empty() && f.records.size() <= max)
+      out = std::move(f.records); // no copy (page faults are costly)
+    else
+      take(f.records, max - out.size(), out);
+    if (!f.records.empty())
+      buffered[tp].assign(std::make_move_iterator(f.records.begin()),
+                          std::make_move_iterator(f.records.end()));
+  }
+
   // One round over the assignment: a partition's buffered records, else a
   // fetch from its leader.
   std::vector<consumer_record> fetch_once() {
@@ -145,36 +181,23 @@ struct consumer::impl {
           buffered.erase(b);
         continue;
       }
-      auto pos = position_of(tp);
-      auto r = ch.call<fetch_response>(
-        leader(tp), fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation}, timeout());
-      if (!r.ok()) {
-        if (!is_retriable(r.error().code()))
-          raise(r.error());
-        // The leader did not answer (restarted node, dead actor): look it
-        // up again and try this partition in the next round.
-        (void) ch.partitions(tp.topic, true, timeout());
-        continue;
-      }
-      if (r->error == error_code::offset_out_of_range) {
-        positions[tp] = reset_position(tp);
-        continue;
-      }
-      if (r->error != error_code::none)
-        raise(status{r->error, r->message});
-      auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
-                              std::numeric_limits<size_t>::max());
-      positions[tp] = f.next_offset;
-      if (out.empty() && f.records.size() <= max)
-        out = std::move(f.records); // no copy (page faults are costly)
-      else
-        take(f.records, max - out.size(), out);
-      if (!f.records.empty())
-        buffered[tp].assign(std::make_move_iterator(f.records.begin()),
-                            std::make_move_iterator(f.records.end()));
+      fetch_partition(tp, 0, max, out);
     }
     if (!assigned.empty())
       next_partition = (next_partition + 1) % assigned.size();
+    return out;
+  }
+
+  // Nothing was visible in a round: waits up to `wait_ms` at one partition
+  // (each time the next), whose leader answers as soon as it has something
+  // (Kafka's fetch.max.wait.ms, held by the leader), and returns what came.
+  std::vector<consumer_record> wait_for_data(int32_t wait_ms) {
+    std::vector<consumer_record> out;
+    if (assigned.empty())
+      ch.sleep_ms(wait_ms);
+    else
+      fetch_partition(assigned[next_partition % assigned.size()], wait_ms,
+                      static_cast<size_t>(cfg.max_poll_records), out);
     return out;
   }
 };
@@ -222,8 +245,11 @@ std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
     auto now = ch.deadline_clock_ms();
     if (!records.empty() || now >= deadline)
       return records;
-    // Nothing visible yet: wait a little, as a broker's fetch.max.wait.ms would.
-    ch.sleep_ms(std::min<int64_t>(5, deadline - now));
+    // Nothing visible: wait at most 5 ms at one partition before the next
+    // round, so that data at the others waits no longer than that.
+    records = impl_->wait_for_data(static_cast<int32_t>(std::min<int64_t>(5, deadline - now)));
+    if (!records.empty())
+      return records;
   }
 }
 

@@ -37,7 +37,10 @@ public:
 
   /// Fetches from the assigned partitions with isolation.level, waiting up
   /// to `timeout` for at least one record; returns at most
-  /// max.poll.records. A fetch brings up to max.partition.fetch.bytes of a
+  /// max.poll.records. While nothing is visible it waits at one partition
+  /// at a time, in turn, for at most 5 ms: that partition's leader holds
+  /// the fetch and answers as soon as something becomes visible (Kafka's
+  /// fetch.max.wait.ms, per partition here; the key itself is ignored). A fetch brings up to max.partition.fetch.bytes of a
   /// partition; what a poll does not return is kept and returned by the
   /// next polls before that partition is fetched again (seek() drops it).
   /// read_committed never returns records of aborted or open transactions,

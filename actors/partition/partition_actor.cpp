@@ -40,6 +40,15 @@ struct partition_state {
     caf::response_promise rp;
   };
   std::map<producer_id, std::deque<held_produce>> held;
+  // Fetches with nothing to return, held up to their max_wait_ms
+  // (fetch.max.wait.ms) until the log shows them something.
+  struct held_fetch {
+    uint64_t id;
+    fetch_request req;
+    caf::response_promise rp;
+  };
+  std::vector<held_fetch> fetches;
+  uint64_t next_fetch_id = 1;
   static inline const char* name = "caftx.partition";
   // A leader that dies (crash, kill) answers what it still held at once,
   // so producers retry now instead of after request.timeout.ms; a retry of
@@ -50,10 +59,45 @@ struct partition_state {
     for (auto& [pid, queue] : held)
       for (auto& h : queue)
         h.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+    for (auto& f : fetches)
+      f.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
   }
 };
 
 using partition_ptr = caf::stateful_actor<partition_state>*;
+
+// The answer to `req` from the log as it is now.
+fetch_response fetch_now(partition_ptr self, const fetch_request& req) {
+  auto& st = self->state;
+  auto r = st.core->fetch(req.fetch_offset, req.max_bytes, req.isolation);
+  fetch_response resp;
+  resp.high_watermark = st.core->high_watermark();
+  resp.last_stable_offset = st.core->last_stable_offset();
+  resp.log_start_offset = st.core->log_start_offset();
+  if (!r.ok()) {
+    resp.error = r.error().code();
+    resp.message = r.error().message();
+    return resp;
+  }
+  resp.aborted_transactions = std::move(r->aborted);
+  resp.batches = std::move(r->batches);
+  return resp;
+}
+
+// Fetches held for data: those the log now has something for are
+// answered (the high watermark, and with it the last stable offset, moved).
+void release_fetches(partition_ptr self) {
+  auto& fetches = self->state.fetches;
+  for (auto i = fetches.begin(); i != fetches.end();) {
+    auto resp = fetch_now(self, i->req);
+    if (resp.error == error_code::none && resp.batches.empty()) {
+      ++i;
+      continue;
+    }
+    i->rp.deliver(std::move(resp));
+    i = fetches.erase(i);
+  }
+}
 
 void release_waiters(partition_ptr self) {
   auto& st = self->state;
@@ -88,6 +132,7 @@ void append_and_reply(partition_ptr self, record_batch batch, Reply reply, bool 
     CAFTX_FAULT_POINT_DETAIL(self, "partition.append_durable", &appended);
     self->state.core->set_high_watermark(last + 1);
     release_waiters(self);
+    release_fetches(self);
   });
 }
 
@@ -204,21 +249,26 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
         verify_next(self, b.pid);
       return rp;
     },
-    [=](const fetch_request& req) {
-      auto& st = self->state;
-      auto r = st.core->fetch(req.fetch_offset, req.max_bytes, req.isolation);
-      fetch_response resp;
-      resp.high_watermark = st.core->high_watermark();
-      resp.last_stable_offset = st.core->last_stable_offset();
-      resp.log_start_offset = st.core->log_start_offset();
-      if (!r.ok()) {
-        resp.error = r.error().code();
-        resp.message = r.error().message();
+    [=](const fetch_request& req) -> caf::result<fetch_response> {
+      auto resp = fetch_now(self, req);
+      if (req.max_wait_ms <= 0 || resp.error != error_code::none || !resp.batches.empty())
         return resp;
-      }
-      resp.aborted_transactions = std::move(r->aborted);
-      resp.batches = std::move(r->batches);
-      return resp;
+      // Nothing to return: held until there is (fetch.max.wait.ms).
+      auto& st = self->state;
+      auto rp = self->make_response_promise<fetch_response>();
+      auto id = st.next_fetch_id++;
+      st.fetches.push_back({id, req, rp});
+      self->delayed_send(self, std::chrono::milliseconds(req.max_wait_ms), fetch_wait_expired{id});
+      return rp;
+    },
+    [=](const fetch_wait_expired& e) {
+      auto& fetches = self->state.fetches;
+      for (auto i = fetches.begin(); i != fetches.end(); ++i)
+        if (i->id == e.id) {
+          i->rp.deliver(fetch_now(self, i->req));
+          fetches.erase(i);
+          return;
+        }
     },
     [=](const list_offsets_request& req) {
       return list_offsets_response{error_code::none,

@@ -123,19 +123,35 @@ struct interrupt_cleanup {
       std::lock_guard<std::mutex> guard{mtx};
       std::cerr << "northwind-pipeline: interrupted by signal " << sig;
       if (!dir.empty()) {
-        // The node's threads may still be creating files in it: renamed
-        // first, the directory takes no new file (LevelDB opens files by
-        // their full path), so removing it cannot race with them.
+        // The other threads run on until _Exit: the node may be creating
+        // files in the directory, the job may be (re)creating it. So it is
+        // renamed away, and a plain file takes its name: nothing can be
+        // created under that path any more (LevelDB opens files by their
+        // full path), and the renamed directory is removed without a race.
+        // The placeholder goes last, just before _Exit.
         std::error_code ignored;
         auto doomed = dir + ".removing";
-        if (::rename(dir.c_str(), doomed.c_str()) == 0)
-          std::filesystem::remove_all(doomed, ignored);
-        std::filesystem::remove_all(dir, ignored); // or if the rename failed
+        bool moved = ::rename(dir.c_str(), doomed.c_str()) == 0;
+        int placeholder = ::open(dir.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+        std::filesystem::remove_all(moved ? doomed : dir, ignored);
+        if (placeholder >= 0) {
+          ::close(placeholder);
+          ::unlink(dir.c_str());
+        }
         std::cerr << "; removed " << dir;
       }
       std::cerr << std::endl;
       std::_Exit(128 + sig);
     }).detach();
+  }
+
+  /// Taken by main before it cleans up and returns: a signal being
+  /// handled finishes first (and exits with its status), a later one finds
+  /// nothing to remove.
+  std::unique_lock<std::mutex> finish() {
+    std::unique_lock<std::mutex> guard{mtx};
+    dir.clear();
+    return guard;
   }
 
   /// Creates a unique directory from `pattern` (mkdtemp) and, if
@@ -207,8 +223,9 @@ int main(int argc, char** argv) {
       // A new, unique directory: never one that an earlier run left behind.
       auto pattern = (std::filesystem::temp_directory_path() / "caftx-northwind-XXXXXX").string();
       opts.data_dir = interrupts.create_temporary(pattern, !keep);
+    } else {
+      std::filesystem::create_directories(opts.data_dir);
     }
-    std::filesystem::create_directories(opts.data_dir);
   } catch (const std::exception& e) {
     return fail(std::string("cannot create the data directory: ") + e.what());
   }
@@ -242,6 +259,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     rc = fail(e.what());
   }
+  auto finishing = interrupts.finish();
   if (temporary && !keep) {
     std::error_code ignored;
     std::filesystem::remove_all(opts.data_dir, ignored);

@@ -76,6 +76,8 @@ std::vector<caf::message> samples() {
     caf::make_message(coordinator_load_chunk{}),
     caf::make_message(marker_retry{"tx"}),
     caf::make_message(parked_request_expired{"tx", 3}),
+    caf::make_message(fetch_wait_expired{4}),
+    caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_uncommitted, 500}),
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(supervisor_stats_request{}),
     caf::make_message(supervisor_stats{3, true}),

@@ -88,6 +88,53 @@ TEST_F(TransactionsTest, AbortedDataInvisibleToReadCommittedVisibleToReadUncommi
   EXPECT_EQ(lo.offset, 5);
 }
 
+// fetch.max.wait.ms: a fetch with nothing to return is held by the leader
+// and answered when something becomes visible at its offset: for
+// read_committed only when the last stable offset passes it (the commit
+// marker), not when the open transaction's data arrives.
+TEST_F(TransactionsTest, HeldFetchIsAnsweredWhenDataBecomesVisibleAtItsIsolationLevel) {
+  auto p = init("tx");
+  auto dest = leader("t", 0);
+  auto committed = self->request(dest, caf::infinite,
+                                 fetch_request{t0, 0, 1 << 20, iso::read_committed, 500});
+  auto uncommitted = self->request(dest, caf::infinite,
+                                   fetch_request{t0, 0, 1 << 20, iso::read_uncommitted, 500});
+  sched.run();
+  EXPECT_TRUE(self->mailbox().empty()); // both held: nothing in the log
+  ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  fetch_response r;
+  uncommitted.receive([&](fetch_response& x) { r = std::move(x); },
+                      [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  ASSERT_EQ(r.batches.size(), 1u);
+  EXPECT_EQ(r.high_watermark, 1);
+  EXPECT_EQ(r.last_stable_offset, 0);
+  EXPECT_TRUE(self->mailbox().empty()); // read_committed still held: LSO 0
+  ASSERT_EQ(end("tx", p, true).error, error_code::none); // and its markers
+  committed.receive([&](fetch_response& x) { r = std::move(x); },
+                    [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  ASSERT_EQ(r.batches.size(), 2u); // "a" and the COMMIT marker
+  EXPECT_EQ(r.last_stable_offset, 2);
+}
+
+TEST_F(TransactionsTest, HeldFetchIsAnsweredEmptyAfterItsMaxWait) {
+  auto held = self->request(leader("t", 0), caf::infinite,
+                            fetch_request{t0, 0, 1 << 20, iso::read_uncommitted, 100});
+  sched.run();
+  sched.advance_time(std::chrono::milliseconds(99));
+  sched.run();
+  EXPECT_TRUE(self->mailbox().empty());
+  sched.advance_time(std::chrono::milliseconds(1));
+  sched.run();
+  ASSERT_FALSE(self->mailbox().empty());
+  fetch_response r;
+  held.receive([&](fetch_response& x) { r = std::move(x); },
+               [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  EXPECT_EQ(r.error, error_code::none);
+  EXPECT_TRUE(r.batches.empty());
+  EXPECT_EQ(r.high_watermark, 0);
+}
+
 TEST_F(TransactionsTest, RetryOfAcknowledgedBatchReturnsOriginalOffsetAndAppendsNothing) {
   auto p = init("tx");
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
