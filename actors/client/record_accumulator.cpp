@@ -115,9 +115,15 @@ std::vector<batch_to_send> record_accumulator::ready() {
   for (auto& [tp, p] : partitions_) {
     if (p.held)
       continue;
+    // Batches are sent in queue order, so those ever sent (in flight or
+    // waiting for a retry) are a prefix: counting stops at the first
+    // never sent, and a call costs the window, not the backlog.
     int32_t flying = 0;
-    for (auto& b : p.queue)
+    for (auto& b : p.queue) {
+      if (!b.ever_sent)
+        break;
       flying += b.in_flight;
+    }
     for (auto& b : p.queue) {
       if (flying >= settings_.max_in_flight)
         break;
