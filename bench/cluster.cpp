@@ -32,6 +32,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// "1 partition", "16 partitions": a variant's count and its noun.
+std::string counted(int n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 // Counts and times every Sync() of the files LevelDB writes (its log, the
 // manifest): the fsyncs of the node.
 class fsync_counting_env : public leveldb::EnvWrapper {
@@ -370,8 +375,7 @@ void bench_commit_latency(const context& ctx) {
   std::vector<line> lines(widths.size());
   for (size_t i = 0; i < widths.size(); ++i) {
     lines[i].benchmark = "commit-latency";
-    lines[i].variant = "end_txn " + std::to_string(widths[i]) + " partition"
-                       + (widths[i] > 1 ? "s" : "");
+    lines[i].variant = "end_txn " + counted(widths[i], "partition");
     lines[i].unit = "ms p50";
     lines[i].higher_is_better = false;
   }
@@ -453,8 +457,7 @@ void bench_coordinator_throughput(const context& ctx) {
   std::vector<line> lines(counts.size());
   for (size_t i = 0; i < counts.size(); ++i) {
     lines[i].benchmark = "coordinator";
-    lines[i].variant = "1 shard " + std::to_string(counts[i]) + " producer"
-                       + (counts[i] > 1 ? "s" : "");
+    lines[i].variant = "1 shard " + counted(counts[i], "producer");
     lines[i].unit = "txn/s";
   }
   auto duration = std::chrono::duration<double>(seconds(ctx, 1.5));

@@ -123,8 +123,8 @@ struct consumer::impl {
   }
 
   // Moves up to `room` records from the front of `from` to the end of `out`.
-  template <class Source>
-  static void take(Source& from, size_t room, std::vector<consumer_record>& out) {
+  static void take(std::deque<consumer_record>& from, size_t room,
+                   std::vector<consumer_record>& out) {
     auto n = std::min(room, from.size());
     out.reserve(out.size() + n);
     auto end = from.begin() + static_cast<std::ptrdiff_t>(n);
@@ -159,13 +159,17 @@ struct consumer::impl {
     auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
                             std::numeric_limits<size_t>::max());
     positions[tp] = f.next_offset;
-    if (out.empty() && f.records.size() <= max)
-      out = std::move(f.records); // no copy (page faults are costly)
-    else
-      take(f.records, max - out.size(), out);
-    if (!f.records.empty())
-      buffered[tp].assign(std::make_move_iterator(f.records.begin()),
-                          std::make_move_iterator(f.records.end()));
+    auto& rs = f.records;
+    auto room = max - out.size();
+    if (out.empty() && rs.size() <= room) {
+      out = std::move(rs); // no copy (page faults are costly)
+      return;
+    }
+    auto split = rs.begin() + static_cast<std::ptrdiff_t>(std::min(room, rs.size()));
+    out.reserve(out.size() + static_cast<size_t>(split - rs.begin()));
+    std::move(rs.begin(), split, std::back_inserter(out));
+    if (split != rs.end())
+      buffered[tp].assign(std::make_move_iterator(split), std::make_move_iterator(rs.end()));
   }
 
   // One round over the assignment: a partition's buffered records, else a

@@ -77,6 +77,9 @@ public:
   void fail(error_class cls, status error);
 
   // -- partitions of the transaction ----------------------------------------
+  // "Added" = handed to the session to be added (AddPartitionsToTxn runs in
+  // the background; a failure reaches the records, and the transaction
+  // becomes abortable), so that an abort always goes to the coordinator.
 
   bool is_added(const topic_partition& tp) const { return added_.count(tp) > 0; }
   void mark_added(const topic_partition& tp) { added_.insert(tp); }

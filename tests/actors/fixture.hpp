@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "actors/broker/node.hpp"
+#include "actors/client/client.hpp"
 #include "runtime/messages.hpp"
 
 namespace caftx::testing {
@@ -194,6 +195,32 @@ protected:
     }
     sched.run();
     return r;
+  }
+
+  /// Client time and waiting on this scheduler: a blocked client call
+  /// runs the scheduler (and the timers due) until its reply is there.
+  client_driver deterministic_driver() {
+    client_driver d;
+    d.clock_ms = [this] { return now_ms; };
+    d.sleep_ms = [this](int64_t ms) {
+      now_ms += ms;
+      sched.advance_time(std::chrono::milliseconds(ms));
+      sched.run();
+    };
+    d.await = [this](caf::scoped_actor& waiter, caf::message_id reply) {
+      for (;;) {
+        while (auto* e = waiter->mailbox().peek()) {
+          if (e->mid == reply)
+            return;
+          waiter->dequeue();
+        }
+        if (sched.has_job())
+          sched.run_once();
+        else if (!sched.trigger_timeout())
+          FAIL() << "a client call waits for a reply that cannot come";
+      }
+    };
+    return d;
   }
 
   /// A batch whose records carry the current simulated time.

@@ -12,33 +12,7 @@
 namespace caftx::testing {
 namespace {
 
-class ProducerSessionTest : public node_fixture {
-protected:
-  /// Runs the deterministic scheduler for a blocked client call.
-  client_driver driver() {
-    client_driver d;
-    d.clock_ms = [this] { return now_ms; };
-    d.sleep_ms = [this](int64_t ms) {
-      now_ms += ms;
-      sched.advance_time(std::chrono::milliseconds(ms));
-      sched.run();
-    };
-    d.await = [this](caf::scoped_actor& waiter, caf::message_id reply) {
-      for (;;) {
-        while (auto* e = waiter->mailbox().peek()) {
-          if (e->mid == reply)
-            return;
-          waiter->dequeue();
-        }
-        if (sched.has_job())
-          sched.run_once();
-        else if (!sched.trigger_timeout())
-          FAIL() << "a client call waits for a reply that cannot come";
-      }
-    };
-    return d;
-  }
-};
+using ProducerSessionTest = node_fixture;
 
 TEST_F(ProducerSessionTest, KilledSessionIsReplacedItsRecordsFailAndTheProducerGoesOn) {
   start_node();
@@ -46,7 +20,7 @@ TEST_F(ProducerSessionTest, KilledSessionIsReplacedItsRecordsFailAndTheProducerG
   producer_config cfg;
   cfg.linger_ms = 1000; // records wait in the session until flushed
   producer p{sys, broker(), cfg};
-  p.set_driver(driver());
+  p.set_driver(deterministic_driver());
   std::vector<std::pair<std::string, status>> outcomes;
   auto cb = [&outcomes](const std::string& v) {
     return [&outcomes, v](const record_metadata& m, const status& st) {
@@ -85,7 +59,7 @@ TEST_F(ProducerSessionTest, KilledSessionMakesTheOpenTransactionAbortableThenThe
   cfg.transactional_id = "tx";
   cfg.linger_ms = 1000;
   producer p{sys, broker(), cfg};
-  p.set_driver(driver());
+  p.set_driver(deterministic_driver());
   p.init_transactions();
   auto before = p.producer_identity();
   p.begin_transaction();

@@ -103,6 +103,7 @@ TEST_F(TransactionsTest, HeldFetchIsAnsweredWhenDataBecomesVisibleAtItsIsolation
   EXPECT_TRUE(self->mailbox().empty()); // both held: nothing in the log
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
   ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  ASSERT_FALSE(self->mailbox().empty()) << "read_uncommitted fetch still held";
   fetch_response r;
   uncommitted.receive([&](fetch_response& x) { r = std::move(x); },
                       [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
@@ -111,6 +112,7 @@ TEST_F(TransactionsTest, HeldFetchIsAnsweredWhenDataBecomesVisibleAtItsIsolation
   EXPECT_EQ(r.last_stable_offset, 0);
   EXPECT_TRUE(self->mailbox().empty()); // read_committed still held: LSO 0
   ASSERT_EQ(end("tx", p, true).error, error_code::none); // and its markers
+  ASSERT_FALSE(self->mailbox().empty()) << "read_committed fetch still held";
   committed.receive([&](fetch_response& x) { r = std::move(x); },
                     [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
   ASSERT_EQ(r.batches.size(), 2u); // "a" and the COMMIT marker

@@ -331,10 +331,11 @@ TEST_F(ClientTest, ConsumerCommitsAndReadsBackGroupOffsets) {
   }
 }
 
-// A fetch brings more than max.poll.records: the rest is returned by the
-// next polls, and the position (and what commit() commits) is the first
-// record not returned yet, never the end of what was fetched.
-TEST_F(ClientTest, ConsumerReturnsAFetchInMaxPollRecordsStepsAndCommitsTheFirstUnreturned) {
+// A poll returns part of what a fetch brought (max.poll.records): the
+// position, and what commit() commits, is the first record not returned
+// yet, never the end of what was fetched; seek and assign keep that true.
+// (That the rest is not fetched again: tests/actors/consumer_fetch_test.)
+TEST_F(ClientTest, ConsumerPositionAndCommitAreTheFirstRecordNotYetReturned) {
   producer p{sys, n->broker(), properties{}};
   for (int i = 0; i < 10; ++i)
     p.send(to(std::to_string(i)));
