@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/coordinator/txn_coordinator_core.hpp"
+#include "bench/stats.hpp"
 #include "actors/coordinator/txn_state_loader.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
@@ -43,6 +44,8 @@
 namespace {
 
 using namespace caftx;
+using bench::summarize;
+using bench::summary;
 
 constexpr int32_t shard = 17;
 constexpr int32_t shard_count = 50;
@@ -158,19 +161,6 @@ double load_path(const node_store& store, size_t expected) {
   if (core->size() != expected || loader.loaded() != expected)
     die("load installed " + std::to_string(core->size()) + " cards");
   return ms;
-}
-
-struct summary {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-summary summarize(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  auto n = xs.size();
-  double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-  return {median, xs.front(), xs.back()};
 }
 
 nlohmann::json to_json(const summary& s) {

@@ -44,23 +44,6 @@ nlohmann::json json_lines = nlohmann::json::array();
 
 } // namespace
 
-summary summarize(std::vector<double> xs) {
-  if (xs.empty())
-    return {};
-  std::sort(xs.begin(), xs.end());
-  auto n = xs.size();
-  double median = n % 2 == 1 ? xs[n / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-  return {median, xs.front(), xs.back()};
-}
-
-double percentile(std::vector<double> xs, double p) {
-  if (xs.empty())
-    return 0;
-  std::sort(xs.begin(), xs.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(xs.size())));
-  return xs[std::min(xs.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
 std::vector<double> fsync_appends(const std::string& dir, int n) {
   auto path = dir + "/fsync-probe";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);

@@ -12,6 +12,8 @@
 #include <caf/fwd.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench/stats.hpp"
+
 namespace caftx::bench {
 
 using clock_type = std::chrono::steady_clock;
@@ -19,18 +21,6 @@ using clock_type = std::chrono::steady_clock;
 inline double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
-
-struct summary {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-};
-
-/// Median, min and max; zeros for an empty set.
-summary summarize(std::vector<double> xs);
-
-/// The p-th percentile (0..100) of `xs`, nearest rank; 0 for an empty set.
-double percentile(std::vector<double> xs, double p);
 
 /// Appends 4 KiB to a file and fsyncs it, `n` times; the latency of each in
 /// milliseconds. The file lives in `dir` (the disk the benchmarks use).
