@@ -18,7 +18,9 @@
 #include <benchmark/benchmark.h>
 
 #include "actors/client/read_committed_filter.hpp"
+#include "actors/partition/memory_log.hpp"
 #include "actors/partition/partition_core.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 
 namespace caftx::bench {
@@ -71,9 +73,9 @@ void sequence_check(benchmark::State& state) {
   for (int i = 0; i < 5; ++i) {
     auto b = data_batch(producer_id{1}, producer_epoch{0}, seq, 10, false);
     seq += 10;
-    core.append(std::move(b), 0);
+    core.append(info_of(b));
   }
-  auto next = data_batch(producer_id{1}, producer_epoch{0}, seq, 10, false);
+  auto next = info_of(data_batch(producer_id{1}, producer_epoch{0}, seq, 10, false));
   for (auto _ : state) {
     auto d = core.validate_produce(next);
     benchmark::DoNotOptimize(d);
@@ -82,33 +84,43 @@ void sequence_check(benchmark::State& state) {
 
 // A log of `n` transactions of one 10-record batch each, alternately
 // committed and aborted, by distinct producer ids.
-std::unique_ptr<partition_core> log_with_aborts(int n) {
-  auto core = std::make_unique<partition_core>(topic_partition{"bench", 0});
+struct logged_core {
+  std::unique_ptr<partition_core> core;
+  memory_log log;
+};
+
+logged_core log_with_aborts(int n) {
+  logged_core l{std::make_unique<partition_core>(topic_partition{"bench", 0}), {}};
   for (int t = 0; t < n; ++t) {
     producer_id pid{t + 1};
-    core->append(data_batch(pid, producer_epoch{0}, 0, 10, true), 0);
+    auto b = data_batch(pid, producer_epoch{0}, 0, 10, true);
+    b.base_offset = l.core->append(info_of(b)).base_offset;
+    l.log.put(b.base_offset, v2::encode(b, 0));
     end_txn_marker m{t % 2 == 0 ? control_type::abort : control_type::commit, coordinator_epoch{0}};
-    core->append_marker(pid, producer_epoch{1}, m, 0);
+    auto marker = l.core->append_marker(pid, producer_epoch{1}, m, 0).first;
+    l.log.put(marker.base_offset, v2::encode(marker, 0));
   }
-  core->set_high_watermark(core->log_end_offset());
-  return core;
+  l.core->set_high_watermark(l.core->log_end_offset());
+  return l;
 }
 
 void aborted_index_lookup(benchmark::State& state) {
   auto n = static_cast<int>(state.range(0));
-  auto core = log_with_aborts(n);
-  int64_t mid = core->log_end_offset() / 2;
+  auto l = log_with_aborts(n);
+  int64_t mid = l.core->log_end_offset() / 2;
+  auto read = l.log.reader();
   for (auto _ : state) {
-    auto r = core->fetch(mid, 1, isolation_level::read_committed);
+    auto r = l.core->fetch(read, mid, 1, isolation_level::read_committed);
     benchmark::DoNotOptimize(r);
   }
 }
 
 void read_committed_filter(benchmark::State& state) {
-  auto core = log_with_aborts(1000);
-  auto r = core->fetch(0, 1 << 20, isolation_level::read_committed);
+  auto l = log_with_aborts(1000);
+  auto r = l.core->fetch(l.log.reader(), 0, 1 << 20, isolation_level::read_committed);
+  auto batches = v2::decode_all(r->records).value();
   for (auto _ : state) {
-    auto f = filter_fetched({"bench", 0}, 0, r->batches, r->aborted,
+    auto f = filter_fetched({"bench", 0}, 0, batches, r->aborted,
                             isolation_level::read_committed, 1000000);
     benchmark::DoNotOptimize(f);
   }
@@ -121,7 +133,7 @@ void batch_append(benchmark::State& state) {
   int32_t seq = 0;
   int64_t appended = 0;
   for (auto _ : state) {
-    if (++appended % 4096 == 0) { // bound the in-memory log
+    if (++appended % 4096 == 0) { // bound the producer state
       state.PauseTiming();
       core = std::make_unique<partition_core>(topic_partition{"bench", 0});
       seq = 0;
@@ -130,10 +142,15 @@ void batch_append(benchmark::State& state) {
     auto b = proto;
     b.base_sequence = seq;
     seq += 130;
-    auto d = core->validate_produce(b);
+    // What the producer session encodes, and what the leader checks
+    // (CRC, records), decides and stamps before it stores the bytes.
+    auto bytes = v2::encode(b);
+    auto h = v2::validate(bytes);
+    auto info = v2::info_of(*h, bytes);
+    auto d = core->validate_produce(info);
     benchmark::DoNotOptimize(d);
-    auto& stored = core->append(std::move(b), 0);
-    benchmark::DoNotOptimize(codec::encode(stored));
+    v2::stamp(bytes, core->append(info).base_offset, 0);
+    benchmark::DoNotOptimize(bytes);
   }
   state.SetItemsProcessed(state.iterations() * 130);
 }

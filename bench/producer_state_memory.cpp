@@ -42,12 +42,12 @@ size_t build(size_t n, bool distinct) {
   for (size_t i = 0; i < n; ++i) {
     auto b = distinct ? one_record(static_cast<int64_t>(i), 0)
                       : one_record(0, static_cast<int32_t>(i));
-    auto d = core->validate_produce(b);
+    auto d = core->validate_produce(caftx::info_of(b));
     if (!d.ok() || d->duplicate) {
       std::fprintf(stderr, "unexpected: %s\n", d.ok() ? "duplicate" : d.error().to_string().c_str());
       std::exit(1);
     }
-    core->append(std::move(b), 0);
+    core->append(caftx::info_of(b));
   }
   core->set_high_watermark(core->log_end_offset());
   if (core->producers().size() != (distinct ? n : 1)) {

@@ -134,6 +134,9 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("producer.id.expiration.check.interval.ms",
                     c.producer_id_expiration_check_interval_ms, 1, int_max));
   CAFTX_TRY(r.boolean("caftx.storage.sync", c.storage_sync));
+  CAFTX_TRY(r.int32("caftx.log.tail.cache.bytes", c.log_tail_cache_bytes, 0, int_max));
+  CAFTX_TRY(r.int32("caftx.log.snapshot.interval.bytes", c.log_snapshot_interval_bytes, 1,
+                    int_max));
   CAFTX_TRY(r.int32("caftx.supervisor.max.restarts", c.supervisor_max_restarts, 0, 1000));
   CAFTX_TRY(r.int32("caftx.supervisor.restart.window.ms", c.supervisor_restart_window_ms, 1, int_max));
   CAFTX_TRY(r.int32("caftx.marker.retry.backoff.ms", c.marker_retry_backoff_ms, 1, 60000));

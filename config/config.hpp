@@ -62,6 +62,15 @@ struct node_config {
   int32_t producer_id_expiration_check_interval_ms = 600000;
   /// `caftx.storage.sync`: fsync each durable write (group-committed).
   bool storage_sync = true;
+  /// `caftx.log.tail.cache.bytes`, [0, 2147483647]: bytes of each
+  /// partition's newest batches kept in memory for fetches near the log
+  /// end; older data is read from storage.
+  int32_t log_tail_cache_bytes = 4 * 1024 * 1024;
+  /// `caftx.log.snapshot.interval.bytes`, [1, 2147483647]: a partition
+  /// writes a producer-state snapshot (Kafka's ProducerStateManager
+  /// snapshot) each time this many log bytes were appended since the last
+  /// one; a restart replays at most this much of the log.
+  int32_t log_snapshot_interval_bytes = 16 * 1024 * 1024;
   /// `caftx.supervisor.max.restarts` within
   /// `caftx.supervisor.restart.window.ms`: a coordinator shard, partition
   /// leader or group coordinator crashing more often is not restarted again.

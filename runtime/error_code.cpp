@@ -6,6 +6,7 @@ const char* to_string(error_code code) {
   switch (code) {
     case error_code::none: return "NONE";
     case error_code::offset_out_of_range: return "OFFSET_OUT_OF_RANGE";
+    case error_code::corrupt_message: return "CORRUPT_MESSAGE";
     case error_code::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
     case error_code::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
     case error_code::request_timed_out: return "REQUEST_TIMED_OUT";
@@ -25,6 +26,7 @@ const char* to_string(error_code code) {
     case error_code::operation_not_attempted: return "OPERATION_NOT_ATTEMPTED";
     case error_code::kafka_storage_error: return "KAFKA_STORAGE_ERROR";
     case error_code::unknown_producer_id: return "UNKNOWN_PRODUCER_ID";
+    case error_code::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";
     case error_code::invalid_record: return "INVALID_RECORD";
     case error_code::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
     case error_code::producer_fenced: return "PRODUCER_FENCED";
@@ -40,6 +42,7 @@ const char* to_string(error_code code) {
 
 bool is_retriable(error_code code) {
   switch (code) {
+    case error_code::corrupt_message: // CorruptRecordException is retriable
     case error_code::not_leader_or_follower:
     case error_code::request_timed_out:
     case error_code::coordinator_load_in_progress:

@@ -12,6 +12,7 @@ namespace caftx {
 enum class error_code : uint8_t {
   none = 0,
   offset_out_of_range = 1,
+  corrupt_message = 2,
   unknown_topic_or_partition = 3,
   not_leader_or_follower = 6,
   request_timed_out = 7,
@@ -31,6 +32,7 @@ enum class error_code : uint8_t {
   operation_not_attempted = 55,
   kafka_storage_error = 56,
   unknown_producer_id = 59,
+  unsupported_compression_type = 76,
   invalid_record = 87,
   unstable_offset_commit = 88,
   producer_fenced = 90,

@@ -8,7 +8,6 @@ namespace caftx {
   X(topic_partition)                                                                               \
   X(record_header)                                                                                 \
   X(record)                                                                                        \
-  X(record_batch)                                                                                  \
   X(aborted_transaction)                                                                           \
   X(create_topic_request)                                                                          \
   X(topic_metadata)                                                                                \

@@ -150,7 +150,10 @@ struct describe_transaction_response {
 struct produce_request {
   topic_partition tp;
   std::string transactional_id; // empty for non-transactional batches
-  record_batch batch;
+  /// One RecordBatch v2 (runtime/record_batch_v2.hpp), as Kafka's
+  /// ProduceRequest partition `records`: checked (CRC, framing) and stored
+  /// as it is, with the base offset and leader epoch stamped.
+  std::string records;
 };
 
 struct produce_response {
@@ -181,7 +184,9 @@ struct fetch_response {
   int64_t last_stable_offset = -1;
   int64_t log_start_offset = -1;
   std::vector<aborted_transaction> aborted_transactions;
-  std::vector<record_batch> batches;
+  /// Whole batches as stored, concatenated RecordBatch v2 bytes (Kafka's
+  /// FetchResponse partition `records`); v2::decode_all reads them.
+  std::string records;
 };
 
 /// ListOffsets: timestamp -1 = latest, -2 = earliest (reference §2.10).
@@ -406,7 +411,6 @@ typename Inspector::result_type inspect(Inspector& f, strong_id<Tag, Rep>& x) {
 CAFTX_INSPECT(topic_partition, x.topic, x.partition)
 CAFTX_INSPECT(record_header, x.key, x.value)
 CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms)
-CAFTX_INSPECT(record_batch, x.base_offset, x.pid, x.epoch, x.base_sequence, x.attributes, x.records)
 CAFTX_INSPECT(aborted_transaction, x.pid, x.first_offset)
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions)
 CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
@@ -426,11 +430,11 @@ CAFTX_INSPECT(txn_response, x.error, x.message)
 CAFTX_INSPECT(describe_transaction_request, x.transactional_id)
 CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x.partitions,
               x.coordinator_epoch, x.transaction_timeout_ms, x.transaction_start_ms)
-CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.batch)
+CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
-              x.log_start_offset, x.aborted_transactions, x.batches)
+              x.log_start_offset, x.aborted_transactions, x.records)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
 CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
 CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,

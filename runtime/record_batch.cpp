@@ -19,6 +19,26 @@ int32_t record_batch::last_sequence() const {
   return add_sequence(base_sequence, record_count() - 1);
 }
 
+int32_t batch_info::last_sequence() const {
+  if (base_sequence == no_sequence)
+    return no_sequence;
+  return add_sequence(base_sequence, record_count - 1);
+}
+
+batch_info info_of(const record_batch& b) {
+  batch_info i;
+  i.base_offset = b.base_offset;
+  i.record_count = b.record_count();
+  i.pid = b.pid;
+  i.epoch = b.epoch;
+  i.base_sequence = b.base_sequence;
+  i.attributes = b.attributes;
+  i.max_timestamp_ms = b.max_timestamp_ms();
+  if (b.is_control())
+    i.marker = parse_control_batch(b);
+  return i;
+}
+
 int64_t record_batch::max_timestamp_ms() const {
   int64_t ts = -1;
   for (auto& r : records)

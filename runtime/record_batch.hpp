@@ -34,6 +34,12 @@ inline constexpr int16_t attr_control = 0x20;
 /// Control record types (reference §3.9).
 enum class control_type : int16_t { abort = 0, commit = 1 };
 
+/// An end-transaction marker: the content of a control record.
+struct end_txn_marker {
+  control_type type = control_type::abort;
+  coordinator_epoch cepoch{0};
+};
+
 /// A batch of records from one producer to one partition. A control batch
 /// carries exactly one control record (the marker) and occupies one offset.
 struct record_batch {
@@ -54,15 +60,31 @@ struct record_batch {
   int64_t max_timestamp_ms() const;
 };
 
+/// What a partition leader keeps of a batch without its records: the fields
+/// of its RecordBatch v2 header and, for a control batch, its marker.
+struct batch_info {
+  int64_t base_offset = -1;
+  int32_t record_count = 0; // offsets the batch occupies (last offset delta + 1)
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  int32_t base_sequence = no_sequence;
+  int16_t attributes = 0;
+  int64_t max_timestamp_ms = -1;
+  /// The marker of a well-formed control batch; nullopt otherwise.
+  std::optional<end_txn_marker> marker;
+
+  bool is_transactional() const { return (attributes & attr_transactional) != 0; }
+  bool is_control() const { return (attributes & attr_control) != 0; }
+  int64_t last_offset() const { return base_offset + record_count - 1; }
+  int32_t last_sequence() const;
+};
+
+/// The batch_info of a decoded batch.
+batch_info info_of(const record_batch& b);
+
 /// Adds `delta` to a sequence number with Kafka's wrap-around after
 /// 2147483647 to 0.
 int32_t add_sequence(int32_t sequence, int32_t delta);
-
-/// An end-transaction marker: the content of a control record.
-struct end_txn_marker {
-  control_type type = control_type::abort;
-  coordinator_epoch cepoch{0};
-};
 
 /// Builds a control batch for (pid, epoch) holding one marker record with
 /// Kafka's layout: key = int16 version 0 + int16 type, value = int16

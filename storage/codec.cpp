@@ -25,21 +25,6 @@ void serialize(Archive& ar, caftx::topic_partition& x, unsigned) {
   ar & x.topic & x.partition;
 }
 
-template <class Archive>
-void serialize(Archive& ar, caftx::record_header& x, unsigned) {
-  ar & x.key & x.value;
-}
-
-template <class Archive>
-void serialize(Archive& ar, caftx::record& x, unsigned) {
-  ar & x.key & x.value & x.headers & x.timestamp_ms;
-}
-
-template <class Archive>
-void serialize(Archive& ar, caftx::record_batch& x, unsigned) {
-  ar & x.base_offset & x.pid & x.epoch & x.base_sequence & x.attributes & x.records;
-}
-
 // Class version 0: the fields of value version 1 as first written.
 // Class version 1 appends next_pid, ended_by_pid, ended_by_epoch (the
 // end-of-transaction epoch bump, KIP-890 part 2); a version 0 card reads
@@ -115,14 +100,6 @@ status_or<T> decode_one(std::string_view bytes, const char* what) {
 }
 
 } // namespace
-
-std::string encode(const record_batch& batch) {
-  return encode_values(const_cast<record_batch&>(batch));
-}
-
-status_or<record_batch> decode_batch(std::string_view bytes) {
-  return decode_one<record_batch>(bytes, "record batch");
-}
 
 namespace {
 
@@ -288,14 +265,47 @@ std::string padded(int64_t v, int width) {
   return buf;
 }
 
+// `<kind>/<topic>\0<partition:010>/`
+std::string tp_prefix(const char* kind, const topic_partition& tp) {
+  return kind + ("/" + tp.topic) + std::string(1, '\0') + padded(tp.partition, 10) + "/";
+}
+
 } // namespace
 
 std::string log_prefix(const topic_partition& tp) {
-  return "log/" + tp.topic + std::string(1, '\0') + padded(tp.partition, 10) + "/";
+  return tp_prefix("log", tp);
 }
 
 std::string log_entry(const topic_partition& tp, int64_t offset) {
   return log_prefix(tp) + padded(offset, 20);
+}
+
+std::string producer_snapshot_prefix(const topic_partition& tp) {
+  return tp_prefix("pstate", tp);
+}
+
+std::string producer_snapshot(const topic_partition& tp, int64_t offset) {
+  return producer_snapshot_prefix(tp) + padded(offset, 20);
+}
+
+std::string aborted_txn_prefix(const topic_partition& tp) {
+  return tp_prefix("aborted", tp);
+}
+
+std::string aborted_txn(const topic_partition& tp, int64_t marker_offset) {
+  return aborted_txn_prefix(tp) + padded(marker_offset, 20);
+}
+
+int64_t offset_of(std::string_view key) {
+  if (key.size() < 20)
+    return -1;
+  int64_t v = 0;
+  for (char c : key.substr(key.size() - 20)) {
+    if (c < '0' || c > '9')
+      return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
 }
 
 std::string topic(const std::string& name) {

@@ -20,8 +20,8 @@ namespace caftx::codec {
 /// Format version written in front of every value.
 inline constexpr uint8_t value_version = 1;
 
-std::string encode(const record_batch& batch);
-status_or<record_batch> decode_batch(std::string_view bytes);
+// Record batches are stored as their RecordBatch v2 bytes
+// (runtime/record_batch_v2.hpp), not through this codec.
 
 std::string encode(const txn_card& card);
 /// Errors: KAFKA_STORAGE_ERROR for an empty value, an unknown value
@@ -54,9 +54,26 @@ status_or<int64_t> decode_int64(std::string_view bytes);
 
 namespace caftx::keys {
 
-/// `log/<topic>\0<partition:010>/<offset:020>`: one record batch.
+/// `log/<topic>\0<partition:010>/<offset:020>`: one record batch (its
+/// RecordBatch v2 bytes) at that base offset.
 std::string log_entry(const topic_partition& tp, int64_t offset);
 std::string log_prefix(const topic_partition& tp);
+/// `pstate/<topic>\0<partition:010>/<offset:020>`: the producer-state
+/// snapshot covering the log below that offset (only the newest is kept).
+std::string producer_snapshot(const topic_partition& tp, int64_t offset);
+std::string producer_snapshot_prefix(const topic_partition& tp);
+/// `aborted/<topic>\0<partition:010>/<offset:020>`: the aborted-index entry
+/// of the ABORT marker at that offset.
+std::string aborted_txn(const topic_partition& tp, int64_t marker_offset);
+std::string aborted_txn_prefix(const topic_partition& tp);
+/// The offset in the last 20 characters of a log, snapshot or aborted key.
+int64_t offset_of(std::string_view key);
+/// `meta/storage_format`: the storage format of the data directory, a
+/// decimal number (storage/FORMAT.md); absent in a directory of an older
+/// caftx, which is refused.
+inline const std::string storage_format = "meta/storage_format";
+/// The storage format this build reads and writes.
+inline constexpr int storage_format_version = 2;
 /// `topic/<topic>`: topic metadata.
 std::string topic(const std::string& name);
 inline const std::string topic_prefix = "topic/";

@@ -175,6 +175,50 @@ size_t node_store::scan_after(const std::string& prefix, const std::string& afte
   return visited;
 }
 
+void node_store::scan_from_floor(
+  const std::string& prefix, const std::string& from,
+  const std::function<bool(std::string_view, std::string_view)>& fn) const {
+  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(checked_reads())};
+  it->Seek(from);
+  if (!it->Valid() || it->key() != leveldb::Slice(from)) {
+    if (it->Valid())
+      it->Prev();
+    else
+      it->SeekToLast();
+    if (!it->Valid() || !it->key().starts_with(prefix))
+      it->Seek(prefix);
+  }
+  for (; it->Valid(); it->Next()) {
+    auto k = it->key();
+    if (!k.starts_with(prefix))
+      break;
+    auto v = it->value();
+    if (!fn(std::string_view(k.data(), k.size()), std::string_view(v.data(), v.size())))
+      return;
+  }
+  if (!it->status().ok())
+    read_failed("keys " + prefix, it->status());
+}
+
+std::optional<std::pair<std::string, std::string>> node_store::last(const std::string& prefix) const {
+  std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(checked_reads())};
+  // The first key after every key of the prefix: the prefix with its last
+  // byte incremented (prefixes here end in '/').
+  std::string end = prefix;
+  end.back() = static_cast<char>(end.back() + 1);
+  it->Seek(end);
+  if (it->Valid())
+    it->Prev();
+  else
+    it->SeekToLast();
+  std::optional<std::pair<std::string, std::string>> r;
+  if (it->Valid() && it->key().starts_with(prefix))
+    r.emplace(it->key().ToString(), it->value().ToString());
+  if (!it->status().ok())
+    read_failed("keys " + prefix, it->status());
+  return r;
+}
+
 node_store_stats node_store::stats() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return stats_;

@@ -91,6 +91,18 @@ public:
   size_t scan_after(const std::string& prefix, const std::string& after, size_t max_entries,
                     const std::function<void(std::string_view, std::string_view)>& fn) const;
 
+  /// Calls `fn(key, value)`, in key order, for the keys that start with
+  /// `prefix` from the last one at or before `from` on (from the first key
+  /// of the prefix if none is at or before it), until it returns false.
+  /// The views are valid during the call only. Throws like scan(). A
+  /// partition reads the batch holding an offset this way.
+  void scan_from_floor(const std::string& prefix, const std::string& from,
+                       const std::function<bool(std::string_view, std::string_view)>& fn) const;
+
+  /// The last key that starts with `prefix`, with its value; nullopt if
+  /// there is none. Throws like get().
+  std::optional<std::pair<std::string, std::string>> last(const std::string& prefix) const;
+
   node_store_stats stats() const;
   const std::string& dir() const { return dir_; }
 

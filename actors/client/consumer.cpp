@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "actors/client/client_context.hpp"
+#include "runtime/record_batch_v2.hpp"
 
 namespace caftx {
 
@@ -156,7 +157,12 @@ struct consumer::impl {
     }
     if (r->error != error_code::none)
       raise(status{r->error, r->message});
-    auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, cfg.isolation,
+    // check.crcs: every batch's CRC is checked as it is decoded.
+    auto batches = v2::decode_all(r->records);
+    if (!batches.ok())
+      raise(status{batches.error().code(),
+                   "fetch of " + to_string(tp) + ": " + batches.error().message()});
+    auto f = filter_fetched(tp, pos, *batches, r->aborted_transactions, cfg.isolation,
                             std::numeric_limits<size_t>::max());
     positions[tp] = f.next_offset;
     auto& rs = f.records;

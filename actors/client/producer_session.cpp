@@ -1,5 +1,7 @@
 #include "actors/client/producer_session.hpp"
 
+#include "runtime/record_batch_v2.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
@@ -66,7 +68,7 @@ void drive(session_ptr self) {
   for (auto& b : st.acc->ready()) {
     auto tp = b.tp;
     auto generation = b.generation;
-    produce_request req{b.tp, st.cfg.transactional_id.value_or(""), std::move(b.batch)};
+    produce_request req{b.tp, st.cfg.transactional_id.value_or(""), v2::encode(b.batch)};
     self->request(st.leaders[tp], milliseconds(st.cfg.request_timeout_ms), std::move(req))
       .then(
         [self, tp, generation](const produce_response& r) {

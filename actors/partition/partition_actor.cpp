@@ -15,15 +15,63 @@
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/partition/partition_core.hpp"
+#include "actors/partition/snapshot_codec.hpp"
 #include "runtime/fault_point.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 
 namespace caftx {
 
 namespace {
 
+// The newest batches' bytes, for fetches near the log end (bounded by
+// caftx.log.tail.cache.bytes); everything else is read from storage.
+struct tail_cache {
+  struct entry {
+    int64_t base_offset;
+    std::string bytes;
+  };
+  std::deque<entry> entries;
+  size_t bytes = 0;
+  size_t capacity = 0;
+
+  void add(int64_t base_offset, const std::string& b) {
+    if (b.size() > capacity) {
+      clear();
+      return;
+    }
+    entries.push_back({base_offset, b});
+    bytes += b.size();
+    while (bytes > capacity) {
+      bytes -= entries.front().bytes.size();
+      entries.pop_front();
+    }
+  }
+  void clear() {
+    entries.clear();
+    bytes = 0;
+  }
+  // Serves `offset` if the cache holds the batch with it or the log end.
+  bool covers(int64_t offset) const {
+    return !entries.empty() && offset >= entries.front().base_offset;
+  }
+};
+
+// A produce whose batch bytes passed v2::validate, with what the core
+// needs of them.
+struct checked_produce {
+  std::string transactional_id;
+  std::string records;
+  batch_info info;
+};
+
 struct partition_state {
   std::unique_ptr<partition_core> core;
+  tail_cache cache;
+  // Log bytes appended since the last producer-state snapshot, and that
+  // snapshot's key (replaced by the next).
+  int64_t bytes_since_snapshot = 0;
+  std::optional<std::string> snapshot_key;
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
   // Replies held until the high watermark passes `offset`, in offset order.
@@ -36,7 +84,7 @@ struct partition_state {
   // Transactional produces held per producer while one of them is being
   // verified with the transaction coordinator (KIP-890 part 1).
   struct held_produce {
-    produce_request req;
+    checked_produce req;
     caf::response_promise rp;
   };
   std::map<producer_id, std::deque<held_produce>> held;
@@ -67,9 +115,48 @@ struct partition_state {
 using partition_ptr = caf::stateful_actor<partition_state>*;
 
 // The answer to `req` from the log as it is now.
+// Reads stored batches for the core: from the tail cache when it holds the
+// offset, else from LevelDB (a seek to the batch holding it).
+batch_reader reader_of(partition_ptr self) {
+  return [self](int64_t offset,
+                const std::function<bool(const v2::batch_header&, std::string_view)>& fn) -> status {
+    auto& st = self->state;
+    if (st.cache.covers(offset)) {
+      for (auto& e : st.cache.entries) {
+        auto h = v2::read_header(e.bytes);
+        if (!h.ok())
+          return h.error();
+        if (h->last_offset() >= offset && !fn(*h, e.bytes))
+          break;
+      }
+      return {};
+    }
+    auto& tp = st.core->tp();
+    status err;
+    try {
+      st.ctx->store->scan_from_floor(
+        keys::log_prefix(tp), keys::log_entry(tp, offset),
+        [&](std::string_view key, std::string_view value) {
+          auto h = v2::read_header(value);
+          if (!h.ok() || !v2::crc_matches(value, *h)) {
+            err = status{error_code::kafka_storage_error,
+                         "partition " + to_string(tp) + ": stored batch "
+                           + std::string(key.substr(key.size() - 20)) + ": "
+                           + (h.ok() ? "CRC-32C mismatch" : h.error().message())};
+            return false;
+          }
+          return fn(*h, value);
+        });
+    } catch (const std::exception& e) {
+      return {error_code::kafka_storage_error, e.what()};
+    }
+    return err;
+  };
+}
+
 fetch_response fetch_now(partition_ptr self, const fetch_request& req) {
   auto& st = self->state;
-  auto r = st.core->fetch(req.fetch_offset, req.max_bytes, req.isolation);
+  auto r = st.core->fetch(reader_of(self), req.fetch_offset, req.max_bytes, req.isolation);
   fetch_response resp;
   resp.high_watermark = st.core->high_watermark();
   resp.last_stable_offset = st.core->last_stable_offset();
@@ -80,7 +167,7 @@ fetch_response fetch_now(partition_ptr self, const fetch_request& req) {
     return resp;
   }
   resp.aborted_transactions = std::move(r->aborted);
-  resp.batches = std::move(r->batches);
+  resp.records = std::move(r->records);
   return resp;
 }
 
@@ -90,7 +177,7 @@ void release_fetches(partition_ptr self) {
   auto& fetches = self->state.fetches;
   for (auto i = fetches.begin(); i != fetches.end();) {
     auto resp = fetch_now(self, i->req);
-    if (resp.error == error_code::none && resp.batches.empty()) {
+    if (resp.error == error_code::none && resp.records.empty()) {
       ++i;
       continue;
     }
@@ -107,24 +194,45 @@ void release_waiters(partition_ptr self) {
   }
 }
 
-// Appends `batch` durably; `rp` gets `reply` once the batch is durable.
+// Appends the batch `bytes` (its info `info`) at the log end durably;
+// `rp` gets `reply` once it is durable. The bytes get their base offset and
+// the leader epoch stamped; every `log_snapshot_interval_bytes` the same
+// write carries a producer-state snapshot, so a snapshot is durable exactly
+// when the log it covers is.
 template <class Reply>
-void append_and_reply(partition_ptr self, record_batch batch, Reply reply, bool set_base_offset,
-                      caf::response_promise rp) {
+void append_and_reply(partition_ptr self, std::string bytes, const batch_info& info, Reply reply,
+                      bool set_base_offset, caf::response_promise rp) {
   auto& st = self->state;
-  auto& stored = st.core->append(std::move(batch), st.ctx->clock_ms());
+  auto& tp = st.core->tp();
+  auto appended_at = st.core->append(info);
+  int64_t base = appended_at.base_offset;
+  int64_t last = base + info.record_count - 1;
+  v2::stamp(bytes, base, 0); // leader epoch 0: one node, never a new leader
   if constexpr (std::is_same_v<Reply, produce_response>)
     if (set_base_offset)
-      reply.base_offset = stored.base_offset;
-  int64_t last = stored.last_offset();
-  fault::append_detail appended{st.core->tp(),  stored.base_offset, last,   stored.pid,
-                                stored.epoch,   stored.is_transactional(), stored.is_control()};
+      reply.base_offset = base;
+  fault::append_detail appended{tp,        base, last, info.pid, info.epoch, info.is_transactional(),
+                                info.is_control()};
   leveldb::WriteBatch wb;
-  wb.Put(keys::log_entry(st.core->tp(), stored.base_offset), codec::encode(stored));
+  wb.Put(keys::log_entry(tp, base), bytes);
+  if (appended_at.aborted)
+    wb.Put(keys::aborted_txn(tp, appended_at.aborted->last_offset),
+           snapshot_codec::encode(*appended_at.aborted));
+  st.bytes_since_snapshot += static_cast<int64_t>(bytes.size());
+  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes) {
+    auto snap = st.core->snapshot();
+    auto key = keys::producer_snapshot(tp, snap.offset);
+    wb.Put(key, snapshot_codec::encode(snap));
+    if (st.snapshot_key)
+      wb.Delete(*st.snapshot_key);
+    st.snapshot_key = key;
+    st.bytes_since_snapshot = 0;
+  }
+  st.cache.add(base, bytes);
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last, appended](const status& s) {
     if (!s.ok()) {
-      // The in-memory log is ahead of the disk now: crash and let the
+      // The in-memory state is ahead of the disk now: crash and let the
       // restart rebuild from what is durable.
       self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
       return;
@@ -137,9 +245,9 @@ void append_and_reply(partition_ptr self, record_batch batch, Reply reply, bool 
 }
 
 // The producer-state checks and the append of one produce (§3.2).
-void produce(partition_ptr self, produce_request& req, caf::response_promise rp) {
+void produce(partition_ptr self, checked_produce& req, caf::response_promise rp) {
   auto& st = self->state;
-  auto d = st.core->validate_produce(req.batch);
+  auto d = st.core->validate_produce(req.info);
   if (!d.ok()) {
     rp.deliver(
       produce_response{d.error().code(), d.error().message(), -1, st.core->log_start_offset()});
@@ -147,7 +255,7 @@ void produce(partition_ptr self, produce_request& req, caf::response_promise rp)
   }
   produce_response reply{error_code::none, {}, d->base_offset, st.core->log_start_offset()};
   if (!d->duplicate) {
-    append_and_reply(self, std::move(req.batch), reply, true, rp);
+    append_and_reply(self, std::move(req.records), req.info, reply, true, rp);
     return;
   }
   if (d->last_offset < st.core->high_watermark()) {
@@ -171,7 +279,7 @@ void drain_held(partition_ptr self, producer_id pid) {
   auto i = st.held.find(pid);
   while (i != st.held.end() && !i->second.empty()) {
     auto& front = i->second.front();
-    if (st.core->needs_verification(front.req.batch)) {
+    if (st.core->needs_verification(front.req.info)) {
       verify_next(self, pid);
       return;
     }
@@ -186,7 +294,7 @@ void drain_held(partition_ptr self, producer_id pid) {
 void verify_next(partition_ptr self, producer_id pid) {
   auto& st = self->state;
   auto& front = st.held[pid].front();
-  auto& b = front.req.batch;
+  auto& b = front.req.info;
   verify_in_transaction(self, *st.ctx, api_kind::produce, front.req.transactional_id, b.pid,
                         b.epoch, st.core->tp(), [self, pid](error_code e, std::string msg) {
                           auto& st = self->state;
@@ -204,20 +312,67 @@ void verify_next(partition_ptr self, producer_id pid) {
                         });
 }
 
+[[noreturn]] void storage_failure(const topic_partition& tp, const std::string& what) {
+  throw std::runtime_error("KAFKA_STORAGE_ERROR: partition " + to_string(tp) + ": " + what);
+}
+
+// Rebuilds the core from storage: the newest producer-state snapshot, the
+// aborted-index entries below it, then the log after it (headers only;
+// a control batch's one record for its marker). Throws std::runtime_error
+// (KAFKA_STORAGE_ERROR ...) on anything unreadable.
+void load(partition_ptr self, const topic_partition& tp) {
+  auto& st = self->state;
+  auto& store = *st.ctx->store;
+  st.cache.capacity = static_cast<size_t>(st.ctx->config.log_tail_cache_bytes);
+  int64_t from = 0;
+  if (auto snap = store.last(keys::producer_snapshot_prefix(tp))) {
+    auto s = snapshot_codec::decode(snap->second);
+    if (!s.ok())
+      storage_failure(tp, "snapshot " + std::to_string(keys::offset_of(snap->first)) + ": "
+                            + s.error().message());
+    std::vector<aborted_txn_entry> aborted;
+    store.scan(keys::aborted_txn_prefix(tp), [&](const std::string& key, const std::string& value) {
+      if (keys::offset_of(key) >= s->offset)
+        return false; // the replay below adds these again
+      auto e = snapshot_codec::decode_aborted(value);
+      if (!e.ok())
+        storage_failure(tp, "aborted-index key " + std::to_string(keys::offset_of(key)) + ": "
+                              + e.error().message());
+      aborted.push_back(*e);
+      return true;
+    });
+    from = s->offset;
+    st.core->restore(*s, std::move(aborted));
+    st.snapshot_key = snap->first;
+  }
+  store.scan_from_floor(keys::log_prefix(tp), keys::log_entry(tp, from),
+                        [&](std::string_view key, std::string_view value) {
+    auto offset = keys::offset_of(key);
+    if (offset < from)
+      return true; // the batch before the snapshot's offset
+    auto h = v2::read_header(value);
+    if (!h.ok())
+      storage_failure(tp, "stored batch " + std::to_string(offset) + ": " + h.error().message());
+    if (!v2::crc_matches(value, *h))
+      storage_failure(tp, "stored batch " + std::to_string(offset) + ": CRC-32C mismatch");
+    if (h->base_offset != offset)
+      storage_failure(tp, "stored batch under key " + std::to_string(offset) + " has base offset "
+                            + std::to_string(h->base_offset));
+    if (auto r = st.core->replay(v2::info_of(*h, value)); !r.ok())
+      storage_failure(tp, r.message());
+    st.bytes_since_snapshot += static_cast<int64_t>(value.size());
+    st.cache.add(h->base_offset, std::string(value));
+    return true;
+  });
+}
+
 caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
                            topic_partition tp) {
   auto& st = self->state;
   st.ctx = ctx;
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
-  ctx->store->scan(keys::log_prefix(tp), [&](const std::string& key, const std::string& value) {
-    auto b = codec::decode_batch(value);
-    if (!b.ok())
-      throw std::runtime_error("partition " + to_string(tp) + ": key " + key + ": "
-                               + b.error().to_string());
-    st.core->replay(std::move(b).value());
-    return true;
-  });
+  load(self, tp);
   // As Kafka at load: producers that expired while the node was down go.
   auto expiration_ms = ctx->config.producer_id_expiration_ms;
   st.core->remove_expired_producers(ctx->clock_ms(), expiration_ms);
@@ -232,26 +387,37 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
     [=](produce_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
-      auto& b = req.batch;
-      if (b.is_transactional() && req.transactional_id.empty()) {
+      // The CRC and the records' framing first (Kafka's LogValidator):
+      // CORRUPT_MESSAGE or UNSUPPORTED_COMPRESSION_TYPE, nothing appended.
+      auto h = v2::validate(req.records);
+      if (!h.ok()) {
+        rp.deliver(produce_response{h.error().code(), h.error().message(), -1,
+                                    st.core->log_start_offset()});
+        return rp;
+      }
+      checked_produce c{std::move(req.transactional_id), std::move(req.records), {}};
+      c.info = v2::info_of(*h, c.records);
+      auto& b = c.info;
+      if (b.is_transactional() && c.transactional_id.empty()) {
         rp.deliver(produce_response{error_code::invalid_request,
                                     "transactional batch without transactional id", -1,
                                     st.core->log_start_offset()});
         return rp;
       }
-      bool held = st.held.count(b.pid) > 0;
+      auto pid = b.pid;
+      bool held = st.held.count(pid) > 0;
       if (!held && !st.core->needs_verification(b)) {
-        produce(self, req, rp);
+        produce(self, c, rp);
         return rp;
       }
-      st.held[b.pid].push_back({std::move(req), rp});
+      st.held[pid].push_back({std::move(c), rp});
       if (!held)
-        verify_next(self, b.pid);
+        verify_next(self, pid);
       return rp;
     },
     [=](const fetch_request& req) -> caf::result<fetch_response> {
       auto resp = fetch_now(self, req);
-      if (req.max_wait_ms <= 0 || resp.error != error_code::none || !resp.batches.empty())
+      if (req.max_wait_ms <= 0 || resp.error != error_code::none || !resp.records.empty())
         return resp;
       // Nothing to return: held until there is (fetch.max.wait.ms).
       auto& st = self->state;
@@ -271,8 +437,10 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
         }
     },
     [=](const list_offsets_request& req) {
-      return list_offsets_response{error_code::none,
-                                   self->state.core->list_offset(req.timestamp, req.isolation)};
+      auto r = self->state.core->list_offset(reader_of(self), req.timestamp, req.isolation);
+      if (!r.ok())
+        return list_offsets_response{r.error().code(), -1};
+      return list_offsets_response{error_code::none, *r};
     },
     [=](const describe_producers_request& req) {
       auto& st = self->state;
@@ -296,8 +464,9 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       if (!v.ok())
         return caf::make_message(txn_response{v.code(), v.message()});
       auto batch = make_control_batch(req.pid, req.epoch, marker, st.ctx->clock_ms());
+      auto info = info_of(batch);
       auto rp = self->make_response_promise();
-      append_and_reply(self, std::move(batch), txn_response{}, false, rp);
+      append_and_reply(self, v2::encode(batch), info, txn_response{}, false, rp);
       return rp;
     },
   };

@@ -1,7 +1,6 @@
 #include "actors/partition/partition_core.hpp"
 
 #include <algorithm>
-#include <cassert>
 
 namespace caftx {
 
@@ -9,16 +8,6 @@ namespace {
 
 bool in_sequence(int32_t last, int32_t first) {
   return first == add_sequence(last, 1);
-}
-
-size_t approx_size(const record_batch& b) {
-  size_t n = 61; // Kafka's batch header
-  for (auto& r : b.records) {
-    n += 20 + r.key.size() + r.value.size();
-    for (auto& h : r.headers)
-      n += h.key.size() + h.value.size() + 4;
-  }
-  return n;
 }
 
 } // namespace
@@ -40,15 +29,15 @@ void batch_window::push_back(const batch_metadata& m) {
   ++size_;
 }
 
-status_or<produce_decision> partition_core::validate_produce(const record_batch& b) const {
-  if (b.records.empty())
+status_or<produce_decision> partition_core::validate_produce(const batch_info& b) const {
+  if (b.record_count <= 0)
     return status{error_code::invalid_record, "empty batch"};
   if (b.is_control())
     return status{error_code::invalid_record, "clients may not write control batches"};
   auto next = [&] {
     produce_decision d;
     d.base_offset = log_end_offset_;
-    d.last_offset = log_end_offset_ + b.record_count() - 1;
+    d.last_offset = log_end_offset_ + b.record_count - 1;
     return d;
   };
   if (b.pid == no_producer_id) {
@@ -104,14 +93,18 @@ status_or<produce_decision> partition_core::validate_produce(const record_batch&
   return next();
 }
 
-const record_batch& partition_core::append(record_batch batch, int64_t) {
+append_result partition_core::append(batch_info batch) {
   batch.base_offset = log_end_offset_;
+  auto aborted_before = aborted_index_.size();
   apply(batch);
-  log_.push_back(std::move(batch));
-  return log_.back();
+  append_result r;
+  r.base_offset = batch.base_offset;
+  if (aborted_index_.size() > aborted_before)
+    r.aborted = aborted_index_.back();
+  return r;
 }
 
-bool partition_core::needs_verification(const record_batch& b) const {
+bool partition_core::needs_verification(const batch_info& b) const {
   if (!b.is_transactional() || b.is_control())
     return false;
   auto i = producers_.find(b.pid);
@@ -140,20 +133,44 @@ status partition_core::validate_marker(producer_id pid, producer_epoch epoch,
   return {};
 }
 
-const record_batch& partition_core::append_marker(producer_id pid, producer_epoch epoch,
-                                                  end_txn_marker marker, int64_t now_ms) {
-  return append(make_control_batch(pid, epoch, marker, now_ms), now_ms);
+std::pair<record_batch, append_result>
+partition_core::append_marker(producer_id pid, producer_epoch epoch, end_txn_marker marker,
+                              int64_t now_ms) {
+  auto batch = make_control_batch(pid, epoch, marker, now_ms);
+  auto r = append(info_of(batch));
+  batch.base_offset = r.base_offset;
+  return {std::move(batch), r};
 }
 
-void partition_core::replay(record_batch batch) {
-  assert(batch.base_offset == log_end_offset_);
+status partition_core::replay(const batch_info& batch) {
+  if (batch.base_offset != log_end_offset_ || batch.record_count <= 0)
+    return {error_code::kafka_storage_error,
+            "partition " + to_string(tp_) + ": stored batch at offset "
+              + std::to_string(batch.base_offset) + " (" + std::to_string(batch.record_count)
+              + " records) where the log ends at " + std::to_string(log_end_offset_)};
   apply(batch);
-  log_.push_back(std::move(batch));
   // Everything read back from storage is durable.
   set_high_watermark(log_end_offset_);
+  return {};
 }
 
-void partition_core::apply(const record_batch& b) {
+producer_snapshot partition_core::snapshot() const {
+  return {log_end_offset_, log_start_offset_, producers_};
+}
+
+void partition_core::restore(const producer_snapshot& s, std::vector<aborted_txn_entry> aborted) {
+  log_start_offset_ = s.log_start_offset;
+  log_end_offset_ = s.offset;
+  high_watermark_ = s.offset;
+  producers_ = s.producers;
+  ongoing_txns_.clear();
+  for (auto& [pid, e] : producers_)
+    if (e.current_txn_first_offset)
+      ongoing_txns_[*e.current_txn_first_offset] = pid;
+  aborted_index_ = std::move(aborted);
+}
+
+void partition_core::apply(const batch_info& b) {
   int64_t base = b.base_offset;
   int64_t last = b.last_offset();
   log_end_offset_ = last + 1;
@@ -163,9 +180,9 @@ void partition_core::apply(const record_batch& b) {
   if (e.epoch != b.epoch)
     e.batches.clear();
   e.epoch = b.epoch;
-  e.last_timestamp_ms = std::max(e.last_timestamp_ms, b.max_timestamp_ms());
+  e.last_timestamp_ms = std::max(e.last_timestamp_ms, b.max_timestamp_ms);
   if (b.is_control()) {
-    auto marker = parse_control_batch(b);
+    auto& marker = b.marker;
     if (!marker)
       return;
     e.cepoch = std::max(e.cepoch, marker->cepoch);
@@ -205,7 +222,8 @@ size_t partition_core::remove_expired_producers(int64_t now_ms, int64_t expirati
 }
 
 void partition_core::set_high_watermark(int64_t hw) {
-  assert(hw >= high_watermark_ && hw <= log_end_offset_);
+  // Never backwards, never past the log end (a caller's bug, not data).
+  hw = std::min(std::max(hw, high_watermark_), log_end_offset_);
   high_watermark_ = hw;
   for (auto i = unreplicated_txns_.begin(); i != unreplicated_txns_.end();) {
     if (i->second < hw)
@@ -231,35 +249,37 @@ int64_t partition_core::last_stable_offset() const {
   return fu && *fu < high_watermark_ ? *fu : high_watermark_;
 }
 
-status_or<fetch_result> partition_core::fetch(int64_t fetch_offset, int32_t max_bytes,
-                                              isolation_level isolation) const {
-  if (fetch_offset < log_start_offset() || fetch_offset > log_end_offset_)
+status_or<fetch_result> partition_core::fetch(const batch_reader& read, int64_t fetch_offset,
+                                              int32_t max_bytes, isolation_level isolation) const {
+  if (fetch_offset < log_start_offset_ || fetch_offset > log_end_offset_)
     return status{error_code::offset_out_of_range,
                   "fetch offset " + std::to_string(fetch_offset) + " outside ["
-                    + std::to_string(log_start_offset()) + ", "
+                    + std::to_string(log_start_offset_) + ", "
                     + std::to_string(log_end_offset_) + "]"};
   fetch_result r;
   r.high_watermark = high_watermark_;
   r.last_stable_offset = last_stable_offset();
-  r.log_start_offset = log_start_offset();
+  r.log_start_offset = log_start_offset_;
   int64_t upper = isolation == isolation_level::read_committed ? r.last_stable_offset
                                                               : r.high_watermark;
-  auto it = std::lower_bound(log_.begin(), log_.end(), fetch_offset,
-                             [](const record_batch& b, int64_t off) {
-                               return b.last_offset() < off;
-                             });
-  size_t bytes = 0;
-  for (; it != log_.end() && it->base_offset < upper; ++it) {
-    if (it->last_offset() >= upper)
-      break; // never hand out a batch that straddles the bound
-    size_t sz = approx_size(*it);
-    if (!r.batches.empty() && bytes + sz > static_cast<size_t>(max_bytes))
-      break;
-    bytes += sz;
-    r.batches.push_back(*it);
-  }
-  if (isolation == isolation_level::read_committed && !r.batches.empty()) {
-    int64_t end = r.batches.back().last_offset() + 1;
+  if (fetch_offset >= upper)
+    return r;
+  auto st = read(fetch_offset, [&](const v2::batch_header& h, std::string_view bytes) {
+    if (h.last_offset() < fetch_offset)
+      return true; // before the fetch offset (the reader starts at or before it)
+    if (h.base_offset >= upper || h.last_offset() >= upper)
+      return false; // never hand out a batch that straddles the bound
+    if (r.batch_count > 0 && r.records.size() + bytes.size() > static_cast<size_t>(max_bytes))
+      return false;
+    r.records.append(bytes);
+    ++r.batch_count;
+    r.next_offset = h.last_offset() + 1;
+    return true;
+  });
+  if (!st.ok())
+    return st;
+  if (isolation == isolation_level::read_committed && r.batch_count > 0) {
+    int64_t end = r.next_offset;
     // The index is in marker order (last_offset ascending): skip the
     // entries that end before the fetch offset, and stop after the first
     // whose recorded LSO reaches `end`, as every later aborted transaction
@@ -294,23 +314,40 @@ std::vector<active_producer> partition_core::active_producers() const {
   return result;
 }
 
-int64_t partition_core::list_offset(int64_t timestamp, isolation_level isolation) const {
+status_or<int64_t> partition_core::list_offset(const batch_reader& read, int64_t timestamp,
+                                               isolation_level isolation) const {
   int64_t bound = isolation == isolation_level::read_committed ? last_stable_offset()
                                                                : high_watermark_;
   if (timestamp == -1)
     return bound;
   if (timestamp == -2)
-    return log_start_offset();
-  for (auto& b : log_) {
-    if (b.is_control())
-      continue;
-    for (size_t k = 0; k < b.records.size(); ++k)
-      if (b.records[k].timestamp_ms >= timestamp) {
-        int64_t off = b.base_offset + static_cast<int64_t>(k);
-        return off < bound ? off : -1;
+    return log_start_offset_;
+  int64_t found = -1;
+  status err;
+  auto st = read(log_start_offset_, [&](const v2::batch_header& h, std::string_view bytes) {
+    if (h.base_offset >= bound)
+      return false;
+    if ((h.attributes & attr_control) != 0 || h.max_timestamp < timestamp)
+      return true;
+    auto b = v2::decode(bytes);
+    if (!b.ok()) {
+      err = status{error_code::kafka_storage_error,
+                   "partition " + to_string(tp_) + ": batch at offset "
+                     + std::to_string(h.base_offset) + ": " + b.error().to_string()};
+      return false;
+    }
+    for (size_t k = 0; k < b->records.size(); ++k)
+      if (b->records[k].timestamp_ms >= timestamp) {
+        found = h.base_offset + static_cast<int64_t>(k);
+        return false;
       }
-  }
-  return -1;
+    return true;
+  });
+  if (!st.ok())
+    return st;
+  if (!err.ok())
+    return err;
+  return found >= 0 && found < bound ? found : -1;
 }
 
 } // namespace caftx

@@ -1,16 +1,22 @@
-// The pure core of a partition leader: the log index, producer state with
-// the last 5 batches per producer (reference §3.1-3.4), the high watermark,
-// the last stable offset (§3.7) and the aborted-transaction index (§3.8).
-// No CAF, no clock, no disk. Owned by exactly one partition actor; not
-// thread-safe.
+// The pure core of a partition leader: producer state with the last 5
+// batches per producer (Kafka's ProducerStateManager), the log start and end
+// offsets, the high watermark, the last stable offset and the
+// aborted-transaction index (docs/producer-state.md). The log itself is not
+// here: the batches' bytes stay in storage, and fetch() reads them through a
+// batch_reader the shell provides (tests use memory). No CAF, no clock, no
+// disk. Owned by exactly one partition actor; not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <string>
+#include <string_view>
 #include <optional>
 #include <vector>
 
 #include "runtime/record_batch.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "runtime/status.hpp"
 #include "runtime/transaction_admin.hpp"
 
@@ -80,15 +86,41 @@ struct produce_decision {
   int64_t last_offset = -1;
 };
 
-/// What a Fetch returns (reference §2.9): whole batches in
-/// [fetch_offset, upper) where upper is the HW (read_uncommitted) or the
-/// LSO (read_committed); aborted transactions only for read_committed.
+/// What a Fetch returns (Kafka's FetchResponse partition data): whole
+/// batches in [fetch_offset, upper) where upper is the HW (read_uncommitted)
+/// or the LSO (read_committed), as their stored RecordBatch v2 bytes one
+/// after the other; aborted transactions only for read_committed.
 struct fetch_result {
   int64_t high_watermark = 0;
   int64_t last_stable_offset = 0;
   int64_t log_start_offset = 0;
-  std::vector<record_batch> batches;
+  std::string records;      // concatenated RecordBatch v2 bytes
+  int32_t batch_count = 0;  // batches in `records`
+  int64_t next_offset = -1; // one past the last batch in `records` (-1: none)
   std::vector<aborted_transaction> aborted;
+};
+
+/// Reads stored batches: calls `fn(header, bytes)` for every batch from the
+/// one that holds `offset` (or the first after it) on, in offset order,
+/// until `fn` returns false or the log ends. Returns a non-ok status
+/// (KAFKA_STORAGE_ERROR) if the storage cannot be read.
+using batch_reader = std::function<status(
+  int64_t offset, const std::function<bool(const v2::batch_header&, std::string_view)>& fn)>;
+
+/// The producer state a partition restores instead of replaying its whole
+/// log (Kafka's producer-state snapshot, ProducerStateManager): everything
+/// the core knows about the log below `offset`.
+struct producer_snapshot {
+  int64_t offset = 0; // the log end offset the state covers
+  int64_t log_start_offset = 0;
+  std::map<producer_id, producer_state_entry> producers;
+};
+
+/// What append() did beyond moving the log end offset.
+struct append_result {
+  int64_t base_offset = -1;
+  /// The entry the batch (an ABORT marker) added to the aborted index.
+  std::optional<aborted_txn_entry> aborted;
 };
 
 class partition_core {
@@ -103,12 +135,12 @@ public:
   /// malformed batches get INVALID_RECORD. Never mutates.
   /// Policy for a producer without state (Q1): any sequence is accepted, as
   /// in Kafka >= 2.5 (KIP-360), so a producer whose state expired resumes.
-  status_or<produce_decision> validate_produce(const record_batch& batch) const;
+  status_or<produce_decision> validate_produce(const batch_info& batch) const;
 
-  /// Appends a batch that validate_produce accepted (not a duplicate) at the
-  /// log end offset and applies it to the producer state. Returns the batch
-  /// with its base offset assigned.
-  const record_batch& append(record_batch batch, int64_t now_ms);
+  /// Appends a batch that validate_produce accepted (not a duplicate), or a
+  /// control batch validate_marker accepted, at the log end offset (its own
+  /// base offset is ignored) and applies it to the producer state.
+  append_result append(batch_info batch);
 
   // -- markers (origin COORDINATOR) ---------------------------------------
 
@@ -117,7 +149,7 @@ public:
   /// transaction, so the shell first asks the transaction coordinator
   /// whether this partition is in the producer's ongoing transaction; a
   /// late write of a finished transaction can then not leave a hanging one.
-  bool needs_verification(const record_batch& batch) const;
+  bool needs_verification(const batch_info& batch) const;
 
   /// Checks a WriteTxnMarkers entry (§2.7 step 4, §3.4). A lower coordinator
   /// epoch than the highest seen for the producer gives
@@ -133,15 +165,27 @@ public:
 
   /// Appends the control batch (it occupies one offset) and completes the
   /// producer's open transaction, if any; a marker that completes nothing
-  /// changes neither the LSO nor the aborted index.
-  const record_batch& append_marker(producer_id pid, producer_epoch epoch,
-                                    end_txn_marker marker, int64_t now_ms);
+  /// changes neither the LSO nor the aborted index. Returns the control
+  /// batch with its base offset, to be stored, and what append() did.
+  std::pair<record_batch, append_result> append_marker(producer_id pid, producer_epoch epoch,
+                                                       end_txn_marker marker, int64_t now_ms);
 
   // -- recovery ------------------------------------------------------------
 
   /// Re-applies a batch read back from storage (origin REPLICATION: no
-  /// checks). Batches must be replayed in offset order.
-  void replay(record_batch batch);
+  /// producer checks) and makes it durable (HW = log end). Errors
+  /// (KAFKA_STORAGE_ERROR): the batch does not start at the log end offset.
+  status replay(const batch_info& batch);
+
+  /// The state to persist as a snapshot: only valid while every appended
+  /// batch is durable (high_watermark() == log_end_offset()).
+  producer_snapshot snapshot() const;
+
+  /// Starts from a snapshot instead of offset 0: restores the producers and
+  /// offsets of `s` and the aborted-index entries whose marker lies below
+  /// s.offset (from storage); the log after s.offset is then replayed.
+  /// Requires a fresh core.
+  void restore(const producer_snapshot& s, std::vector<aborted_txn_entry> aborted);
 
   // -- expiration ------------------------------------------------------------
 
@@ -161,7 +205,7 @@ public:
   // -- observers -------------------------------------------------------------
 
   const topic_partition& tp() const { return tp_; }
-  int64_t log_start_offset() const { return 0; }
+  int64_t log_start_offset() const { return log_start_offset_; }
   int64_t log_end_offset() const { return log_end_offset_; }
   int64_t high_watermark() const { return high_watermark_; }
   /// LSO = first unstable offset if below the HW, else the HW (§3.7).
@@ -177,22 +221,26 @@ public:
   /// (-1 if none) and the first offset of its open transaction (-1 if none).
   std::vector<active_producer> active_producers() const;
 
-  /// Batches in [fetch_offset, upper) up to about `max_bytes` (at least
-  /// one batch). Errors: OFFSET_OUT_OF_RANGE if fetch_offset is below the
-  /// log start or above the log end offset.
-  status_or<fetch_result> fetch(int64_t fetch_offset, int32_t max_bytes,
-                                isolation_level isolation) const;
+  /// Batches in [fetch_offset, upper) up to `max_bytes` (at least one
+  /// batch), read through `read`. Errors: OFFSET_OUT_OF_RANGE if
+  /// fetch_offset is below the log start or above the log end offset;
+  /// the reader's error.
+  status_or<fetch_result> fetch(const batch_reader& read, int64_t fetch_offset,
+                                int32_t max_bytes, isolation_level isolation) const;
 
   /// ListOffsets: -1 = latest (LSO under read_committed, HW otherwise),
-  /// -2 = earliest; a timestamp gives the first offset whose batch has a
-  /// record at or after it, or -1 if that offset is at or above the bound.
-  int64_t list_offset(int64_t timestamp, isolation_level isolation) const;
+  /// -2 = earliest (the log start offset); a timestamp gives the first
+  /// offset holding a record at or after it, or -1 if that offset is at or
+  /// above the bound. A timestamp reads the log through `read` from its start
+  /// (batches whose max timestamp is below it are skipped undecoded).
+  status_or<int64_t> list_offset(const batch_reader& read, int64_t timestamp,
+                                 isolation_level isolation) const;
 
 private:
-  void apply(const record_batch& batch);
+  void apply(const batch_info& batch);
 
   topic_partition tp_;
-  std::vector<record_batch> log_; // in offset order
+  int64_t log_start_offset_ = 0;
   int64_t log_end_offset_ = 0;
   int64_t high_watermark_ = 0;
   std::map<producer_id, producer_state_entry> producers_;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "actors/client/admin.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 #include "storage/node_store.hpp"
 
@@ -90,7 +91,7 @@ protected:
       auto store = node_store::open(dir, node_store_options{});
       ASSERT_TRUE(store.ok());
       leveldb::WriteBatch wb;
-      wb.Put(keys::log_entry(tp, b.base_offset), codec::encode(b));
+      wb.Put(keys::log_entry(tp, b.base_offset), v2::encode(b, 0));
       EXPECT_TRUE(store.value()->write_now(wb).ok());
     }
     start_node();
@@ -260,8 +261,8 @@ TEST_F(AdminTest, HangingTransactionIsFoundAfterTheMaxTimeoutAndItsAbortMovesThe
   auto f = fetch(t0, 0, iso::read_committed);
   EXPECT_EQ(f.high_watermark, 3);
   EXPECT_EQ(f.last_stable_offset, 3);
-  ASSERT_EQ(f.batches.size(), 3u);
-  auto& marker = f.batches[2];
+  ASSERT_EQ(batches_of(f).size(), 3u);
+  auto marker = batches_of(f)[2];
   EXPECT_EQ(marker.base_offset, 2);
   EXPECT_EQ(marker.pid, p.pid);
   EXPECT_EQ(marker.epoch, p.epoch);

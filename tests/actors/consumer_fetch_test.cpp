@@ -32,7 +32,7 @@ protected:
           b.base_offset = r.fetch_offset;
           for (int64_t o = r.fetch_offset; o < 10; ++o)
             b.records.push_back({"", std::to_string(o), {}, now_ms});
-          resp.batches.push_back(std::move(b));
+          resp.records = v2::encode(b);
         }
         return resp;
       }};

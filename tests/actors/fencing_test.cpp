@@ -263,8 +263,8 @@ TEST_F(FencingTest, RestartInPrepareAbortFinishesTheAbort) {
     EXPECT_EQ(f.last_stable_offset, f.high_watermark) << to_string(tp);
     EXPECT_TRUE(visible_values(tp, iso::read_committed).empty()) << to_string(tp);
     // The restarted shard re-sent the abort marker with its new epoch.
-    ASSERT_FALSE(f.batches.empty());
-    auto last = parse_control_batch(f.batches.back());
+    ASSERT_FALSE(batches_of(f).empty());
+    auto last = parse_control_batch(batches_of(f).back());
     ASSERT_TRUE(last.has_value()) << to_string(tp);
     EXPECT_EQ(last->type, control_type::abort);
     EXPECT_EQ(last->cepoch, coordinator_epoch{cepoch + 1});

@@ -21,6 +21,7 @@
 #include "actors/broker/node.hpp"
 #include "actors/client/client.hpp"
 #include "runtime/messages.hpp"
+#include "runtime/record_batch_v2.hpp"
 
 namespace caftx::testing {
 
@@ -236,12 +237,20 @@ protected:
     return b;
   }
 
-  produce_response produce(const topic_partition& tp, const std::string& tid, record_batch b) {
-    return call<produce_response>(leader(tp.topic, tp.partition), produce_request{tp, tid, std::move(b)});
+  /// Produces `b`, encoded as the producer session does (RecordBatch v2).
+  produce_response produce(const topic_partition& tp, const std::string& tid, const record_batch& b) {
+    return call<produce_response>(leader(tp.topic, tp.partition), produce_request{tp, tid, v2::encode(b)});
   }
 
   fetch_response fetch(const topic_partition& tp, int64_t offset, isolation_level iso) {
     return call<fetch_response>(leader(tp.topic, tp.partition), fetch_request{tp, offset, 1 << 20, iso});
+  }
+
+  /// The batches of a fetch response, decoded (CRCs checked).
+  static std::vector<record_batch> batches_of(const fetch_response& r) {
+    auto b = v2::decode_all(r.records);
+    EXPECT_TRUE(b.ok()) << b.error().to_string();
+    return b.ok() ? std::move(b).value() : std::vector<record_batch>{};
   }
 
   /// Values of the data records a consumer with `iso` would see from 0.

@@ -162,9 +162,9 @@ TEST_F(MarkersTest, MarkersAreRetriedUntilAcknowledgedThenCompleteCommitIsWritte
   EXPECT_EQ(restarts(leader("t", 0)), 3);
   EXPECT_EQ(visible_values(t0, iso::read_committed), std::vector<std::string>{"a"});
   auto f = fetch(t0, 0, iso::read_uncommitted);
-  ASSERT_EQ(f.batches.size(), 2u); // "a" and one COMMIT marker
-  EXPECT_EQ(f.batches[1].epoch, producer_epoch{1});
-  EXPECT_EQ(parse_control_batch(f.batches[1])->type, control_type::commit);
+  ASSERT_EQ(batches_of(f).size(), 2u); // "a" and one COMMIT marker
+  EXPECT_EQ(batches_of(f)[1].epoch, producer_epoch{1});
+  EXPECT_EQ(parse_control_batch(batches_of(f)[1])->type, control_type::commit);
   EXPECT_EQ(call<offset_fetch_response>(group_coordinator("g"), offset_fetch_request{"g", {t0}, true})
               .offsets,
             std::vector<int64_t>{42});

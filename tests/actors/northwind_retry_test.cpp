@@ -43,7 +43,7 @@ TEST_F(NorthwindRetry, RetryingEveryBatchTwiceLeavesTheTopicUnchanged) {
   EXPECT_EQ(f.high_watermark, 830);
   int64_t offset = 0;
   size_t k = 0;
-  for (auto& b : f.batches)
+  for (auto& b : batches_of(f))
     for (auto& r : b.records) {
       ASSERT_LT(k, orders.size());
       EXPECT_EQ(r.key, std::to_string(orders[k].order_id));

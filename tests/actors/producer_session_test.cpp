@@ -116,9 +116,11 @@ protected:
     });
     leader = sys.spawn([this]() -> caf::behavior {
       return {[this](const produce_request& r) {
-        log.push_back("produce " + to_string(r.tp) + " seq "
-                      + std::to_string(r.batch.base_sequence));
-        return produce_response{error_code::none, "", 100 + r.batch.base_sequence, 0};
+        auto h = v2::validate(r.records);
+        EXPECT_TRUE(h.ok()) << h.error().to_string();
+        auto base_sequence = h.ok() ? h->base_sequence : -2;
+        log.push_back("produce " + to_string(r.tp) + " seq " + std::to_string(base_sequence));
+        return produce_response{error_code::none, "", 100 + base_sequence, 0};
       }};
     });
     producer_config pc;

@@ -69,7 +69,7 @@ TEST_F(TransactionsTest, AbortedDataInvisibleToReadCommittedVisibleToReadUncommi
   auto open = fetch(t0, 0, iso::read_committed);
   EXPECT_EQ(open.high_watermark, 2);
   EXPECT_EQ(open.last_stable_offset, 0);
-  EXPECT_TRUE(open.batches.empty());
+  EXPECT_TRUE(batches_of(open).empty());
   ASSERT_EQ(end("tx", p, false).error, error_code::none);
   sched.run();
   EXPECT_EQ(describe("tx").state, "CompleteAbort");
@@ -107,7 +107,7 @@ TEST_F(TransactionsTest, HeldFetchIsAnsweredWhenDataBecomesVisibleAtItsIsolation
   fetch_response r;
   uncommitted.receive([&](fetch_response& x) { r = std::move(x); },
                       [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-  ASSERT_EQ(r.batches.size(), 1u);
+  ASSERT_EQ(batches_of(r).size(), 1u);
   EXPECT_EQ(r.high_watermark, 1);
   EXPECT_EQ(r.last_stable_offset, 0);
   EXPECT_TRUE(self->mailbox().empty()); // read_committed still held: LSO 0
@@ -115,7 +115,7 @@ TEST_F(TransactionsTest, HeldFetchIsAnsweredWhenDataBecomesVisibleAtItsIsolation
   ASSERT_FALSE(self->mailbox().empty()) << "read_committed fetch still held";
   committed.receive([&](fetch_response& x) { r = std::move(x); },
                     [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
-  ASSERT_EQ(r.batches.size(), 2u); // "a" and the COMMIT marker
+  ASSERT_EQ(batches_of(r).size(), 2u); // "a" and the COMMIT marker
   EXPECT_EQ(r.last_stable_offset, 2);
 }
 
@@ -133,7 +133,7 @@ TEST_F(TransactionsTest, HeldFetchIsAnsweredEmptyAfterItsMaxWait) {
   held.receive([&](fetch_response& x) { r = std::move(x); },
                [&](caf::error& e) { ADD_FAILURE() << sys.render(e); });
   EXPECT_EQ(r.error, error_code::none);
-  EXPECT_TRUE(r.batches.empty());
+  EXPECT_TRUE(batches_of(r).empty());
   EXPECT_EQ(r.high_watermark, 0);
 }
 
@@ -246,10 +246,10 @@ TEST_F(TransactionsTest, PrepareCommitIsCompletedAfterNodeRestartAndTheResentMar
   // The first marker reached the partition before the crash; the re-sent
   // one occupies an offset but completes nothing: LSO and index unchanged.
   auto f = fetch(t0, 0, iso::read_committed);
-  ASSERT_EQ(f.batches.size(), 3u);
-  EXPECT_EQ(parse_control_batch(f.batches[1])->cepoch, coordinator_epoch{epoch_before});
-  EXPECT_EQ(parse_control_batch(f.batches[2])->cepoch, coordinator_epoch{epoch_before + 1});
-  EXPECT_EQ(parse_control_batch(f.batches[2])->type, control_type::commit);
+  ASSERT_EQ(batches_of(f).size(), 3u);
+  EXPECT_EQ(parse_control_batch(batches_of(f)[1])->cepoch, coordinator_epoch{epoch_before});
+  EXPECT_EQ(parse_control_batch(batches_of(f)[2])->cepoch, coordinator_epoch{epoch_before + 1});
+  EXPECT_EQ(parse_control_batch(batches_of(f)[2])->type, control_type::commit);
   EXPECT_EQ(f.last_stable_offset, 3);
   EXPECT_TRUE(f.aborted_transactions.empty());
   // A marker from the old coordinator epoch is now fenced.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "actors/client/admin.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "actors/client/consumer.hpp"
 #include "actors/client/producer.hpp"
 
@@ -291,7 +292,7 @@ TEST_F(ClientTest, IdempotentProducerBumpsItsEpochAfterOutOfOrderWithoutDuplicat
   stolen.base_sequence = 1;
   stolen.records.push_back({"", "stolen", {}, 1});
   stolen.records.push_back({"", "stolen too", {}, 1}); // sequences 1-2: "b" (1) only overlaps
-  self->request(leader, std::chrono::seconds(5), produce_request{{"out", 0}, "", stolen})
+  self->request(leader, std::chrono::seconds(5), produce_request{{"out", 0}, "", v2::encode(stolen)})
     .receive([](produce_response& r) { EXPECT_EQ(r.error, error_code::none); },
              [&](caf::error& e) { FAIL() << sys.render(e); });
   status failed;

@@ -1,9 +1,10 @@
 // Properties of a partition leader's producer state over random histories
-// of new batches, retries (of any earlier batch), epoch bumps and restarts
-// (the log is encoded, decoded and replayed into a fresh leader, as a node
-// restart does): no acknowledged batch is lost or duplicated, offsets are
-// dense and increasing, and a retry answered as a duplicate always carries
-// the original offset.
+// of new batches, retries (of any earlier batch), epoch bumps, producer-state
+// snapshots and restarts (a fresh leader restores the newest snapshot and
+// replays the stored RecordBatch v2 bytes after it, as a node restart does):
+// no acknowledged batch is lost or duplicated, offsets are dense and
+// increasing, and a retry answered as a duplicate always carries the
+// original offset — also when the batch lies before the snapshot.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -14,12 +15,14 @@
 #include <vector>
 
 #include "actors/partition/partition_core.hpp"
-#include "storage/codec.hpp"
+#include "actors/partition/memory_log.hpp"
+#include "actors/partition/snapshot_codec.hpp"
+#include "runtime/record_batch_v2.hpp"
 
 namespace caftx {
 namespace {
 
-enum op_kind { new_batch = 0, retry = 1, epoch_bump = 2, restart = 3, op_kinds = 4 };
+enum op_kind { new_batch = 0, retry = 1, epoch_bump = 2, restart = 3, take_snapshot = 4, op_kinds = 5 };
 
 // One acknowledged batch as the producer remembers it.
 struct sent {
@@ -50,12 +53,20 @@ record_batch make_batch(const producer_model& p, int16_t epoch, int32_t base_seq
 }
 
 std::unique_ptr<partition_core> restart_from(const partition_core& old,
-                                             const std::vector<std::string>& stored) {
+                                             const memory_log& stored,
+                                             const std::optional<std::string>& snapshot) {
   auto fresh = std::make_unique<partition_core>(old.tp());
-  for (auto& bytes : stored) {
-    auto b = codec::decode_batch(bytes);
-    RC_ASSERT(b.ok());
-    fresh->replay(std::move(b).value());
+  int64_t from = 0;
+  if (snapshot) {
+    auto s = snapshot_codec::decode(*snapshot);
+    RC_ASSERT(s.ok());
+    fresh->restore(*s, {});
+    from = s->offset;
+  }
+  for (auto i = stored.batches().lower_bound(from); i != stored.batches().end(); ++i) {
+    auto h = v2::validate(i->second);
+    RC_ASSERT(h.ok());
+    RC_ASSERT(fresh->replay(v2::info_of(*h, i->second)).ok());
   }
   return fresh;
 }
@@ -71,7 +82,8 @@ RC_GTEST_PROP(ProducerStateProperty, NoAcknowledgedBatchIsLostOrDuplicatedAndRet
     producers[i].pid = 100 * static_cast<int64_t>(i + 1);
   producers[2].next_sequence = 2147483640;
   auto core = std::make_unique<partition_core>(topic_partition{"p", 0});
-  std::vector<std::string> stored; // the durable log, as LevelDB holds it
+  memory_log stored;                   // the durable log, as LevelDB holds it
+  std::optional<std::string> snapshot;   // the newest producer-state snapshot
   int64_t records_acked = 0;
   for (auto [kind, who, arg] : ops) {
     auto& p = producers[who];
@@ -79,14 +91,14 @@ RC_GTEST_PROP(ProducerStateProperty, NoAcknowledgedBatchIsLostOrDuplicatedAndRet
       case new_batch: {
         int32_t count = arg + 1;
         auto b = make_batch(p, p.epoch, p.next_sequence, count);
-        auto d = core->validate_produce(b);
+        auto d = core->validate_produce(info_of(b));
         RC_ASSERT(d.ok());
         RC_ASSERT(!d->duplicate);
         RC_ASSERT(d->base_offset == core->log_end_offset());
-        auto& appended = core->append(std::move(b), 0);
-        stored.push_back(codec::encode(appended));
+        b.base_offset = core->append(info_of(b)).base_offset;
+        stored.put(b.base_offset, v2::encode(b, 0));
         core->set_high_watermark(core->log_end_offset());
-        p.acked.push_back({p.epoch, p.next_sequence, count, appended.base_offset});
+        p.acked.push_back({p.epoch, p.next_sequence, count, b.base_offset});
         p.next_sequence = add_sequence(p.next_sequence, count);
         records_acked += count;
         break;
@@ -96,7 +108,7 @@ RC_GTEST_PROP(ProducerStateProperty, NoAcknowledgedBatchIsLostOrDuplicatedAndRet
           break;
         auto back = std::min<size_t>(static_cast<size_t>(arg), p.acked.size() - 1);
         auto& s = p.acked[p.acked.size() - 1 - back];
-        auto d = core->validate_produce(make_batch(p, s.epoch, s.base_sequence, s.count));
+        auto d = core->validate_produce(info_of(make_batch(p, s.epoch, s.base_sequence, s.count)));
         // How many batches of the current epoch were sent after it.
         size_t newer_same_epoch = 0;
         for (size_t k = p.acked.size() - back; k < p.acked.size(); ++k)
@@ -124,18 +136,23 @@ RC_GTEST_PROP(ProducerStateProperty, NoAcknowledgedBatchIsLostOrDuplicatedAndRet
         }
         break;
       case restart:
-        core = restart_from(*core, stored);
+        core = restart_from(*core, stored, snapshot);
+        break;
+      case take_snapshot:
+        snapshot = snapshot_codec::encode(core->snapshot());
         break;
     }
   }
   // The log holds every acknowledged batch once, at its offset, densely.
-  core = restart_from(*core, stored);
-  auto all = core->fetch(0, 1 << 30, isolation_level::read_uncommitted);
+  core = restart_from(*core, stored, snapshot);
+  auto fetched = core->fetch(stored.reader(), 0, 1 << 30, isolation_level::read_uncommitted);
+  RC_ASSERT(fetched.ok());
+  auto all = v2::decode_all(fetched->records);
   RC_ASSERT(all.ok());
   int64_t next = 0;
   int64_t records = 0;
   std::map<int64_t, const record_batch*> by_offset;
-  for (auto& b : all->batches) {
+  for (auto& b : *all) {
     RC_ASSERT(b.base_offset == next);
     next = b.last_offset() + 1;
     records += b.record_count();

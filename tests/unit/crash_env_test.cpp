@@ -16,6 +16,7 @@
 #include <leveldb/env.h>
 #include <leveldb/write_batch.h>
 
+#include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 #include "storage/node_store.hpp"
 #include "tools/sim/crash_env.hpp"
@@ -342,7 +343,7 @@ void append_acknowledged(crash_env& env, bool sync, const topic_partition& tp) {
   auto store = node_store::open("/node", opts);
   ASSERT_TRUE(store.ok()) << store.error().to_string();
   leveldb::WriteBatch wb;
-  wb.Put(keys::log_entry(tp, 0), codec::encode(one_batch()));
+  wb.Put(keys::log_entry(tp, 0), v2::encode(one_batch()));
   std::promise<status> done;
   auto acked = done.get_future();
   (*store)->write(std::move(wb), [&](const status& st) { done.set_value(st); });
@@ -365,7 +366,7 @@ TEST(CrashEnvNodeStore, AcknowledgedRecordBatchSurvivesCrash) {
   env.crash();
   auto raw = read_entry(env, tp);
   ASSERT_TRUE(raw.has_value());
-  auto batch = codec::decode_batch(*raw);
+  auto batch = v2::decode(*raw);
   ASSERT_TRUE(batch.ok()) << batch.error().to_string();
   EXPECT_EQ(batch->base_offset, 0);
   EXPECT_EQ(batch->pid, producer_id{7});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/partition/partition_core.hpp"
+#include "partition_harness.hpp"
 #include "unit_test_support.hpp"
 
 namespace caftx {
@@ -47,7 +48,7 @@ end_txn_marker abort_marker(int32_t cepoch) {
 
 class PartitionCore : public ::testing::Test {
 protected:
-  partition_core p{topic_partition{"orders", 0}};
+  testing::logged_partition p{topic_partition{"orders", 0}};
 
   // Validates and appends a client batch that must be accepted as new;
   // returns its base offset.
@@ -100,14 +101,14 @@ std::vector<index_row> index_rows(const partition_core& p) {
   return rows;
 }
 
-std::vector<int64_t> base_offsets(const fetch_result& r) {
+std::vector<int64_t> base_offsets(const testing::decoded_fetch& r) {
   std::vector<int64_t> offs;
   for (auto& b : r.batches)
     offs.push_back(b.base_offset);
   return offs;
 }
 
-std::vector<std::pair<int64_t, int64_t>> aborted_list(const fetch_result& r) {
+std::vector<std::pair<int64_t, int64_t>> aborted_list(const testing::decoded_fetch& r) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (auto& a : r.aborted)
     out.emplace_back(a.pid.value, a.first_offset);
@@ -562,9 +563,9 @@ TEST_F(PartitionCore, ReplayOfLogReproducesProducerStateAndDedupStillWorks) {
 
   auto all = p.fetch(0, INT32_MAX, isolation_level::read_uncommitted);
   ASSERT_TRUE(all.ok());
-  partition_core q{topic_partition{"orders", 0}};
+  testing::logged_partition q{topic_partition{"orders", 0}};
   for (auto& b : all->batches)
-    q.replay(b);
+    ASSERT_TRUE(q.replay(b).ok());
 
   EXPECT_EQ(q.log_end_offset(), p.log_end_offset());
   EXPECT_EQ(q.high_watermark(), p.high_watermark());

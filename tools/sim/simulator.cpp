@@ -26,6 +26,7 @@
 #include "actors/client/read_committed_filter.hpp"
 #include "runtime/fault_point.hpp"
 #include "runtime/messages.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "examples/northwind/pipeline.hpp"
 #include "tools/sim/crash_env.hpp"
 
@@ -872,7 +873,10 @@ struct reader_client : sim_client {
                                     fetch_request{tp, pos, 1 << 20, iso});
     if (!r || r->error != error_code::none)
       return false;
-    auto f = filter_fetched(tp, pos, r->batches, r->aborted_transactions, iso, 1000000);
+    auto batches = v2::decode_all(r->records);
+    if (!batches.ok())
+      throw sim_failure("fetch of " + to_string(tp) + ": " + batches.error().to_string());
+    auto f = filter_fetched(tp, pos, *batches, r->aborted_transactions, iso, 1000000);
     if (high_watermark)
       *high_watermark = r->high_watermark;
     if (f.records.empty() && f.next_offset == pos)
@@ -1028,7 +1032,10 @@ void world::collect_final_state() {
         if (!r || r->error != error_code::none)
           throw sim_failure("final fetch of " + to_string(tp) + " got no answer");
         ps.high_watermark = r->high_watermark;
-        for (auto& b : r->batches) {
+        auto batches = v2::decode_all(r->records);
+        if (!batches.ok())
+          throw sim_failure("final fetch of " + to_string(tp) + ": " + batches.error().to_string());
+        for (auto& b : *batches) {
           if (b.last_offset() < pos)
             continue;
           if (b.is_control()) {

@@ -1,0 +1,36 @@
+// The bytes of a partition's producer-state snapshot and of one
+// aborted-index entry (storage/FORMAT.md, "Producer-state snapshots"), as
+// Kafka's ProducerStateManager snapshot file: a version, a CRC-32C, then the
+// entries. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "actors/partition/partition_core.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx::snapshot_codec {
+
+/// Snapshot value version written now.
+inline constexpr uint8_t version = 1;
+
+/// Encodes `s`: version uint8, CRC-32C uint32 of the rest, offset int64,
+/// log start offset int64, producer count uint32, then per producer (in
+/// producer id order) pid int64, epoch int16, coordinator epoch int32, last
+/// timestamp int64, open transaction's first offset int64 (-1: none),
+/// batch count uint8 (<= 5) and per batch (oldest first) first sequence
+/// int32, base offset int64, last offset int64; integers little-endian.
+std::string encode(const producer_snapshot& s);
+
+/// Errors (KAFKA_STORAGE_ERROR naming what is wrong): unknown version,
+/// CRC mismatch, a value cut short or with bytes left over, more than 5
+/// batches for a producer.
+status_or<producer_snapshot> decode(std::string_view bytes);
+
+/// An aborted-index entry: version uint8 (1), pid int64, first offset
+/// int64, marker offset int64, recorded LSO int64 (little-endian).
+std::string encode(const aborted_txn_entry& e);
+status_or<aborted_txn_entry> decode_aborted(std::string_view bytes);
+
+} // namespace caftx::snapshot_codec
