@@ -57,8 +57,49 @@ int32_t partition_for(std::string_view key, int32_t partition_count) {
   return kafka_abs(java_string_hash(key)) % partition_count;
 }
 
+int32_t murmur2(std::string_view bytes) {
+  // Kafka's Utils.murmur2. Java reads each byte as a signed byte and masks
+  // it with 0xff, so every byte is taken as unsigned here; the arithmetic
+  // is done on uint32_t, where Java's int wraps the same way, and `>>` on
+  // uint32_t is Java's `>>>`.
+  constexpr uint32_t seed = 0x9747b28c;
+  constexpr uint32_t m = 0x5bd1e995;
+  constexpr int r = 24;
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])); };
+  const size_t length = bytes.size();
+  uint32_t h = seed ^ static_cast<uint32_t>(length);
+  for (size_t i4 = 0; i4 + 4 <= length; i4 += 4) {
+    uint32_t k = byte(i4) | (byte(i4 + 1) << 8) | (byte(i4 + 2) << 16) | (byte(i4 + 3) << 24);
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  const size_t tail = length & ~size_t{3};
+  switch (length % 4) {
+  case 3:
+    h ^= byte(tail + 2) << 16;
+    [[fallthrough]];
+  case 2:
+    h ^= byte(tail + 1) << 8;
+    [[fallthrough]];
+  case 1:
+    h ^= byte(tail);
+    h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int32_t>(h);
+}
+
+int32_t to_positive(int32_t n) {
+  return n & 0x7fffffff;
+}
+
 int32_t partition_for_key(std::string_view key, int32_t partition_count) {
-  return partition_for(key, partition_count);
+  return to_positive(murmur2(key)) % partition_count;
 }
 
 } // namespace caftx

@@ -20,7 +20,8 @@
 namespace caftx {
 
 /// A record to send. Without a partition, a non-empty key picks the
-/// partition by hash (always the same one for a key); an empty key picks
+/// partition by Kafka's murmur2 of the key, as the Java client does (always
+/// the same one for a key; docs/partitioning.md); an empty key picks
 /// partitions round-robin.
 struct producer_record {
   std::string topic;

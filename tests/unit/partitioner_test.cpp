@@ -1,5 +1,7 @@
 // Java String.hashCode over UTF-16 code units and Kafka's Utils.abs-based
-// partition choice: every test vector of reference §4.3.
+// partition choice: every test vector of reference §4.3. Kafka's
+// Utils.murmur2 / Utils.toPositive partition choice for record keys: the
+// vectors of docs/partitioning.md.
 
 #include <gtest/gtest.h>
 
@@ -84,10 +86,93 @@ TEST(Partitioner, InvalidUtf8CountsAsReplacementCharacter) {
   EXPECT_EQ(java_string_hash("a\xC3"), 31 * 97 + 0xFFFD);
 }
 
-TEST(Partitioner, RecordKeyPartitionIsStable) {
-  EXPECT_EQ(partition_for_key("txn-A", 50), 26);
-  EXPECT_EQ(partition_for_key("polygenelubricants", 7), 0);
+struct murmur2_row {
+  const char* name;
+  std::string key; // the key bytes
+  int32_t hash;
+};
+
+void PrintTo(const murmur2_row& v, std::ostream* os) {
+  *os << v.name;
+}
+
+class Murmur2Vectors : public ::testing::TestWithParam<murmur2_row> {};
+
+TEST_P(Murmur2Vectors, HashMatchesKafkaUtilsMurmur2) {
+  EXPECT_EQ(murmur2(GetParam().key), GetParam().hash);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+  KafkaUtilsTest, Murmur2Vectors,
+  // Kafka's UtilsTest.testMurmur2, verbatim: lengths 2, 6 (two-byte tail),
+  // 24, 26, 48 and 3 (three-byte tail).
+  ::testing::Values(murmur2_row{"s21", "21", -973932308},
+                    murmur2_row{"foobar", "foobar", -790332482},
+                    murmur2_row{"aLittleBitLongString", "a-little-bit-long-string", -985981536},
+                    murmur2_row{"aLittleBitLongerString", "a-little-bit-longer-string", -1486304829},
+                    murmur2_row{"lkjh", "lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", -58897971},
+                    murmur2_row{"abc", "abc", 479470107}),
+  [](const ::testing::TestParamInfo<murmur2_row>& info) { return std::string(info.param.name); });
+
+INSTANTIATE_TEST_SUITE_P(
+  Librdkafka, Murmur2Vectors,
+  // librdkafka's unittest_murmur2 (Java's values as hex): one-byte tail,
+  // no tail, three-byte tail and the empty key.
+  ::testing::Values(murmur2_row{"kafka", "kafka", static_cast<int32_t>(0xd067cf64)},
+                    murmur2_row{"giberish", "giberish123456789", static_cast<int32_t>(0x8f552b0c)},
+                    murmur2_row{"s1234", "1234", static_cast<int32_t>(0x9fc97b14)},
+                    murmur2_row{"s234", "234", static_cast<int32_t>(0xe7c009ca)},
+                    murmur2_row{"s34", "34", static_cast<int32_t>(0x873930da)},
+                    murmur2_row{"s4", "4", static_cast<int32_t>(0x5a4b5ca1)},
+                    murmur2_row{"preamble", "PreAmbleWillBeRemoved,ThePrePartThatIs",
+                                static_cast<int32_t>(0x78424f1c)},
+                    murmur2_row{"Empty", "", static_cast<int32_t>(0x106e08d9)}),
+  [](const ::testing::TestParamInfo<murmur2_row>& info) { return std::string(info.param.name); });
+
+INSTANTIATE_TEST_SUITE_P(
+  HighBytes, Murmur2Vectors,
+  // Bytes >= 0x80, which Java reads as negative bytes and masks with 0xff.
+  // Computed with two independent reimplementations of the Java code
+  // (docs/partitioning.md); sign-extending the bytes instead gives the
+  // value in the comment.
+  ::testing::Values(murmur2_row{"byte80", "\x80", 857690492}, // not 225442571
+                    murmur2_row{"highBlockAndTail", "\xFF\xFE\xFD\xFC\x80\x81\x82",
+                                -1449165224}, // not 1471970776
+                    murmur2_row{"eAcuteTxn", "\xC3\xA9-txn", -839356408}, // not 1332206685
+                    murmur2_row{"txGrinningFace", "tx-\xF0\x9F\x98\x80", -1817093625}), // not 863731420
+  [](const ::testing::TestParamInfo<murmur2_row>& info) { return std::string(info.param.name); });
+
+TEST(Partitioner, ToPositiveMasksTheSignBit) {
+  // Not |n|: Utils.toPositive clears bit 31.
+  EXPECT_EQ(to_positive(-1), INT32_MAX);
+  EXPECT_EQ(to_positive(INT32_MIN), 0);
+  EXPECT_EQ(to_positive(-973932308), 1173551340);
+  EXPECT_EQ(to_positive(5), 5);
+  EXPECT_EQ(to_positive(INT32_MAX), INT32_MAX);
+}
+
+TEST(Partitioner, RecordKeyPartitionIsJavaClientsChoice) {
+  // BuiltInPartitioner.partitionForKey: toPositive(murmur2(key)) % n. For
+  // "21" Utils.abs would give 2 of 3, 6 of 7, 8 of 50.
+  EXPECT_EQ(partition_for_key("21", 3), 0);
+  EXPECT_EQ(partition_for_key("21", 7), 3);
+  EXPECT_EQ(partition_for_key("21", 50), 40);
+  EXPECT_EQ(partition_for_key("foobar", 4), 2);
+  EXPECT_EQ(partition_for_key("foobar", 50), 16);
+  EXPECT_EQ(partition_for_key("txn-A", 50), 29);
+  EXPECT_EQ(partition_for_key("customer-42", 4), 1);
+  EXPECT_EQ(partition_for_key("ALFKI", 3), 0);
+  EXPECT_EQ(partition_for_key("ALFKI", 7), 2);
+  EXPECT_EQ(partition_for_key("polygenelubricants", 7), 3);
+  EXPECT_EQ(partition_for_key("\xC3\xA9-txn", 3), 1);
   EXPECT_EQ(partition_for_key("a", 1), 0);
+}
+
+TEST(Partitioner, RecordKeysAndTransactionalIdsHashDifferently) {
+  // partition_for keeps String.hashCode: "txn-A" is shard 26 of 50 as a
+  // transactional id, partition 29 of 50 as a record key.
+  EXPECT_EQ(partition_for("txn-A", 50), 26);
+  EXPECT_EQ(partition_for_key("txn-A", 50), 29);
 }
 
 } // namespace
