@@ -1,5 +1,5 @@
 // Java String.hashCode over UTF-16 code units and Kafka's Utils.abs-based
-// partition choice: every test vector of reference §4.3.
+// partition choice: every test vector of docs/hashing.md §Vectors.
 
 #include <gtest/gtest.h>
 
