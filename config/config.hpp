@@ -40,7 +40,7 @@ struct node_config {
   /// whose card is Empty, CompleteCommit or CompleteAbort and was last
   /// written at least this long ago is removed (its card key deleted, the
   /// tombstone of Kafka's compacted `__transaction_state`); it comes back
-  /// as a new id (new producer id, epoch 0) (reference §1.5 T11).
+  /// as a new id (new producer id, epoch 0) (docs/transactions.md §Transitions T11).
   int32_t transactional_id_expiration_ms = 604800000;
   /// `transaction.remove.expired.transaction.cleanup.interval.ms`,
   /// [1, 2147483647]: period of the expiration check of each shard.
@@ -79,7 +79,7 @@ struct node_config {
   /// `request.timeout.ms`, [1, 2147483647]: how long a node waits for
   /// another actor's reply (markers, transaction verification) before it
   /// treats the destination as unavailable and retries or answers a
-  /// retriable error (reference §4.1).
+  /// retriable error (docs/configuration.md §Node).
   int32_t request_timeout_ms = 30000;
   /// `caftx.marker.retry.backoff.ms`: wait before re-sending a marker that
   /// a partition did not acknowledge, [1, 60000].

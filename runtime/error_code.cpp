@@ -66,8 +66,8 @@ error_class classify(api_kind api, error_code code) {
     return error_class::retriable;
   switch (api) {
     case api_kind::produce:
-      // §2.8: every non-retriable produce error is abortable except the
-      // fencing and authorization ones.
+      // docs/errors.md §Classification: every non-retriable produce error
+      // is abortable except the fencing and authorization ones.
       return code == error_code::producer_fenced ? error_class::fatal
                                                  : error_class::abortable;
     case api_kind::add_partitions_to_txn:

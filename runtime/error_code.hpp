@@ -1,5 +1,5 @@
 // Kafka protocol error codes (names and numbers as in Kafka's `Errors` enum)
-// and the client-side classification of reference §2.12.
+// and the client-side classification of docs/errors.md §Classification.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +51,7 @@ const char* to_string(error_code code);
 /// (Kafka's RetriableException subclasses).
 bool is_retriable(error_code code);
 
-/// How a transactional producer treats an error (reference §2.12).
+/// How a transactional producer treats an error (docs/errors.md §Classification).
 enum class error_class : uint8_t { none, retriable, abortable, fatal };
 
 /// Which API the error came back from; the same code is classified
@@ -72,8 +72,10 @@ error_class classify(api_kind api, error_code code);
 
 /// The error a partition leader (api produce) or group coordinator (api
 /// txn_offset_commit) answers when verifying a transactional write with the
-/// transaction coordinator (KIP-890 part 1) gave `code` (reference §2.8
-/// step 4, §2.5 step 5). Produce: PRODUCER_FENCED -> INVALID_PRODUCER_EPOCH;
+/// transaction coordinator (KIP-890 part 1) gave `code` (docs/errors.md
+/// §Verification; docs/producer-state.md §Produce step 4,
+/// docs/transactions.md §TxnOffsetCommit step 5). Produce: PRODUCER_FENCED
+/// -> INVALID_PRODUCER_EPOCH;
 /// CONCURRENT_TRANSACTIONS and coordinator-unavailable errors ->
 /// NOT_ENOUGH_REPLICAS (retriable). TxnOffsetCommit: PRODUCER_FENCED ->
 /// INVALID_PRODUCER_EPOCH; no reply -> COORDINATOR_LOAD_IN_PROGRESS.

@@ -33,7 +33,7 @@ using producer_id = strong_id<struct producer_id_tag, int64_t>;
 /// Kafka's producer epoch (int16); NO_PRODUCER_EPOCH is -1.
 using producer_epoch = strong_id<struct producer_epoch_tag, int16_t>;
 /// Leader epoch of the `__transaction_state` partition owning a
-/// transactional id; stamped on every marker (reference §0).
+/// transactional id; stamped on every marker (docs/transactions.md §Identifiers).
 using coordinator_epoch = strong_id<struct coordinator_epoch_tag, int32_t>;
 
 inline constexpr producer_id no_producer_id{-1};
@@ -41,7 +41,7 @@ inline constexpr producer_epoch no_producer_epoch{-1};
 inline constexpr int32_t no_sequence = -1;
 
 /// An epoch is exhausted at Short.MAX - 1; 32767 stays in reserve so the
-/// coordinator can always fence once more (reference §0).
+/// coordinator can always fence once more (docs/transactions.md §Identifiers).
 inline constexpr bool is_epoch_exhausted(producer_epoch e) {
   return e.value >= std::numeric_limits<int16_t>::max() - 1;
 }

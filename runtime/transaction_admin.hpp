@@ -1,5 +1,5 @@
 // Value types of the admin APIs for hanging transactions (KIP-664,
-// reference §2.11): the ListTransactions filter and listing, and the state
+// docs/transactions.md §Admin): the ListTransactions filter and listing, and the state
 // DescribeProducers reports for one producer of a partition. Shared by the
 // pure cores and the messages. Value types; thread-compatible.
 #pragma once

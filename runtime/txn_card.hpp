@@ -1,6 +1,6 @@
 // The state card of a transactional id: the persisted value of its record
-// in `__transaction_state` (Kafka's TransactionLogValue, reference §1.2),
-// and the transaction states with Kafka's ids (§1.3). Value types.
+// in `__transaction_state` (Kafka's TransactionLogValue, docs/transactions.md
+// §Card), and the transaction states with Kafka's ids (§States). Value types.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 namespace caftx {
 
-/// Transaction states with Kafka's ids (TransactionState, reference §1.3).
+/// Transaction states with Kafka's ids (TransactionState, docs/transactions.md §States).
 enum class txn_state : int8_t {
   empty = 0,
   ongoing = 1,
@@ -31,7 +31,7 @@ const char* to_string(txn_state s);
 /// case-sensitive); nullopt if no state has that name.
 std::optional<txn_state> txn_state_from_name(const std::string& name);
 
-/// True if `from` is a legal previous state of `to` (reference §1.3).
+/// True if `from` is a legal previous state of `to` (docs/transactions.md §States).
 bool is_valid_transition(txn_state from, txn_state to);
 
 /// The persisted state card of one transactional id: the value of its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fails if a layer includes what it must not (DESIGN.md §3-4): storage/ and
+# Fails if a layer includes what it must not (README, How it is built): storage/ and
 # config/ never include CAF; the pure cores (*_core.*, transaction_manager,
 # read_committed_filter) include neither CAF, LevelDB nor Boost.
 set -u

@@ -157,7 +157,8 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       return rp;
     },
     [=](init_producer_id_request& req) -> caf::result<caf::message> {
-      // Idempotent producers may ask any broker (reference §2.2 step 3);
+      // Idempotent producers may ask any broker (docs/transactions.md
+      // §InitProducerId step 3);
       // shard 0 hands out their producer ids.
       if (req.has_transactional_id)
         return caf::make_message(

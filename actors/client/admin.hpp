@@ -50,7 +50,7 @@ struct admin_options {
   std::function<void()> after_send;
 };
 
-/// Kafka's Admin calls for transactions (KIP-664, reference §2.11) against
+/// Kafka's Admin calls for transactions (KIP-664, docs/transactions.md §Admin) against
 /// one node, through its broker. Errors of a call are Kafka's; a request
 /// without reply is REQUEST_TIMED_OUT, or NOT_COORDINATOR if its receiver
 /// is gone. Owns a scoped actor: use one instance per thread.
@@ -116,7 +116,7 @@ private:
   admin_options opts_;
 };
 
-/// The WriteTxnMarkers(ABORT) of an admin abort (reference §2.11) for the
+/// The WriteTxnMarkers(ABORT) of an admin abort (docs/transactions.md §Admin) for the
 /// open transaction of `producer` on `tp`: that producer's id and epoch,
 /// its coordinator epoch with -1 (no marker seen) replaced by 0, result
 /// ABORT.

@@ -1,8 +1,9 @@
 // The decisions of the admin tooling for hanging transactions (KIP-664,
-// Kafka's kafka-transactions.sh `find-hanging` and `abort`, reference
-// §2.11 and §5): which open transactions of a partition are candidates,
-// which candidates are hanging given what the coordinators answered, and
-// which producer an abort at a start offset means. Pure functions over the
+// Kafka's kafka-transactions.sh `find-hanging` and `abort`,
+// docs/transactions.md §Admin and §KIPs): which open transactions of a
+// partition are candidates, which candidates are hanging given what the
+// coordinators answered, and which producer an abort at a start offset
+// means. Pure functions over the
 // replies of DescribeProducers, ListTransactions and DescribeTransactions:
 // no CAF, no clock.
 #pragma once

@@ -58,7 +58,7 @@ struct client_driver {
 };
 
 /// Thrown by producer and consumer calls. code() is Kafka's error; cls()
-/// says what the application may do next (reference §2.12):
+/// says what the application may do next (docs/errors.md §Classification):
 ///   fatal     - close the producer; every later call throws the same error
 ///   abortable - call abort_transaction(), then continue
 ///   retriable - the call may be repeated (it timed out or the cluster was

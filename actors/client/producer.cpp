@@ -125,7 +125,8 @@ struct producer::impl {
   [[noreturn]] void fail(api_kind api, const status& st) {
     auto cls = classify(api, st.code());
     tm.fail(cls, st);
-    // §2.12 †: abortable with a KIP-360 epoch bump after the abort.
+    // docs/errors.md §Classification †: abortable with a KIP-360 epoch
+    // bump after the abort.
     if (cls == error_class::abortable
         && (st.code() == error_code::unknown_producer_id
             || st.code() == error_code::invalid_producer_id_mapping))

@@ -1,4 +1,4 @@
-// The consumer's side of read_committed (reference §3.8, Kafka's
+// The consumer's side of read_committed (docs/producer-state.md §read_committed, Kafka's
 // CompletedFetch): turns fetched batches into the records an application
 // sees. Control batches are never delivered; under read_committed, batches
 // of aborted transactions are skipped. Pure function; thread-safe.

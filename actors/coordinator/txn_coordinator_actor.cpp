@@ -219,7 +219,8 @@ void start_markers(coordinator_ptr self, const txn_card& card) {
   }
 }
 
-// Unknown topics or partitions give UNKNOWN_TOPIC_OR_PARTITION (§2.3 step 2).
+// Unknown topics or partitions give UNKNOWN_TOPIC_OR_PARTITION
+// (docs/transactions.md §AddPartitionsToTxn step 2).
 status check_partitions(coordinator_ptr self, const std::vector<topic_partition>& tps) {
   for (auto& tp : tps) {
     auto t = self->state.ctx->directory->topic(tp.topic);
@@ -405,7 +406,8 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      // A client's request: unknown partitions first (§2.3 step 2 before 3-4).
+      // A client's request: unknown partitions first (docs/transactions.md
+      // §AddPartitionsToTxn step 2 before 3-4).
       if (!req.verify_only)
         if (auto s = check_partitions(self, req.partitions); !s.ok())
           return caf::make_message(txn_response{s.code(), s.message()});
@@ -499,7 +501,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
 
 // One chunk of the load; after the last, the bumped coordinator epoch is
 // written, then the shard serves and re-sends the markers of every
-// PrepareCommit/PrepareAbort card (reference §1.7).
+// PrepareCommit/PrepareAbort card (docs/transactions.md §Load).
 void load_chunk(coordinator_ptr self) {
   auto& st = self->state;
   auto done = st.loader->next_chunk(

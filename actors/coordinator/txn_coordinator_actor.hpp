@@ -4,7 +4,7 @@
 // (one message to itself per chunk), then bumps and persists its
 // coordinator epoch, answering COORDINATOR_LOAD_IN_PROGRESS until both are
 // done, then re-sends the markers of every PrepareCommit/PrepareAbort card
-// (reference §1.7). Each transition is persisted before the reply
+// (docs/transactions.md §Load). Each transition is persisted before the reply
 // (prepare -> persist -> complete); markers are retried until every
 // partition acknowledged. Every
 // transaction.remove.expired.transaction.cleanup.interval.ms it deletes the

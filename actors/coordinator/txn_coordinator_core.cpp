@@ -94,8 +94,8 @@ status txn_coordinator_core::admit(const std::string& tid, bool loading) const {
 }
 
 status txn_coordinator_core::validate_init_args(const init_producer_id_args& args) const {
-  // Reference §2.2 order: step 2 (producer id / epoch pair), step 4 (""),
-  // step 5 (timeout).
+  // docs/transactions.md §InitProducerId order: step 2 (producer id /
+  // epoch pair), step 4 (""), step 5 (timeout).
   if ((args.expected_pid == no_producer_id) != (args.expected_epoch == no_producer_epoch))
     return {error_code::invalid_request,
             "producer id and producer epoch must both be set or both be -1"};

@@ -1,7 +1,7 @@
 // The pure core of a transaction coordinator shard: one partition of
 // `__transaction_state` and the state cards of the transactional ids that
 // hash to it. Mirrors Kafka's TransactionCoordinator / TransactionMetadata
-// for transaction.version 1 (reference §1, §2.2-2.6). No CAF, no clock, no
+// for transaction.version 1 (docs/transactions.md). No CAF, no clock, no
 // disk: every handler takes `now_ms` and returns a decision; the actor shell
 // persists the card, then calls complete(). Not thread-safe.
 //
@@ -45,7 +45,7 @@ struct txn_decision {
   producer_epoch last_epoch = no_producer_epoch;
 };
 
-/// Inputs of InitProducerId (reference §2.2).
+/// Inputs of InitProducerId (docs/transactions.md §InitProducerId).
 struct init_producer_id_args {
   std::string transactional_id;
   int32_t transaction_timeout_ms = 60000;
@@ -53,7 +53,7 @@ struct init_producer_id_args {
   producer_epoch expected_epoch = no_producer_epoch;
 };
 
-/// ListTransactions of one shard (reference §2.11).
+/// ListTransactions of one shard (docs/transactions.md §Admin).
 struct list_transactions_result {
   /// Filter state names that name no state, in request order.
   std::vector<std::string> unknown_state_filters;
@@ -85,13 +85,13 @@ public:
 
   /// Installs the cards read back from storage and the producer id counter.
   /// Returns the ids whose card is PrepareCommit/PrepareAbort: the shell
-  /// re-sends their markers, then completes them (reference §1.7).
+  /// re-sends their markers, then completes them (docs/transactions.md §Load).
   std::vector<std::string> load(std::vector<txn_card> cards, int64_t next_pid_counter);
 
   /// One chunk of a load: installs `cards` (taken over) as read back from
   /// storage, each replacing any entry of its id as a later record of the
   /// compacted `__transaction_state` would, and appends the ids whose card
-  /// is PrepareCommit/PrepareAbort to `in_prepare` (reference §1.7). Cards
+  /// is PrepareCommit/PrepareAbort to `in_prepare` (docs/transactions.md §Load). Cards
   /// in key order (as a scan returns them) are installed in amortised
   /// constant time each.
   void install(std::vector<txn_card>& cards, std::vector<std::string>& in_prepare);
@@ -101,19 +101,22 @@ public:
 
   // -- requests ------------------------------------------------------------
 
-  /// The first checks of every request for a transactional id (reference
-  /// §2.2 steps 4 and 6, §2.3 steps 3-4, §2.6 steps 2-3, §2.11):
+  /// The first checks of every request for a transactional id
+  /// (docs/transactions.md §InitProducerId steps 4 and 6, §AddPartitionsToTxn
+  /// steps 3-4, §EndTxn steps 2-3, §Admin):
   /// INVALID_REQUEST for "", COORDINATOR_LOAD_IN_PROGRESS while the shard
   /// is `loading`, NOT_COORDINATOR if the id hashes
   /// (abs(javaHashCode) % shard_count) to another shard.
   status admit(const std::string& transactional_id, bool loading) const;
 
-  /// InitProducerId's checks before admit() (§2.2 steps 2, 4, 5):
+  /// InitProducerId's checks before admit() (docs/transactions.md
+  /// §InitProducerId steps 2, 4, 5):
   /// INVALID_REQUEST for a half-set (producer id, epoch) pair or "",
   /// INVALID_TRANSACTION_TIMEOUT outside [1, transaction.max.timeout.ms].
   status validate_init_args(const init_producer_id_args& args) const;
 
-  /// InitProducerId with checks 4-13 of reference §2.2: INVALID_REQUEST
+  /// InitProducerId with checks 4-13 of docs/transactions.md
+  /// §InitProducerId: INVALID_REQUEST
   /// for "", INVALID_TRANSACTION_TIMEOUT for a timeout <= 0 or above
   /// transaction.max.timeout.ms, CONCURRENT_TRANSACTIONS while a transition
   /// is pending or the id is in PrepareCommit/PrepareAbort, PRODUCER_FENCED
@@ -121,12 +124,12 @@ public:
   /// PrepareAbort) and the reply is CONCURRENT_TRANSACTIONS.
   txn_decision init_producer_id(const init_producer_id_args& args, int64_t now_ms);
 
-  /// AddPartitionsToTxn (reference §2.3, checks 3 and 5-11).
+  /// AddPartitionsToTxn (docs/transactions.md §AddPartitionsToTxn, checks 3 and 5-11).
   txn_decision add_partitions(const std::string& transactional_id, producer_id pid,
                               producer_epoch epoch,
                               const std::vector<topic_partition>& partitions, int64_t now_ms);
 
-  /// EndTxn (reference §2.6) with KIP-890 part 2's epoch bump: from
+  /// EndTxn (docs/transactions.md §EndTxn) with KIP-890 part 2's epoch bump: from
   /// Ongoing the Prepare* card carries epoch E+1 (or 32767 and a next
   /// producer id when E+1 is exhausted) and the producer continues with
   /// next_identity(card). Checks in order: INVALID_REQUEST (""),
@@ -153,14 +156,15 @@ public:
                                  const std::vector<topic_partition>& tps) const;
 
   /// A producer id for an idempotent (non-transactional) producer, epoch 0
-  /// (reference §2.2 step 3). The shell persists next_pid_counter().
+  /// (docs/transactions.md §InitProducerId step 3). The shell persists
+  /// next_pid_counter().
   producer_id allocate_idempotent_pid() { return allocate_pid(); }
 
   /// Ongoing transactions whose start + timeout < now: fence (epoch + 1)
   /// and abort, as InitProducerId would (T10).
   std::vector<txn_decision> abort_timed_out(int64_t now_ms);
 
-  /// Transactional-id expiration (T11, reference §1.5): the ids whose
+  /// Transactional-id expiration (docs/transactions.md §Transitions T11): the ids whose
   /// state is Empty, CompleteCommit or CompleteAbort, with no pending
   /// transition, and whose card was last written at or before
   /// `now_ms - expiration_ms` (transactional.id.expiration.ms; the
@@ -207,12 +211,12 @@ public:
   /// so a filter of only unknown names lists every state, as in Kafka.
   /// Duration: listed only if now_ms - txn_start_ms > duration_ms; Empty
   /// ids have txn_start_ms -1 and so pass every duration filter (Kafka's
-  /// quirk, reference §8.15). The shell answers COORDINATOR_LOAD_IN_PROGRESS
+  /// quirk, docs/transactions.md §Admin). The shell answers COORDINATOR_LOAD_IN_PROGRESS
   /// itself while loading.
   list_transactions_result list_transactions(const list_transactions_filter& filter,
                                              int64_t now_ms) const;
 
-  /// DescribeTransactions (reference §2.11): the current card of
+  /// DescribeTransactions (docs/transactions.md §Admin): the current card of
   /// `transactional_id`. Errors: INVALID_REQUEST for "",
   /// TRANSACTIONAL_ID_NOT_FOUND if the id is absent or Dead.
   status_or<txn_card> describe(const std::string& transactional_id) const;

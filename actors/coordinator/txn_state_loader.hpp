@@ -1,6 +1,6 @@
 // Reads one coordinator shard's partition of `__transaction_state` back
 // from the node store into a txn_coordinator_core, a chunk at a time
-// (reference §1.7): the shard's card keys form a compacted keyspace, one
+// (docs/transactions.md §Load): the shard's card keys form a compacted keyspace, one
 // key per live transactional id holding its newest card (storage/FORMAT.md),
 // so a scan of the key range is the "read to the log end, last record per
 // key wins, tombstones removed" of Kafka's load. No CAF: the coordinator

@@ -53,7 +53,8 @@ caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch
   return rp;
 }
 
-// Keeps the offsets of a verified TxnOffsetCommit pending (§2.5 steps 8-9).
+// Keeps the offsets of a verified TxnOffsetCommit pending
+// (docs/transactions.md §TxnOffsetCommit steps 8-9).
 void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
                        caf::response_promise rp) {
   auto& st = self->state;
@@ -77,7 +78,8 @@ status check_request(group_ptr self, const std::string& group,
   if (tps.size() != offsets.size())
     return {error_code::invalid_request, "partitions and offsets differ in length"};
   auto& ctx = *self->state.ctx;
-  // Unknown partitions before ownership, as Kafka (§2.5 step 3 before 4).
+  // Unknown partitions before ownership, as Kafka (docs/transactions.md
+  // §TxnOffsetCommit step 3 before 4).
   for (size_t i = 0; i < tps.size(); ++i) {
     auto t = ctx.directory->topic(tps[i].topic);
     if (!t || tps[i].partition < 0 || tps[i].partition >= static_cast<int32_t>(t->size()))
@@ -123,9 +125,10 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
         txn_offset_commit(self, req, rp);
         return rp;
       }
-      // KIP-890 part 1 (§2.5 step 5): the offsets partition must be in the
-      // producer's ongoing transaction, so a late commit of a finished
-      // transaction cannot wait for the marker of a later one.
+      // KIP-890 part 1 (docs/transactions.md §TxnOffsetCommit step 5): the
+      // offsets partition must be in the producer's ongoing transaction, so
+      // a late commit of a finished transaction cannot wait for the marker
+      // of a later one.
       verify_in_transaction(self, *st.ctx, api_kind::txn_offset_commit, req.transactional_id,
                             req.pid, req.epoch, {consumer_offsets_topic, st.partition},
                             [self, req, rp](error_code e, std::string msg) mutable {

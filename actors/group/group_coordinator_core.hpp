@@ -1,7 +1,8 @@
 // The pure core of a group coordinator for one `__consumer_offsets`
 // partition: committed offsets per (group, topic-partition), and offsets
 // committed inside a transaction (TxnOffsetCommit), held pending per
-// producer id until the commit or abort marker (reference §2.5, §7.4).
+// producer id until the commit or abort marker (docs/transactions.md
+// §TxnOffsetCommit, §Consume-transform-produce).
 // No CAF, no disk. Owned by one group coordinator actor; not thread-safe.
 #pragma once
 

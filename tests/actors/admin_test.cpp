@@ -1,4 +1,4 @@
-// The admin calls for hanging transactions (KIP-664, reference §2.11)
+// The admin calls for hanging transactions (KIP-664, docs/transactions.md §Admin)
 // against one node on the deterministic scheduler with simulated time,
 // through admin_client: ListTransactions over every coordinator shard,
 // DescribeTransactions, DescribeProducers, find-hanging and abort.

@@ -1,7 +1,7 @@
 // A transaction coordinator shard on the deterministic scheduler: the
 // expiration of idle transactional ids (T11) in simulated time, and a load
-// in chunks that keeps answering COORDINATOR_LOAD_IN_PROGRESS (reference
-// §1.5, §1.7).
+// in chunks that keeps answering COORDINATOR_LOAD_IN_PROGRESS
+// (docs/transactions.md §Transitions, §Load).
 #include "fixture.hpp"
 
 #include <caf/scheduled_actor.hpp>

@@ -1,7 +1,8 @@
-// Markers (reference §1.6, §2.7): a WriteTxnMarkers entry for a partition
-// its receiver does not host, and how the coordinator treats the answers
-// to its markers — INVALID_PRODUCER_EPOCH and TRANSACTION_COORDINATOR_FENCED
-// stop the markers of that transaction for good (someone newer owns it: no
+// Markers (docs/transactions.md §Markers, §WriteTxnMarkers): a
+// WriteTxnMarkers entry for a partition its receiver does not host, and
+// how the coordinator treats the answers to its markers —
+// INVALID_PRODUCER_EPOCH and TRANSACTION_COORDINATOR_FENCED stop the
+// markers of that transaction for good (someone newer owns it: no
 // Complete* is written), any other failure is retried until the partition
 // acknowledges, and only then is Complete* written. One node on the
 // deterministic scheduler with simulated time; its disk can be made to

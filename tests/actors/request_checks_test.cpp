@@ -1,9 +1,10 @@
 // The checks a request meets before (or instead of) the coordinator core,
 // one test per check, named after it: FindCoordinator at the broker
-// (reference §2.1), the order of InitProducerId's checks in the shard
-// (§2.2), AddPartitionsToTxn and AddOffsetsToTxn (§2.3, §2.4) and
-// TxnOffsetCommit at the group coordinator (§2.5). The core's checks are
-// tested in tests/unit/coordinator_test.cpp. One node on the deterministic
+// (docs/transactions.md §FindCoordinator), the order of InitProducerId's
+// checks in the shard (§InitProducerId), AddPartitionsToTxn and
+// AddOffsetsToTxn (§AddPartitionsToTxn, §AddOffsetsToTxn) and
+// TxnOffsetCommit at the group coordinator (§TxnOffsetCommit). The core's
+// checks are tested in tests/unit/coordinator_test.cpp. One node on the deterministic
 // scheduler; its disk can be made to fail (fenv).
 #include "fixture.hpp"
 
@@ -58,7 +59,7 @@ protected:
   }
 };
 
-// -- FindCoordinator (§2.1) -------------------------------------------------------
+// -- FindCoordinator (docs/transactions.md §FindCoordinator) ---------------------
 
 TEST_F(RequestChecksTest, FindCoordinatorForTransactionalIdAnswersTheShardItHashesTo) {
   for (std::string key : {"tx", "order-loader", "polygenelubricants"}) {
@@ -99,7 +100,7 @@ TEST_F(RequestChecksTest, FindCoordinatorWithUnknownKeyTypeIsInvalidRequest) {
   }
 }
 
-// -- InitProducerId (§2.2) --------------------------------------------------------
+// -- InitProducerId (docs/transactions.md §InitProducerId) -----------------------
 
 TEST_F(RequestChecksTest, InitProducerIdWithoutTransactionalIdGetsAProducerIdWithEpochZero) {
   // Any broker answers an idempotent producer (step 3); shard 0 allocates.
@@ -132,7 +133,7 @@ TEST_F(RequestChecksTest, InitProducerIdChecksArgumentsBeforeCoordinatorOwnershi
             error_code::not_coordinator);
 }
 
-// -- AddPartitionsToTxn (§2.3) ----------------------------------------------------
+// -- AddPartitionsToTxn (docs/transactions.md §AddPartitionsToTxn) ---------------
 
 TEST_F(RequestChecksTest, AddPartitionsWithAnUnknownPartitionAddsNoneOfThem) {
   auto p = init("tx");
@@ -172,7 +173,7 @@ TEST_F(RequestChecksTest, AddPartitionsAlreadyInTheTransactionAnswersNoneWithout
   EXPECT_EQ(describe("tx").partitions, (std::vector<topic_partition>{t0, u0}));
 }
 
-// -- AddOffsetsToTxn (§2.4) -------------------------------------------------------
+// -- AddOffsetsToTxn (docs/transactions.md §AddOffsetsToTxn) ---------------------
 
 TEST_F(RequestChecksTest, AddOffsetsToTxnAddsTheConsumerOffsetsPartitionOfTheGroup) {
   auto p = init("tx");
@@ -198,7 +199,7 @@ TEST_F(RequestChecksTest, AddOffsetsToTxnOfFencedProducerIsProducerFenced) {
   EXPECT_TRUE(describe("tx").partitions.empty());
 }
 
-// -- TxnOffsetCommit (§2.5) -------------------------------------------------------
+// -- TxnOffsetCommit (docs/transactions.md §TxnOffsetCommit) ---------------------
 
 TEST_F(RequestChecksTest, TxnOffsetCommitForUnknownPartitionIsUnknownTopicOrPartition) {
   auto p = init("tx");

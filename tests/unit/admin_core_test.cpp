@@ -1,5 +1,5 @@
 // The decisions of find-hanging and abort (KIP-664, Kafka's
-// kafka-transactions.sh; reference §2.11, §5): candidates, the hanging
+// kafka-transactions.sh; docs/transactions.md §Admin, §KIPs): candidates, the hanging
 // verdict per reason, and the open transaction at a start offset.
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// config: Kafka's names and defaults (reference §4.1-4.2), validation
+// config: Kafka's names and defaults (docs/configuration.md), validation
 // messages that name the key and the range, and .properties files.
 
 #include <gtest/gtest.h>

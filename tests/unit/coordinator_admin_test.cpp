@@ -1,4 +1,4 @@
-// txn_coordinator_core's admin observers (KIP-664, reference §2.11):
+// txn_coordinator_core's admin observers (KIP-664, docs/transactions.md §Admin):
 // ListTransactions with its state, producer-id and duration filters (with
 // Kafka's quirks), and DescribeTransactions with its errors.
 
@@ -123,7 +123,7 @@ TEST_F(CoordinatorAdmin, ListTransactionsDurationFilterKeepsOnlyTransactionsStar
 }
 
 TEST_F(CoordinatorAdmin, ListTransactionsDurationFilterAlwaysPassesEmptyIdsWithStartMinusOne) {
-  // Kafka's quirk (reference §8.15): Empty has txn_start_ms -1, so
+  // Kafka's quirk (docs/transactions.md §Admin): Empty has txn_start_ms -1, so
   // now - (-1) exceeds any duration below now + 1.
   list_transactions_filter f;
   f.duration_ms = now;

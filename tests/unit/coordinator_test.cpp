@@ -1,29 +1,33 @@
 // txn_coordinator_core: every transition with the card it persists
-// (reference §1.4-1.5), the request checks of §2.2, §2.3 and §2.6 with
-// KIP-890's epoch bump at EndTxn, the timeout abort (T10), load (§1.7) and
+// (docs/transactions.md §Durability, §Transitions), the request checks of
+// §InitProducerId, §AddPartitionsToTxn and §EndTxn with KIP-890's epoch
+// bump at EndTxn, the timeout abort (T10), load (§Load) and
 // producer id allocation per shard.
 //
-// CHECKLIST. Every check of reference §2.1-2.7, every row of the §1.3
-// table and every transition of §1.5, with the test that fails without it
+// CHECKLIST. Every check of docs/transactions.md §Request checks, every
+// row of the §States table and every transition of §Transitions (section
+// names below are that page's), with the test that fails without it
 // (or why there is none). Tests are named Suite.Test; the suites
 // TxnCoordinatorCore, EndTxnTable, CardInFlight, LegalPreviousStates and
 // InitProducerIdFromCompletedState are in this file, PartitionCore,
 // GroupCoordinatorCore, StorageCodec, VerificationError in tests/unit, and
 // RequestChecksTest, MarkersTest, FencingTest, FailedWriteTest,
 // TransactionsTest and AdminTest in tests/actors.
-// caftx has no authorization: the ACL checks (§2.1.1, §2.2.1, §2.3.1-2's
-// WRITE, §2.4.1-2, §2.5.1-3's READ, §2.7.1) do not exist.
+// caftx has no authorization: the ACL checks (the steps marked ACL:
+// FindCoordinator 1, InitProducerId 1, AddPartitionsToTxn 1-2's WRITE,
+// AddOffsetsToTxn 1-2, TxnOffsetCommit 1-3's READ, WriteTxnMarkers 1) do
+// not exist.
 //
-// §1.3 legal previous states, 8 rows x 8 states ... LegalPreviousStates.* (64 cells)
-// §1.3 Dead / PrepareEpochFence never persisted ..... StorageCodec.CardWithAStateThatIsNeverPersistedIsCorrupt,
+// §States legal previous states, 8 rows x 8 states . LegalPreviousStates.* (64 cells)
+// §States Dead / PrepareEpochFence never persisted ... StorageCodec.CardWithAStateThatIsNeverPersistedIsCorrupt,
 //                                                     StorageCodec.CardInPrepareEpochFenceIsCorrupt
-// §1.4 only the pending card completes ............. CompleteAppliesOnlyThePendingCard
-// §1.4 memory changes only once durable; meanwhile
+// §Durability only the pending card completes ...... CompleteAppliesOnlyThePendingCard
+// §Durability memory changes only once durable; meanwhile
 //      CONCURRENT_TRANSACTIONS; failed write undone . CardInFlight.* (9 transitions), AbortPendingLeavesStateUnchanged
-// §1.4 failed write answers a retriable error ...... FailedWriteTest.FailedCardWriteLeavesCardUnchangedAndAnswersRetriableError
-// §1.4 completion invariants (Kafka's assertions) .. none beyond the two above: caftx's complete() checks
+// §Durability failed write answers a retriable error FailedWriteTest.FailedCardWriteLeavesCardUnchangedAndAnswersRetriableError
+// §Durability completion invariants (Kafka's asserts) none beyond the two above: caftx's complete() checks
 //                                                     only the pending state and the legal transition
-// §1.5 T1 new id -> Empty (pid, 0) ................. InitProducerIdForNewIdAllocatesProducerIdWithEpochZero
+// §Transitions T1 new id -> Empty (pid, 0) ......... InitProducerIdForNewIdAllocatesProducerIdWithEpochZero
 // T2 Empty/Complete* -> Empty, E+1 .................. InitProducerIdFromCompletedState.* (3 states)
 // T3 rotation at 32766 ............................ InitProducerIdAtExhaustedEpochRotatesToNewProducerId,
 //    only for no/current expected epoch ............ InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpectedEpochIsCurrent
@@ -46,16 +50,16 @@
 // T11 expiration ................................... not on this branch (transactional-id expiration is added elsewhere)
 // T12 abort in Empty/Complete* ..................... EndTxnTable.AbortInEmptyBumpsWithoutMarkers, ...AbortWithBumpedEpochInComplete*,
 //                                                     MarkersTest.AbortOutsideTransactionCompletesAbortAtOnceWithoutMarkers
-// §0 EndTxn bump exhausts the epoch: next pid ...... EndTxnAtExhaustedEpochRotatesToNextProducerIdOnCompletion
+// §Identifiers EndTxn bump exhausts the epoch: next pid EndTxnAtExhaustedEpochRotatesToNextProducerIdOnCompletion
 //
-// §2.1 FindCoordinator
+// §FindCoordinator
 //  2 abs(hash) % 50, transaction and group ......... RequestChecksTest.FindCoordinatorForTransactionalIdAnswersTheShardItHashesTo,
 //                                                     RequestChecksTest.FindCoordinatorForGroupAnswersTheGroupCoordinatorItHashesTo
 //  3-4 no internal topic / leader ................... unreachable: every shard's supervisor exists from node start; a shard
 //                                                     given up answers COORDINATOR_NOT_AVAILABLE itself (TransactionsTest.SupervisorGivesUpAfterTooManyRestarts)
 //  unknown key type -> INVALID_REQUEST ............. RequestChecksTest.FindCoordinatorWithUnknownKeyTypeIsInvalidRequest
 //  empty transactional id -> INVALID_REQUEST ....... RequestChecksTest.FindCoordinatorWithEmptyTransactionalIdIsInvalidRequest
-// §2.2 InitProducerId
+// §InitProducerId
 //  2 half (pid, epoch) pair ......................... InitProducerIdWithOnlyOneOfProducerIdAndEpochIsInvalidRequest
 //  3 no transactional id, any broker ............... RequestChecksTest.InitProducerIdWithoutTransactionalIdGetsAProducerIdWithEpochZero,
 //                                                     RequestChecksTest.InitProducerIdWithTransactionalIdAtTheBrokerIsNotCoordinator
@@ -84,7 +88,7 @@
 //                                                     InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpectedEpochIsCurrent
 // 12 Ongoing ....................................... T4
 // 13 write, mapped error ........................... FailedWriteTest.FailedCardWriteLeavesCardUnchangedAndAnswersRetriableError
-// §2.3 AddPartitionsToTxn (one error for the whole request: caftx has no per-partition results,
+// §AddPartitionsToTxn (one error for the whole request: caftx has no per-partition results,
 //      so no OPERATION_NOT_ATTEMPTED)
 //  2 unknown partition, nothing added .............. RequestChecksTest.AddPartitionsWithAnUnknownPartitionAddsNoneOfThem
 //    order 2 before 3-4 ............................ RequestChecksTest.AddPartitionsChecksUnknownPartitionsBeforeTheCoordinator
@@ -100,15 +104,15 @@
 // 10 all present: NONE, no write .................. AddPartitionsAlreadyOngoingWithSamePartitionsWritesNothing,
 //                                                     RequestChecksTest.AddPartitionsAlreadyInTheTransactionAnswersNoneWithoutAWrite
 // 11 write ......................................... T6
-//    verify_only: mapping, epoch, Prepare*/EndTxn
+//    verify_only (§Verification): mapping, epoch, Prepare*/EndTxn
 //    pending, not in the transaction ............... VerifyChecksMappingThenEpochThenPrepare, VerifyPartitionNotAddedIsTransactionAbortable,
 //                                                     VerifyPartitionOfOngoingTransactionIsNone
 //    a pending AddPartitions does not block ........ VerifyWhileAddPartitionsIsBeingWrittenAnswersFromTheDurableCard
-// §2.4 AddOffsetsToTxn
+// §AddOffsetsToTxn
 //  3 adds __consumer_offsets-(hash(group) % 50) .... RequestChecksTest.AddOffsetsToTxnAddsTheConsumerOffsetsPartitionOfTheGroup
 //    steps 3-11 of AddPartitionsToTxn .............. RequestChecksTest.AddOffsetsToTxnOfFencedProducerIsProducerFenced (same core)
 //    empty group id -> INVALID_REQUEST ............. RequestChecksTest.AddOffsetsToTxnWithEmptyGroupIdIsInvalidRequest
-// §2.5 TxnOffsetCommit
+// §TxnOffsetCommit
 //  3 unknown partition ............................. RequestChecksTest.TxnOffsetCommitForUnknownPartitionIsUnknownTopicOrPartition
 //    order 3 before 4 .............................. RequestChecksTest.TxnOffsetCommitChecksUnknownPartitionsBeforeCoordinatorOwnership
 //  4 not the group's coordinator ................... RequestChecksTest.TxnOffsetCommitAtAnotherGroupCoordinatorIsNotCoordinator
@@ -123,7 +127,7 @@
 //    empty group, partitions/offsets length, negative offset -> INVALID_REQUEST:
 //                                                     RequestChecksTest.TxnOffsetCommitWithEmptyGroupIdIsInvalidRequest,
 //                                                     ...WithMorePartitionsThanOffsetsIsInvalidRequest, ...WithNegativeOffsetIsInvalidRequest
-// §2.6 EndTxn
+// §EndTxn
 //  2-7 "", no metadata, other pid, other epoch,
 //      pending, in that order ...................... EndTxnChecksIdThenProducerIdThenEpochThenPending, EndTxnFromFencedProducerIsProducerFenced
 //  3 loading, not coordinator ...................... AdmitChecksEmptyIdThenLoadingThenOwnership, FencingTest.RequestsAtTheWrongShardAreNotCoordinator
@@ -135,7 +139,7 @@
 //  8 state dispatch ................................ EndTxnTable.* (19 cells)
 //  9 re-validation after the write ................. complete() refusing: CompleteAppliesOnlyThePendingCard; the shell's
 //                                                     NOT_COORDINATOR for it cannot happen within one incarnation: uncovered
-// §2.7 WriteTxnMarkers
+// §WriteTxnMarkers
 //  2 partition not hosted here ..................... MarkersTest.MarkerForPartitionNotHostedIsUnknownTopicOrPartition,
 //                                                     AdminTest.AbortOfUnknownPartitionIsUnknownTopicOrPartition
 //  3 one control batch, one offset ................. PartitionCore.MarkerThatCompletesNothingChangesNeitherLsoNorIndex
@@ -149,7 +153,7 @@
 //  5 offsets partition: marker epoch checks ........ GroupCoordinatorCore.MarkerWithEpochBelowPendingIsInvalidProducerEpoch,
 //                                                     GroupCoordinatorCore.MarkerWithEpochOfPendingOffsetsIsInvalidProducerEpoch
 //    offsets partition: lower coordinator epoch .... missing in the group coordinator (it keeps no coordinator epochs)
-// §1.6 the coordinator's markers
+// §Markers: the coordinator's markers
 //    INVALID_PRODUCER_EPOCH stops them, no Complete* MarkersTest.InvalidProducerEpochStopsTheMarkersAndCompleteCommitIsNeverWritten
 //    TRANSACTION_COORDINATOR_FENCED likewise ....... MarkersTest.TransactionCoordinatorFencedStopsTheMarkersAndCompleteCommitIsNeverWritten
 //    other errors, no answer: retried (the failed
@@ -269,7 +273,7 @@ void TxnCoordinatorCore::expect_init_fenced(int64_t pid, int16_t epoch, int64_t 
                   error_code::producer_fenced);
 }
 
-// -- InitProducerId (reference §2.2, T1-T5) --------------------------------------
+// -- InitProducerId (docs/transactions.md §InitProducerId, T1-T5) --------------
 
 TEST_F(TxnCoordinatorCore, InitProducerIdForNewIdAllocatesProducerIdWithEpochZero) {
   auto d = core.init_producer_id(init_args("txn-A", 45000), 1000);
@@ -368,7 +372,8 @@ TEST_F(TxnCoordinatorCore, InitProducerIdTimeoutOutOfRangeIsInvalidTransactionTi
 
 TEST_F(TxnCoordinatorCore, InitProducerIdWithEmptyTransactionalIdIsInvalidRequest) {
   expect_rejected(core.init_producer_id(init_args(""), 1000), error_code::invalid_request);
-  // Checked before the timeout (reference §2.2 step 4 before step 5).
+  // Checked before the timeout (docs/transactions.md §InitProducerId step 4
+  // before step 5).
   expect_rejected(core.init_producer_id(init_args("", 0), 1000), error_code::invalid_request);
   EXPECT_EQ(core.find(""), nullptr);
   EXPECT_EQ(core.next_pid_counter(), 0);
@@ -381,7 +386,8 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithOnlyOneOfProducerIdAndEpochIsInvali
   auto b = init_args("txn-A");
   b.expected_epoch = producer_epoch{0};
   expect_rejected(core.init_producer_id(b, 1000), error_code::invalid_request);
-  // Checked before the timeout (reference §2.2 step 2 before step 5).
+  // Checked before the timeout (docs/transactions.md §InitProducerId step 2
+  // before step 5).
   b.transaction_timeout_ms = 0;
   expect_rejected(core.init_producer_id(b, 1000), error_code::invalid_request);
 }
@@ -477,13 +483,14 @@ TEST_F(TxnCoordinatorCore, InitProducerIdChecksPendingBeforeProducerId) {
   ASSERT_TRUE(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 1500)
                 .card.has_value());
   // Another producer id would be fenced, but the pending write answers first
-  // (reference §2.2 step 8 before step 9).
+  // (docs/transactions.md §InitProducerId step 8 before step 9).
   expect_rejected(core.init_producer_id(init_args_expecting("txn-A", 99, 0), 1600),
                   error_code::concurrent_transactions);
 }
 
 TEST_F(TxnCoordinatorCore, InitProducerIdChecksProducerIdBeforeState) {
-  // §2.2 step 9 before steps 10 (Prepare*) and 12 (Ongoing is fenced).
+  // §InitProducerId step 9 before steps 10 (Prepare*) and 12 (Ongoing is
+  // fenced).
   for (auto state : {txn_state::prepare_commit, txn_state::prepare_abort, txn_state::ongoing}) {
     SCOPED_TRACE(to_string(state));
     txn_coordinator_core c{txn_coordinator_settings{3, 50, 900000}};
@@ -526,7 +533,7 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithoutExpectedEpochForgetsTheLastEpoch
 }
 
 TEST_F(TxnCoordinatorCore, InitProducerIdRetryOfLostBumpAfterLoadIsProducerFenced) {
-  // The last epoch is not persisted (reference §1.2): after a coordinator
+  // The last epoch is not persisted (docs/transactions.md §Card): after a coordinator
   // restart the retry of a bump to (3, 1) is no longer recognised.
   core.load({make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 100)}, 1);
   expect_init_fenced(3, 0, 1000);
@@ -549,7 +556,8 @@ TEST_F(TxnCoordinatorCore, InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpected
 
 TEST_F(TxnCoordinatorCore, InitProducerIdWithPreviousProducerIdAndUnexhaustedEpochIsProducerFenced) {
   // Only a retry from the exhausted epoch may use the previous producer id
-  // (§2.2 step 9): a zombie of (3, 0) must not bump the rotated (53, 0).
+  // (§InitProducerId step 9): a zombie of (3, 0) must not bump the rotated
+  // (53, 0).
   core.load({make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 100)}, 1);
   init_expecting(3, 32766, 1000); // (53, 0)
   expect_init_fenced(3, 0, 1100);
@@ -583,7 +591,7 @@ TEST_F(TxnCoordinatorCore, TimedOutTransactionAtEpoch32766AbortsWith32767ThenIni
             make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 60400, 60000, 3));
 }
 
-// -- AddPartitionsToTxn (reference §2.3, T6) -------------------------------------
+// -- AddPartitionsToTxn (docs/transactions.md §AddPartitionsToTxn, T6) ---------
 
 TEST_F(TxnCoordinatorCore, AddPartitionsFromEmptyWritesOngoingWithStartTimestamp) {
   init("txn-A", 1000);
@@ -691,7 +699,8 @@ TEST_F(TxnCoordinatorCore, AddPartitionsWhileTransitionPendingIsConcurrentTransa
 TEST_F(TxnCoordinatorCore, AddPartitionsChecksPendingBeforeAlreadyPresent) {
   start_ongoing();
   // EndTxn is being written: a late AddPartitions of a partition already in
-  // the transaction must not be answered NONE (§2.3 step 8 before step 10).
+  // the transaction must not be answered NONE (docs/transactions.md
+  // §AddPartitionsToTxn step 8 before step 10).
   ASSERT_TRUE(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000).card.has_value());
   expect_rejected(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 2001),
                   error_code::concurrent_transactions);
@@ -1184,7 +1193,7 @@ TEST_F(TxnCoordinatorCore, AbortPendingLeavesStateUnchanged) {
   EXPECT_FALSE(core.has_pending("txn-B"));
 }
 
-// -- memory changes only after the card is durable (reference §1.4) -------------
+// -- memory changes only after the card is durable (§Durability) ----------------
 //
 // For every kind of transition: while its card is being written the state
 // is the old one and every request of the producer answers
@@ -1340,10 +1349,11 @@ TEST_F(TxnCoordinatorCore, ProducerIdsOfShardAreShardPlusShardCountTimesK) {
 }
 
 
-// -- legal previous states (reference §1.3), all 64 cells ------------------------
+// -- legal previous states (docs/transactions.md §States), all 64 cells ----------
 
-// The reference's table, with caftx's KIP-890 part 2 addition: PrepareAbort
-// also follows Empty, CompleteCommit and CompleteAbort (T12).
+// Kafka's table (docs/transactions.md §States), with caftx's KIP-890 part 2
+// addition: PrepareAbort also follows Empty, CompleteCommit and
+// CompleteAbort (T12).
 bool legal_previous_state(txn_state from, txn_state to) {
   using s = txn_state;
   static const std::map<s, std::set<s>> previous{

@@ -1,5 +1,5 @@
 // Kafka error names and numbers, and the Java client's classification
-// (reference §0, §2.12).
+// (docs/errors.md §Codes, §Classification).
 #include <gtest/gtest.h>
 
 #include "runtime/error_code.hpp"
@@ -47,7 +47,7 @@ TEST(ErrorCode, TransactionalIdNotFoundIs105AndNotRetriable) {
   EXPECT_EQ(classify(api_kind::end_txn, error_code::transactional_id_not_found), error_class::fatal);
 }
 
-// -- verification_error: the answer to a verified write (§2.5 step 5, §2.8 step 4) --
+// -- verification_error: a verified write's answer (docs/errors.md §Verification)
 
 TEST(VerificationError, NotInTheTransactionIsTransactionAbortable) {
   for (auto api : {api_kind::produce, api_kind::txn_offset_commit})

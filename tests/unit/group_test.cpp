@@ -1,5 +1,6 @@
 // group_coordinator_core: transactional offsets (TxnOffsetCommit) stay
-// pending until the producer's marker (reference §2.5 step 9, §7.4).
+// pending until the producer's marker (docs/transactions.md §TxnOffsetCommit
+// step 9, §Consume-transform-produce).
 
 #include <gtest/gtest.h>
 

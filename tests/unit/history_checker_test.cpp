@@ -191,7 +191,8 @@ protected:
 
 // -- a clean history -----------------------------------------------------------
 
-// Reference §7.1 and §7.4 with caftx's epoch bump at every EndTxn: txn-A
+// docs/producer-state.md §Example and docs/transactions.md
+// §Consume-transform-produce with caftx's epoch bump at every EndTxn: txn-A
 // aborts its first transaction and commits its second (with offsets),
 // txn-B commits one with offsets, an idempotent producer writes in
 // between; read_committed and read_uncommitted readers, offset fetches.
@@ -377,7 +378,7 @@ TEST_F(HistoryChecker, AbortedRead_ReadCommittedPollReturnsValueOfAbortedTransac
 // -- uncommitted_read ------------------------------------------------------------------------
 
 // txn-B's open transaction at offset 0 holds the LSO at 0 (head-of-line
-// blocking, reference §3.7): txn-A's committed record at 1 is not readable
+// blocking, docs/producer-state.md §LSO): txn-A's committed record at 1 is not readable
 // yet although its marker is below the high watermark.
 TEST_F(HistoryChecker, UncommittedRead_ReadCommittedPollReturnsRecordAtOrAboveItsLastStableOffset) {
   init(txn_a, 4000, 0);

@@ -1,6 +1,7 @@
-// partition_core: producer-state sequence validation (reference §3.2-3.3),
-// markers (§3.4), LSO (§3.7), the aborted-transaction index (§3.8), Fetch
-// and ListOffsets (§2.9-2.10), replay, and the worked example of §7.1.
+// partition_core: producer-state sequence validation (docs/producer-state.md
+// §Append, §Sequences), markers (§Markers), LSO (§LSO), the aborted-transaction
+// index (§Aborted-index), Fetch and ListOffsets (§Fetch, §ListOffsets),
+// replay, and the worked example of §Example.
 
 #include <gtest/gtest.h>
 
@@ -118,7 +119,7 @@ std::vector<std::pair<int64_t, int64_t>> aborted_list(const testing::decoded_fet
 using rc = std::vector<std::pair<int64_t, int64_t>>;
 using offsets = std::vector<int64_t>;
 
-// -- sequence validation, reference §3.3 ---------------------------------------
+// -- sequence validation, docs/producer-state.md §Sequences -------------------
 
 TEST_F(PartitionCore, Q1_FirstBatchOfUnknownProducerAcceptedWithAnySequence) {
   auto d = p.validate_produce(idem_batch(7, 3, 42, 3));
@@ -315,7 +316,7 @@ TEST_F(PartitionCore, TransactionalBatchOpensTransactionAtItsBaseOffset) {
   EXPECT_FALSE(entry(8).current_txn_first_offset.has_value());
 }
 
-// -- markers, reference §3.4 ---------------------------------------------------
+// -- markers, docs/producer-state.md §Markers -----------------------------------
 
 TEST_F(PartitionCore, MarkerWithLowerCoordinatorEpochIsTransactionCoordinatorFenced) {
   produce(txn_batch(7, 0, 0, 1));
@@ -373,9 +374,10 @@ TEST_F(PartitionCore, CoordinatorMarkerBumpsEpochSoLateWritesAreFencedAndNextSta
 }
 
 TEST_F(PartitionCore, MarkerChecksProducerEpochBeforeCoordinatorEpoch) {
-  // §2.7 step 4, as Kafka's appendEndTxnMarker: checkProducerEpoch, then
-  // checkCoordinatorEpoch. Producer 7 at epoch 3, coordinator epoch 5 seen,
-  // a transaction open again.
+  // docs/transactions.md §WriteTxnMarkers step 4, as Kafka's
+  // appendEndTxnMarker: checkProducerEpoch, then checkCoordinatorEpoch.
+  // Producer 7 at epoch 3, coordinator epoch 5 seen, a transaction open
+  // again.
   produce(txn_batch(7, 3, 0, 1));
   marker(7, 3, commit_marker(5));
   produce(txn_batch(7, 3, 1, 1));
@@ -434,7 +436,7 @@ TEST_F(PartitionCore, AbortIndexEntryStoresFirstOffsetOfEarliestOtherOpenTransac
 }
 
 TEST_F(PartitionCore, LsoWaitsForMarkerToBeBelowHighWatermark) {
-  // Reference §7.3: the commit marker is appended but not yet durable.
+  // docs/producer-state.md §LSO: the commit marker is appended but not yet durable.
   produce_durable(txn_batch(7, 0, 0, 2));
   EXPECT_EQ(p.last_stable_offset(), 0);
   EXPECT_EQ(marker(7, 0, commit_marker(0)), 2);
@@ -456,7 +458,7 @@ TEST_F(PartitionCore, LsoEqualsHighWatermarkWithoutTransactions) {
   EXPECT_EQ(p.last_stable_offset(), 3);
 }
 
-// -- the worked example of reference §7.1 -------------------------------------
+// -- the worked example of docs/producer-state.md §Example ---------------------
 
 TEST_F(PartitionCore, WorkedExample71InterleavedTransactionsOffsetsLsoAndIndex) {
   const int64_t p1 = 4000, p2 = 5000, idem = 6000;
@@ -730,8 +732,9 @@ TEST_F(PartitionCore, AbortedListOfEveryFetchEqualsAScanOfTheWholeIndex) {
 namespace caftx {
 namespace {
 
-// §3.6: an idle producer expires after producer.id.expiration.ms counted
-// from its last timestamp; a producer with an open transaction never does.
+// docs/producer-state.md §Expiration: an idle producer expires after
+// producer.id.expiration.ms counted from its last timestamp; a producer
+// with an open transaction never does.
 TEST_F(PartitionCore, ProducerExpiresAtExactlyExpirationMsUnlessItHasAnOpenTransaction) {
   produce(idem_batch(7, 0, 0, 2)); // last timestamp now + 1
   produce(txn_batch(8, 0, 0, 1));  // last timestamp now
@@ -745,7 +748,7 @@ TEST_F(PartitionCore, ProducerExpiresAtExactlyExpirationMsUnlessItHasAnOpenTrans
   EXPECT_EQ(produce_error(idem_batch(7, 0, 40, 1)), error_code::none);
 }
 
-// -- DescribeProducers, reference §2.11 -------------------------------------------
+// -- DescribeProducers, docs/producer-state.md §DescribeProducers ----------------
 
 active_producer row(int64_t pid, int16_t epoch, int32_t last_sequence, int64_t last_timestamp_ms,
                     int32_t cepoch, int64_t txn_start) {

@@ -1,5 +1,5 @@
 // Java String.hashCode over UTF-16 code units and Kafka's Utils.abs-based
-// partition choice: every test vector of reference §4.3. Kafka's
+// partition choice: every test vector of docs/hashing.md §Vectors. Kafka's
 // Utils.murmur2 / Utils.toPositive partition choice for record keys: the
 // vectors of docs/partitioning.md.
 
@@ -36,7 +36,7 @@ TEST_P(PartitionerVectors, HashCodeAndPartitionMatchKafka) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-  Reference43, PartitionerVectors,
+  HashingVectors, PartitionerVectors,
   ::testing::Values(
     vector_row{"Empty", "", 0, 0, 0},
     vector_row{"a", "a", 97, 47, 1},

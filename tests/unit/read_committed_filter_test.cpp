@@ -1,5 +1,5 @@
-// filter_fetched: the consumer side of read_committed (reference §3.8,
-// Kafka's CompletedFetch), traced on the log of reference §7.1.
+// filter_fetched: the consumer side of read_committed (docs/producer-state.md
+// §read_committed, Kafka's CompletedFetch), traced on the log of §Example there.
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ record_batch control(int64_t offset, int64_t pid, control_type type) {
   return b;
 }
 
-// The log of reference §7.1 after step 6.
+// The log of docs/producer-state.md §Example after step 6.
 std::vector<record_batch> log_after_step6() {
   return {
     data(0, 4000, 3, true),                  // P1 txn#1 (aborted)
@@ -45,7 +45,7 @@ std::vector<record_batch> log_after_step6() {
   };
 }
 
-// Steps 7-10 of reference §7.1: the batches from offset 9 on.
+// Steps 7-10 of docs/producer-state.md §Example: the batches from offset 9 on.
 std::vector<record_batch> log_steps7to10() {
   return {
     data(9, 4000, 2, true),                  // P1 txn#2 (committed)

@@ -1,5 +1,6 @@
 // The producer session's core: batches, sequences, the in-flight window,
-// in-order retries and the KIP-360 epoch bump (reference §2.8, §2.12).
+// in-order retries and the KIP-360 epoch bump (docs/errors.md §Produce-errors,
+// §Classification).
 #include <gtest/gtest.h>
 
 #include "actors/client/record_accumulator.hpp"

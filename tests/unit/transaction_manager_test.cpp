@@ -1,5 +1,5 @@
 // transaction_manager: the Java client's TransactionManager state machine
-// (reference §2.12), abortable vs fatal errors, per-partition sequences.
+// (docs/errors.md §Client-states), abortable vs fatal errors, per-partition sequences.
 
 #include <gtest/gtest.h>
 

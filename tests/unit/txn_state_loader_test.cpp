@@ -1,5 +1,5 @@
 // txn_state_loader: a coordinator shard's cards read back from a real
-// LevelDB into txn_coordinator_core a chunk at a time (reference §1.7), and
+// LevelDB into txn_coordinator_core a chunk at a time (docs/transactions.md §Load), and
 // the shard's stored coordinator epoch and producer id counter.
 
 #include <gtest/gtest.h>

@@ -1,10 +1,11 @@
 // Judges a simulated run's history (history.hpp) against the guarantees of
 // Kafka's exactly-once machinery as caftx implements it: durability of
-// acknowledged writes, dense offsets, read_committed isolation (reference
-// §3.7 LSO, §3.8 aborted index), offsets committed inside transactions
-// (§2.5, §7.4), fencing of zombie producers and of late requests (KIP-890,
-// with caftx's producer-epoch bump at every EndTxn), and liveness of the
-// last stable offset after quiescence. Pure function: no CAF, no clock, no
+// acknowledged writes, dense offsets, read_committed isolation
+// (docs/producer-state.md §LSO, §Aborted-index), offsets committed inside
+// transactions (docs/transactions.md §TxnOffsetCommit,
+// §Consume-transform-produce), fencing of zombie producers and of late
+// requests (KIP-890, with caftx's producer-epoch bump at every EndTxn),
+// and liveness of the last stable offset after quiescence. Pure function: no CAF, no clock, no
 // disk; thread-safe.
 //
 // Terms used by the rules
@@ -19,7 +20,8 @@
 //   producer id and partition). A run without a closing marker is open.
 //   Non-transactional (idempotent) data is committed when appended.
 // * Decided at a poll. A run is decided at a poll if its closing marker
-//   sits below the high watermark the poll reported (§3.7: the LSO passes a
+//   sits below the high watermark the poll reported (docs/producer-state.md
+//   §LSO: the LSO passes a
 //   transaction only once its marker is below the HW).
 // * Late value. A value of T is late if its run also holds a value of a
 //   later transaction of the same transactional id, or if it sits in a run
@@ -77,7 +79,8 @@ enum class violation_kind : uint8_t {
   /// first poll's at o. Once per offset and per poll. Seq: the poll.
   readers_disagree,
   /// A read_committed poll returned a record of a run closed by ABORT and
-  /// decided at the poll (§3.8: the consumer must skip it). Once per poll.
+  /// decided at the poll (docs/producer-state.md §read_committed: the consumer
+  /// must skip it). Once per poll.
   /// Seq: the poll.
   aborted_read,
   /// A read_committed poll returned a record at or above the last stable
@@ -115,9 +118,9 @@ enum class violation_kind : uint8_t {
   /// A partition accepted a write (write_accepted) of producer id P with
   /// epoch e although (a) the final log holds, below the write, a record of
   /// P with an epoch above e (the partition already knew a newer epoch,
-  /// §3.2), or (b) P had already been handed an epoch above e, and the
-  /// write is not a straggler of the transaction being ended: the first
-  /// control record of P after it on that partition does not carry the
+  /// docs/producer-state.md §Append), or (b) P had already been handed an
+  /// epoch above e, and the write is not a straggler of the transaction
+  /// being ended: the first control record of P after it on that partition does not carry the
   /// lowest epoch P had been handed above e (the marker of the EndTxn that
   /// ended the write's own transaction). Seq: the write_accepted.
   zombie_write,
