@@ -46,7 +46,7 @@ struct metadata_response {
   std::vector<topic_metadata> topics;
 };
 
-/// FindCoordinator: key_type 0 = GROUP, 1 = TRANSACTION (reference §2.1).
+/// FindCoordinator: key_type 0 = GROUP, 1 = TRANSACTION (docs/transactions.md §FindCoordinator).
 struct find_coordinator_request {
   int8_t key_type = 1;
   std::string key;
@@ -61,7 +61,7 @@ struct find_coordinator_response {
 
 // -- transaction coordinator -------------------------------------------------
 
-/// InitProducerId (reference §2.2). has_transactional_id = false asks for
+/// InitProducerId (docs/transactions.md §InitProducerId). has_transactional_id = false asks for
 /// a producer id for an idempotent producer.
 struct init_producer_id_request {
   bool has_transactional_id = false;
@@ -78,7 +78,7 @@ struct init_producer_id_response {
   producer_epoch epoch = no_producer_epoch;
 };
 
-/// AddPartitionsToTxn (reference §2.3). With `verify_only` (KIP-890
+/// AddPartitionsToTxn (docs/transactions.md §AddPartitionsToTxn; verify_only: §Verification). With `verify_only` (KIP-890
 /// part 1, sent by a partition leader or group coordinator before the first
 /// transactional write of a producer there) nothing is added: the reply is
 /// NONE if every partition is in the producer's ongoing transaction,
@@ -92,7 +92,7 @@ struct add_partitions_to_txn_request {
   bool verify_only = false;
 };
 
-/// AddOffsetsToTxn (reference §2.4).
+/// AddOffsetsToTxn (docs/transactions.md §AddOffsetsToTxn).
 struct add_offsets_to_txn_request {
   std::string transactional_id;
   producer_id pid = no_producer_id;
@@ -100,7 +100,7 @@ struct add_offsets_to_txn_request {
   std::string group_id;
 };
 
-/// EndTxn (reference §2.6).
+/// EndTxn (docs/transactions.md §EndTxn).
 struct end_txn_request {
   std::string transactional_id;
   producer_id pid = no_producer_id;
@@ -108,7 +108,7 @@ struct end_txn_request {
   bool committed = false;
 };
 
-/// Reply of EndTxn (reference §2.6, KIP-890 part 2 / EndTxn v5): the
+/// Reply of EndTxn (docs/transactions.md §EndTxn, KIP-890 part 2 / EndTxn v5): the
 /// producer id and epoch the producer must use from now on; every ended
 /// transaction bumps the epoch (or rotates the producer id when the epoch
 /// is exhausted). -1/-1 on error.
@@ -126,7 +126,7 @@ struct txn_response {
   std::string message;
 };
 
-/// DescribeTransactions (reference §2.11, KIP-664): the current card.
+/// DescribeTransactions (docs/transactions.md §Admin, KIP-664): the current card.
 /// Errors: INVALID_REQUEST (""), TRANSACTIONAL_ID_NOT_FOUND (absent or
 /// Dead), COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE.
 struct describe_transaction_request {
@@ -146,7 +146,7 @@ struct describe_transaction_response {
 
 // -- partitions --------------------------------------------------------------
 
-/// Produce of one batch to one partition (reference §2.8).
+/// Produce of one batch to one partition (docs/producer-state.md §Produce).
 struct produce_request {
   topic_partition tp;
   std::string transactional_id; // empty for non-transactional batches
@@ -163,7 +163,7 @@ struct produce_response {
   int64_t log_start_offset = -1;
 };
 
-/// Fetch from one partition (reference §2.9).
+/// Fetch from one partition (docs/producer-state.md §Fetch).
 struct fetch_request {
   topic_partition tp;
   int64_t fetch_offset = 0;
@@ -189,7 +189,7 @@ struct fetch_response {
   std::string records;
 };
 
-/// ListOffsets: timestamp -1 = latest, -2 = earliest (reference §2.10).
+/// ListOffsets: timestamp -1 = latest, -2 = earliest (docs/producer-state.md §ListOffsets).
 struct list_offsets_request {
   topic_partition tp;
   int64_t timestamp = -1;
@@ -201,7 +201,7 @@ struct list_offsets_response {
   int64_t offset = -1;
 };
 
-/// WriteTxnMarkers for one partition (reference §2.7). The coordinator
+/// WriteTxnMarkers for one partition (docs/transactions.md §WriteTxnMarkers). The coordinator
 /// writes markers with transaction_version 2 (KIP-890 part 2): the marker's
 /// epoch is the one bumped at the end of the transaction, so the partition
 /// requires it to be above the epoch of the open transaction's data (an
@@ -219,7 +219,7 @@ struct write_txn_marker_request {
 
 // -- group coordinator -------------------------------------------------------
 
-/// TxnOffsetCommit (reference §2.5): offsets pending until the marker.
+/// TxnOffsetCommit (docs/transactions.md §TxnOffsetCommit): offsets pending until the marker.
 struct txn_offset_commit_request {
   std::string transactional_id;
   std::string group_id;
@@ -252,7 +252,7 @@ struct offset_fetch_response {
 // -- admin for hanging transactions (KIP-664) ---------------------------------
 
 /// ListTransactions, sent to a broker, which asks every coordinator shard
-/// of its node and merges the listings (reference §2.11).
+/// of its node and merges the listings (docs/transactions.md §Admin).
 struct list_transactions_request {
   list_transactions_filter filter;
 };

@@ -1,5 +1,5 @@
 // Java String.hashCode and Kafka's Utils.abs-based partition choice for
-// transactional ids and group ids (reference §4.3); Kafka's murmur2-based
+// transactional ids and group ids (docs/hashing.md §Rule); Kafka's murmur2-based
 // default partitioner for keyed records (docs/partitioning.md).
 #pragma once
 

@@ -1,7 +1,7 @@
 // Records and record batches, shaped after Kafka's RecordBatch v2: producer
 // id, producer epoch, base sequence, attributes with the transactional and
-// control bits, and control records for commit/abort markers (reference
-// §0, §3.9). Value types; thread-compatible.
+// control bits, and control records for commit/abort markers (docs/producer-state.md
+// §Control-records). Value types; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct record {
 inline constexpr int16_t attr_transactional = 0x10;
 inline constexpr int16_t attr_control = 0x20;
 
-/// Control record types (reference §3.9).
+/// Control record types (docs/producer-state.md §Control-records).
 enum class control_type : int16_t { abort = 0, commit = 1 };
 
 /// An end-transaction marker: the content of a control record.
@@ -97,7 +97,7 @@ record_batch make_control_batch(producer_id pid, producer_epoch epoch,
 std::optional<end_txn_marker> parse_control_batch(const record_batch& batch);
 
 /// An aborted transaction as returned by Fetch under read_committed
-/// (reference §2.9, §3.8).
+/// (docs/producer-state.md §Fetch, §Aborted-index).
 struct aborted_transaction {
   producer_id pid = no_producer_id;
   int64_t first_offset = -1;

@@ -202,7 +202,7 @@ status_or<txn_card> decode_card(std::string_view bytes) {
   auto direct = read_card_layout(bytes);
   auto card = direct ? status_or<txn_card>(std::move(*direct))
                      : decode_one<txn_card>(bytes, "transaction state card");
-  // Dead and PrepareEpochFence are never persisted (reference §1.3).
+  // Dead and PrepareEpochFence are never persisted (docs/transactions.md §States).
   if (card.ok() && (static_cast<int8_t>(card->state) < 0
                     || static_cast<int8_t>(card->state) > static_cast<int8_t>(txn_state::complete_abort)))
     return status{error_code::kafka_storage_error,

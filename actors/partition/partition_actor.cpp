@@ -244,7 +244,7 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   });
 }
 
-// The producer-state checks and the append of one produce (§3.2).
+// The producer-state checks and the append of one produce (docs/producer-state.md §Append).
 void produce(partition_ptr self, checked_produce& req, caf::response_promise rp) {
   auto& st = self->state;
   auto d = st.core->validate_produce(req.info);
@@ -455,7 +455,7 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
     },
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (req.tp != st.core->tp()) // §2.7 step 2, before the producer checks
+      if (req.tp != st.core->tp()) // docs/transactions.md §WriteTxnMarkers step 2, before the producer checks
         return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
                                               "this leader does not host " + to_string(req.tp)});
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,

@@ -193,7 +193,7 @@ void partition_core::apply(const batch_info& b) {
     ongoing_txns_.erase(first);
     if (marker->type == control_type::abort) {
       // LSO to record: first offset of the earliest other open transaction,
-      // or marker + 1 (§3.4 step 3).
+      // or marker + 1 (docs/producer-state.md §Markers step 3).
       int64_t lso = ongoing_txns_.empty() ? last + 1 : ongoing_txns_.begin()->first;
       aborted_index_.push_back({b.pid, first, last, lso});
     }

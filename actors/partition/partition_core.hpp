@@ -129,7 +129,7 @@ public:
 
   // -- client batches (origin CLIENT) -------------------------------------
 
-  /// Checks `batch` in Kafka's order (§3.2): duplicate of a retained batch
+  /// Checks `batch` in Kafka's order (docs/producer-state.md §Append): duplicate of a retained batch
   /// (success, original offsets), epoch (INVALID_PRODUCER_EPOCH), sequence
   /// (OUT_OF_ORDER_SEQUENCE_NUMBER), transaction state (INVALID_TXN_STATE);
   /// malformed batches get INVALID_RECORD. Never mutates.
@@ -151,7 +151,7 @@ public:
   /// late write of a finished transaction can then not leave a hanging one.
   bool needs_verification(const batch_info& batch) const;
 
-  /// Checks a WriteTxnMarkers entry (§2.7 step 4, §3.4). A lower coordinator
+  /// Checks a WriteTxnMarkers entry (docs/transactions.md §WriteTxnMarkers step 4, docs/producer-state.md §Markers). A lower coordinator
   /// epoch than the highest seen for the producer gives
   /// TRANSACTION_COORDINATOR_FENCED. With transaction_version 2 (markers of
   /// the coordinator, which bumps the epoch at every EndTxn, KIP-890 part
@@ -191,7 +191,7 @@ public:
 
   /// Drops the state of every producer without an open transaction whose
   /// last timestamp is at least `expiration_ms` before `now_ms` (Kafka's
-  /// producer.id.expiration.ms, §3.6). A producer with an open transaction
+  /// producer.id.expiration.ms, docs/producer-state.md §Expiration). A producer with an open transaction
   /// never expires. Returns the number of producers dropped.
   size_t remove_expired_producers(int64_t now_ms, int64_t expiration_ms);
 
@@ -208,13 +208,13 @@ public:
   int64_t log_start_offset() const { return log_start_offset_; }
   int64_t log_end_offset() const { return log_end_offset_; }
   int64_t high_watermark() const { return high_watermark_; }
-  /// LSO = first unstable offset if below the HW, else the HW (§3.7).
+  /// LSO = first unstable offset if below the HW, else the HW (docs/producer-state.md §LSO).
   int64_t last_stable_offset() const;
   std::optional<int64_t> first_unstable_offset() const;
   const std::map<producer_id, producer_state_entry>& producers() const { return producers_; }
   const std::vector<aborted_txn_entry>& aborted_index() const { return aborted_index_; }
 
-  /// DescribeProducers (KIP-664, reference §2.11), as Kafka's
+  /// DescribeProducers (KIP-664, docs/producer-state.md §DescribeProducers), as Kafka's
   /// UnifiedLog.activeProducers: one row per producer with state here, by
   /// producer id: epoch, last sequence (-1 if only markers since the last
   /// epoch change), last timestamp, highest coordinator epoch of a marker
