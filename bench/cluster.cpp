@@ -194,12 +194,6 @@ double seconds(const context& ctx, double full) {
   return std::max(0.02, full * ctx.scale);
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), f, v);
-  return buf;
-}
-
 void set_target(line& l, double ratio, const std::string& of, double bound, bool at_least) {
   if (!std::isfinite(ratio) || ratio <= 0)
     return; // the compared variant was left out (--variant)

@@ -9,6 +9,9 @@
 //   coordinator        committed transactions/s of one shard, 1/8/64 producers
 //   fetch              read_committed vs read_uncommitted, 0 % / 10 % aborted
 //   ctp                consume-transform-produce: exactly-once vs at-least-once
+//   storage            a node holding 1 GB and 4 GB (--storage-gb): memory,
+//                      start time, reads of the oldest data (bench/storage.cpp;
+//                      each node in a child process, fewer repetitions)
 //   micro              Google Benchmark micro-benchmarks of the hot paths
 // The variants a benchmark compares run interleaved (A B C A B C ...), each
 // repetition after a short fsync probe; a repetition taken while the probe's
@@ -19,6 +22,7 @@
 //
 // Usage: caftx-bench [--json] [--reps N] [--quick] [--only LIST] [--dir DIR]
 //                    [--micro-filter REGEX] [--variant TEXT]
+//                    [--storage-gb SMALL,LARGE] [--storage-reps N]
 #include "bench/suite.hpp"
 
 #include <fcntl.h>
@@ -198,6 +202,9 @@ void print_floor(const char* when, const floor_figures& f) {
 
 int main(int argc, char** argv) {
   using namespace caftx::bench;
+  // One node of the storage benchmark, in a process of its own (hidden).
+  if (argc >= 2 && std::string(argv[1]) == "--storage-child")
+    return storage_child_main(argc - 2, argv + 2);
   CLI::App app{"caftx benchmarks: ratios measured side by side in one run"};
   int reps = 5;
   bool quick = false;
@@ -209,13 +216,24 @@ int main(int argc, char** argv) {
     ->check(CLI::Range(1, 100));
   app.add_flag("--quick", quick, "smoke run: one repetition, tiny sizes (not for figures)");
   app.add_option("--only", only,
-                 "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,micro");
+                 "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,storage,"
+                 "micro");
   app.add_option("--dir", dir, "scratch directory on the disk to measure (default: temp dir)");
   app.add_option("--micro-filter", micro_filter, "regex selecting micro-benchmarks");
   std::string variant_filter;
   app.add_option("--variant", variant_filter,
                  "run only the variants whose name contains this text (for profiling; "
                  "ratios to variants left out are meaningless)");
+  std::vector<double> storage_gb;
+  app.add_option("--storage-gb", storage_gb,
+                 "storage: the two log sizes in GB, the smaller first (default 1,4; "
+                 "--quick: 2 MB and 8 MB); disk needed: about 1.5 x their sum")
+    ->delimiter(',')
+    ->expected(2);
+  int storage_reps = 2;
+  app.add_option("--storage-reps", storage_reps,
+                 "storage: restarts of each size, interleaved (default 2; --quick: 1)")
+    ->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
 
   std::set<std::string> selected;
@@ -227,7 +245,7 @@ int main(int argc, char** argv) {
         selected.insert(item);
     for (auto& s : selected)
       if (!std::set<std::string>{"floor", "produce", "commit", "coordinator", "fetch", "ctp",
-                                 "micro"}
+                                 "storage", "micro"}
              .count(s)) {
         std::fprintf(stderr, "caftx-bench: unknown benchmark '%s'\n", s.c_str());
         return 2;
@@ -240,6 +258,12 @@ int main(int argc, char** argv) {
   ctx.quick = quick;
   ctx.variant_filter = variant_filter;
   ctx.scale = quick ? 0.02 : 1.0;
+  ctx.json = json_output;
+  if (!storage_gb.empty())
+    ctx.storage_gb = storage_gb;
+  else if (quick)
+    ctx.storage_gb = {2.0 / 1024, 8.0 / 1024};
+  ctx.storage_reps = quick ? 1 : storage_reps;
   auto root = dir.empty() ? std::filesystem::temp_directory_path()
                               / ("caftx-bench-" + std::to_string(::getpid()))
                           : std::filesystem::path(dir) / ("caftx-bench-" + std::to_string(::getpid()));
@@ -268,6 +292,8 @@ int main(int argc, char** argv) {
       bench_fetch_isolation(ctx);
     if (wanted("ctp"))
       bench_consume_transform_produce(ctx);
+    if (wanted("storage"))
+      bench_storage(ctx);
     if (wanted("micro"))
       bench_micro(ctx, micro_filter);
     auto last = measure_floor(ctx);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +23,13 @@ inline double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
+/// `v` printed with the printf format `f` ("%.2f").
+inline std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
 /// Appends 4 KiB to a file and fsyncs it, `n` times; the latency of each in
 /// milliseconds. The file lives in `dir` (the disk the benchmarks use).
 std::vector<double> fsync_appends(const std::string& dir, int n);
@@ -33,6 +41,11 @@ struct context {
   bool quick = false;       // smoke run: tiny sizes and durations
   double scale = 1.0;       // multiplies durations and sizes (quick: small)
   std::string variant_filter; // run only variants whose name contains it (profiling)
+  bool json = false;        // --json: print nothing but the JSON object
+  /// The storage benchmark: the two log sizes (GB, the smaller first) and
+  /// the restarts per size.
+  std::vector<double> storage_gb{1, 4};
+  int storage_reps = 2;
   /// Floor figures of the opening calibration (ms, puts/s, ...).
   double fsync_p50_ms = 0;
   double caf_round_trip_us = 0;
@@ -78,12 +91,18 @@ void interleave(const context& ctx, std::vector<line>& variants,
 /// it for the JSON output.
 void report(const line& l);
 
-// The benchmarks (bench/cluster.cpp, bench/micro.cpp); each reports its lines.
+// The benchmarks (bench/cluster.cpp, bench/storage.cpp, bench/micro.cpp); each reports its lines.
 void bench_produce_modes(const context& ctx);
 void bench_commit_latency(const context& ctx);
 void bench_coordinator_throughput(const context& ctx);
 void bench_fetch_isolation(const context& ctx);
 void bench_consume_transform_produce(const context& ctx);
+/// bench/storage.cpp: each node in a child process (storage_child_main).
+void bench_storage(const context& ctx);
+/// The hidden subcommand `caftx-bench --storage-child ARGS...` (the
+/// arguments after it): one node of the storage benchmark; prints one JSON
+/// object, returns the exit status.
+int storage_child_main(int argc, char** argv);
 /// Google Benchmark micro-benchmarks of the hot paths; `filter` as
 /// --benchmark_filter.
 void bench_micro(const context& ctx, const std::string& filter);
