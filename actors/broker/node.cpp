@@ -5,6 +5,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
+#include <leveldb/write_batch.h>
 
 #include <chrono>
 
@@ -103,6 +104,45 @@ std::vector<caf::actor> actor_directory::all() const {
 
 // -- node -------------------------------------------------------------------------
 
+namespace {
+
+// The data directory's storage format (storage/FORMAT.md): a new database
+// gets the current one; a database without it was written by an older
+// caftx (record batches as Boost archives) and is refused, as is one of
+// another format: there is no migration.
+status check_storage_format(node_store& store) {
+  auto current = std::to_string(keys::storage_format_version);
+  try {
+    auto format = store.get(keys::storage_format);
+    if (format) {
+      if (*format == current)
+        return {};
+      return {error_code::kafka_storage_error,
+              "data directory " + store.dir() + " has storage format " + *format
+                + "; this caftx reads and writes format " + current};
+    }
+    bool empty = true;
+    store.scan("", [&](const std::string&, const std::string&) {
+      empty = false;
+      return false;
+    });
+    if (!empty)
+      return {error_code::kafka_storage_error,
+              "data directory " + store.dir()
+                + " was written by an older caftx (storage format 1, record batches as Boost "
+                  "archives); this caftx reads and writes format "
+                + current + " (Kafka's RecordBatch v2) and does not migrate: use a new "
+                            "data directory"};
+  } catch (const std::runtime_error& e) {
+    return {error_code::kafka_storage_error, store.dir() + ": " + e.what()};
+  }
+  leveldb::WriteBatch wb;
+  wb.Put(keys::storage_format, current);
+  return store.write_now(wb);
+}
+
+} // namespace
+
 status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config config,
                                              node_options opts) {
   if (config.data_dir.empty())
@@ -114,6 +154,8 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   auto store = node_store::open(config.data_dir, so);
   if (!store.ok())
     return store.error();
+  if (auto st = check_storage_format(**store); !st.ok())
+    return st;
   auto ctx = std::make_shared<node_context>();
   ctx->config = config;
   ctx->store = std::move(store).value();

@@ -6,16 +6,10 @@
 #include <random>
 
 #include "runtime/record_batch_v2.hpp"
+#include "unit_test_support.hpp"
 
 namespace caftx {
 namespace {
-
-std::string unhex(std::string_view hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  return out;
-}
 
 // Two records, producer 7, epoch 3, base sequence 5, transactional, base
 // offset 42, leader epoch 0: "k" -> "hello" at 1000, and a null key with an
@@ -61,18 +55,18 @@ TEST(Crc32c, FastPathEqualsBoostOnEveryLengthAndAlignment) {
 }
 
 TEST(RecordBatchV2, DataBatchEncodesToGoldenBytes) {
-  EXPECT_EQ(v2::encode(sample_batch(), 0), unhex(data_batch_hex));
+  EXPECT_EQ(v2::encode(sample_batch(), 0), from_hex(data_batch_hex));
 }
 
 TEST(RecordBatchV2, ControlBatchEncodesToGoldenBytes) {
   auto b = make_control_batch(producer_id{7}, producer_epoch{4},
                               {control_type::commit, coordinator_epoch{9}}, 2000);
   b.base_offset = 50;
-  EXPECT_EQ(v2::encode(b, 0), unhex(control_batch_hex));
+  EXPECT_EQ(v2::encode(b, 0), from_hex(control_batch_hex));
 }
 
 TEST(RecordBatchV2, GoldenBytesDecodeToTheirFields) {
-  auto bytes = unhex(data_batch_hex);
+  auto bytes = from_hex(data_batch_hex);
   auto h = v2::validate(bytes);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   EXPECT_EQ(h->base_offset, 42);
@@ -103,7 +97,7 @@ TEST(RecordBatchV2, GoldenBytesDecodeToTheirFields) {
 }
 
 TEST(RecordBatchV2, ControlBatchInfoCarriesItsMarker) {
-  auto bytes = unhex(control_batch_hex);
+  auto bytes = from_hex(control_batch_hex);
   auto h = v2::validate(bytes);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
   auto i = v2::info_of(*h, bytes);
@@ -118,7 +112,7 @@ TEST(RecordBatchV2, ControlBatchInfoCarriesItsMarker) {
 }
 
 TEST(RecordBatchV2, StampingBaseOffsetAndLeaderEpochKeepsTheCrcValid) {
-  auto bytes = unhex(data_batch_hex);
+  auto bytes = from_hex(data_batch_hex);
   v2::stamp(bytes, 1234567, 17);
   auto h = v2::validate(bytes);
   ASSERT_TRUE(h.ok()) << h.error().to_string();
@@ -128,7 +122,7 @@ TEST(RecordBatchV2, StampingBaseOffsetAndLeaderEpochKeepsTheCrcValid) {
 }
 
 TEST(RecordBatchV2, EveryFlippedBitAfterTheCrcFieldIsCorruptMessage) {
-  auto good = unhex(data_batch_hex);
+  auto good = from_hex(data_batch_hex);
   for (size_t byte = v2::attributes_pos; byte < good.size(); ++byte)
     for (int bit = 0; bit < 8; ++bit) {
       auto bad = good;
@@ -141,7 +135,7 @@ TEST(RecordBatchV2, EveryFlippedBitAfterTheCrcFieldIsCorruptMessage) {
 }
 
 TEST(RecordBatchV2, MalformedHeadersNameWhatIsWrong) {
-  auto good = unhex(data_batch_hex);
+  auto good = from_hex(data_batch_hex);
   auto code_and_text = [](const std::string& bytes) {
     auto h = v2::validate(bytes);
     return h.ok() ? std::string("ok") : h.error().to_string();

@@ -28,23 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string to_hex(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 0xf]);
-  }
-  return out;
-}
-
-std::string from_hex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
 // A fixed transactional batch: two records, one with a header.
 record_batch fixed_batch() {
   record_batch b;

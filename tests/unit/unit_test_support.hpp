@@ -17,6 +17,24 @@
 
 namespace caftx {
 
+/// Lower-case hex of `bytes`, and back (golden-bytes tests).
+inline std::string to_hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 0xf]);
+  }
+  return out;
+}
+
+inline std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
 inline void PrintTo(error_code code, std::ostream* os) {
   *os << to_string(code) << " (" << static_cast<int>(code) << ")";
 }

@@ -92,6 +92,14 @@ public:
     ncfg_.transaction_abort_timed_out_transaction_cleanup_interval_ms = 1000;
     ncfg_.supervisor_max_restarts = 1000000;
     ncfg_.supervisor_restart_window_ms = 1000;
+    // Storage: producer-state snapshots every few batches in most seeds (so
+    // crashes restart from a snapshot and a tail), and a tail cache that is
+    // off, small or large, so fetches read LevelDB and memory.
+    if (!chance(0.25))
+      ncfg_.log_snapshot_interval_bytes = 200 + static_cast<int32_t>(pick(4000));
+    auto cache = pick(3);
+    ncfg_.log_tail_cache_bytes = cache == 0 ? 0 : cache == 1 ? 1 + static_cast<int32_t>(pick(8192))
+                                                             : ncfg_.log_tail_cache_bytes;
     fault::set_handler([this](const char* point, const void* detail) {
       return on_fault_point(point, detail);
     });
