@@ -126,9 +126,9 @@ void node_store::note_write(const status& st) {
   std::lock_guard<std::mutex> guard{fault_mtx_};
   if (!write_error_)
     std::fprintf(stderr,
-                 "caftx: data directory %s: %s; writes are answered KAFKA_STORAGE_ERROR until "
-                 "the disk accepts them again\n",
-                 dir_.c_str(), st.message().c_str());
+                 "caftx: %s; writes are answered KAFKA_STORAGE_ERROR until the disk accepts "
+                 "them again\n",
+                 st.message().c_str());
   write_error_ = st;
 }
 
@@ -199,8 +199,28 @@ leveldb::ReadOptions checked_reads() {
   return ro;
 }
 
+// Keys hold NUL separators (storage/FORMAT.md): shown as \x00.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+// Where a scan stopped: LevelDB does not name the file of a damaged block.
+std::string after_key(const std::string& last) {
+  return last.empty() ? std::string() : " after key " + last;
+}
+
 [[noreturn]] void read_failed(const std::string& what, const leveldb::Status& st) {
-  throw storage_read_error("reading " + what + ": " + st.ToString());
+  throw storage_read_error("reading " + printable(what) + ": " + st.ToString());
 }
 
 // REQUIRES: db_mtx_ held (shared).
@@ -229,15 +249,21 @@ void node_store::scan(const std::string& prefix,
   std::shared_lock<std::shared_mutex> db_lock{db_mtx_};
   require_open(db_, dir_);
   std::unique_ptr<leveldb::Iterator> it{db_->NewIterator(checked_reads())};
-  for (it->Seek(prefix); it->Valid(); it->Next()) {
+  // The status before every key: a damaged block is skipped by LevelDB's
+  // iterator, which records the error and goes on with the next block, so
+  // a check after the loop alone would show later keys as if the damaged
+  // ones were never written.
+  std::string last;
+  for (it->Seek(prefix); it->Valid() && it->status().ok(); it->Next()) {
     auto k = it->key();
     if (!k.starts_with(prefix))
       break;
-    if (!fn(k.ToString(), it->value().ToString()))
+    last = k.ToString();
+    if (!fn(last, it->value().ToString()))
       return;
   }
   if (!it->status().ok())
-    read_failed("keys " + prefix, it->status());
+    read_failed("keys " + prefix + after_key(last), it->status());
 }
 
 size_t node_store::scan_after(const std::string& prefix, const std::string& after,
@@ -254,16 +280,18 @@ size_t node_store::scan_after(const std::string& prefix, const std::string& afte
       it->Next();
   }
   size_t visited = 0;
-  for (; visited < max_entries && it->Valid(); it->Next()) {
+  std::string last = after;
+  for (; visited < max_entries && it->Valid() && it->status().ok(); it->Next()) { // as scan()
     auto k = it->key();
     if (!k.starts_with(prefix))
       break;
+    last.assign(k.data(), k.size());
     auto v = it->value();
     fn(std::string_view(k.data(), k.size()), std::string_view(v.data(), v.size()));
     ++visited;
   }
   if (!it->status().ok())
-    read_failed("keys " + prefix, it->status());
+    read_failed("keys " + prefix + after_key(last), it->status());
   return visited;
 }
 
