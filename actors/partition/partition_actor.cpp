@@ -12,6 +12,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/partition/partition_core.hpp"
@@ -124,9 +125,14 @@ void append_and_reply(partition_ptr self, record_batch batch, Reply reply, bool 
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last, appended](const status& s) {
     if (!s.ok()) {
-      // The in-memory log is ahead of the disk now: crash and let the
-      // restart rebuild from what is durable.
-      self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+      // The in-memory log is ahead of the disk now: every reply still
+      // waiting gets the error, and the supervisor rebuilds the leader from
+      // what is durable once the store writes again.
+      for (auto& w : self->state.waiters)
+        w.rp.deliver(error_reply_as(w.reply, s));
+      self->state.waiters.clear();
+      self->quit(storage_exit(storage_fault::write_failed,
+                              "partition " + to_string(self->state.core->tp()) + ": " + s.message()));
       return;
     }
     CAFTX_FAULT_POINT_DETAIL(self, "partition.append_durable", &appended);
@@ -208,13 +214,13 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
                            topic_partition tp) {
   auto& st = self->state;
   st.ctx = ctx;
+  stop_on_storage_faults(self, "partition " + to_string(tp));
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
   ctx->store->scan(keys::log_prefix(tp), [&](const std::string& key, const std::string& value) {
     auto b = codec::decode_batch(value);
     if (!b.ok())
-      throw std::runtime_error("partition " + to_string(tp) + ": key " + key + ": "
-                               + b.error().to_string());
+      throw storage_read_error(b.error().message() + " (key " + key + ")");
     st.core->replay(std::move(b).value());
     return true;
   });
