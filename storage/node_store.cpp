@@ -26,6 +26,25 @@ status to_status(const leveldb::Status& st, const std::string& what) {
   return {error_code::kafka_storage_error, what + ": " + st.ToString()};
 }
 
+// Writes, syncs and removes a 64 KiB file beside the database: whether the
+// disk takes writes again, before the database is closed to be reopened.
+status probe_write(leveldb::Env* env, const std::string& dir) {
+  auto name = dir + "/write.probe";
+  leveldb::WritableFile* raw = nullptr;
+  auto st = env->NewWritableFile(name, &raw);
+  if (st.ok()) {
+    std::unique_ptr<leveldb::WritableFile> f{raw};
+    st = f->Append(std::string(64 * 1024, '\0'));
+    if (st.ok())
+      st = f->Sync();
+    auto closed = f->Close();
+    if (st.ok())
+      st = closed;
+  }
+  env->RemoveFile(name);
+  return to_status(st, "write to " + dir + " (probe before reopening)");
+}
+
 leveldb::Options leveldb_options(const node_store_options& opts, bool create) {
   leveldb::Options o;
   o.create_if_missing = create;
@@ -148,6 +167,12 @@ status node_store::reopen_if_failed() {
   if (last_reopen_ && now - *last_reopen_ < std::chrono::milliseconds(opts_.reopen_backoff_ms))
     return *write_error_;
   last_reopen_ = now;
+  // The database stays open (readable) until the disk takes a write again.
+  if (auto probe = probe_write(opts_.env != nullptr ? opts_.env : leveldb::Env::Default(), dir_);
+      !probe.ok()) {
+    write_error_ = probe;
+    return *write_error_;
+  }
   std::unique_lock<std::shared_mutex> db_lock{db_mtx_};
   db_.reset();
   leveldb::DB* db = nullptr;
@@ -226,7 +251,7 @@ std::string after_key(const std::string& last) {
 // REQUIRES: db_mtx_ held (shared).
 void require_open(const std::unique_ptr<leveldb::DB>& db, const std::string& dir) {
   if (!db)
-    throw storage_read_error("data directory " + dir
+    throw storage_closed_error("data directory " + dir
                              + " is closed after a failed write (reopen failed)");
 }
 

@@ -48,6 +48,13 @@ private:
   std::string reason_;
 };
 
+/// A read while a failed reopen left the database closed (see write()):
+/// passes once the disk takes writes again.
+class storage_closed_error : public storage_read_error {
+public:
+  using storage_read_error::storage_read_error;
+};
+
 /// Options of a node_store.
 struct node_store_options {
   /// fsync every durable write (Kafka's acks=all on one replica). Turning it
@@ -96,8 +103,11 @@ public:
   /// they were queued. A failed write (disk full, I/O error) gives
   /// KAFKA_STORAGE_ERROR with the OS error and writes one line to stderr
   /// naming the directory; later writes fail too until the database has
-  /// been reopened, which they attempt themselves (see reopen_backoff_ms),
-  /// so the store recovers on its own once the disk accepts writes again.
+  /// been reopened, which they attempt themselves (see reopen_backoff_ms):
+  /// a small probe file is written and synced first, and only if it is the
+  /// database closed and reopened, so it stays readable while the disk is
+  /// full, and the store recovers on its own once the disk accepts writes
+  /// again.
   void write(leveldb::WriteBatch batch, callback done);
 
   /// Writes `batch` durably on the calling thread (start-up and tools only).
@@ -105,9 +115,10 @@ public:
 
   /// Reads one key; nullopt if it is absent. Throws storage_read_error
   /// ("KAFKA_STORAGE_ERROR: ...") on a read error or corruption (checksums
-  /// are verified), so a damaged store is never taken for a missing key,
-  /// and while a failed write left the database closed. Reads never run
-  /// during a reopen (they share a lock the reopen takes exclusively).
+  /// are verified), so a damaged store is never taken for a missing key;
+  /// storage_closed_error in the rare case that a reopen failed after its
+  /// probe write succeeded. Reads never run during a reopen (they share a
+  /// lock the reopen takes exclusively).
   std::optional<std::string> get(const std::string& key) const;
 
   /// Calls `fn(key, value)` for every key starting with `prefix`, in key

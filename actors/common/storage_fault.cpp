@@ -35,6 +35,9 @@ void stop_on_storage_faults(caf::scheduled_actor* self, std::string component) {
                                        std::exception_ptr& eptr) -> caf::error {
       try {
         std::rethrow_exception(eptr);
+      } catch (const storage_closed_error& e) {
+        // Not the bytes: the database is closed until the disk writes.
+        return storage_exit(storage_fault::write_failed, component + ": " + e.reason());
       } catch (const storage_read_error& e) {
         return storage_exit(storage_fault::corrupt, component + ": " + e.reason());
       } catch (...) {

@@ -45,8 +45,9 @@ std::optional<storage_exit_info> storage_exit_of(const caf::error& reason);
 
 /// Makes `self` stop with storage_exit(corrupt, component + ": " + what)
 /// when its initialization or a handler throws storage_read_error (a read
-/// error or corruption in node_store, or stored bytes that do not decode);
-/// other exceptions keep CAF's default (sec::runtime_error, restarted).
+/// error or corruption in node_store, or stored bytes that do not decode),
+/// with storage_exit(write_failed, ...) for storage_closed_error; other
+/// exceptions keep CAF's default (sec::runtime_error, restarted).
 void stop_on_storage_faults(caf::scheduled_actor* self, std::string component);
 
 /// The reply `request` would get, carrying error `why` instead: the

@@ -5,8 +5,8 @@
 // KAFKA_STORAGE_ERROR naming it, while the rest of the node keeps serving.
 #include "fixture.hpp"
 
-#include <cerrno>
-#include <cstring>
+#include "../disk_full_env.hpp"
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -20,48 +20,6 @@ using iso = isolation_level;
 namespace fs = std::filesystem;
 const topic_partition t0{"t", 0};
 const topic_partition t1{"t", 1};
-
-// A disk that fills up on demand: while `full`, every append, flush and
-// sync of a LevelDB file fails with ENOSPC, as write(2) does on a full
-// file system; reads go on working.
-class disk_full_env : public leveldb::EnvWrapper {
-public:
-  disk_full_env() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
-  std::atomic<bool> full{false};
-
-  leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** out) override {
-    auto s = target()->NewWritableFile(name, out);
-    if (s.ok())
-      *out = new file(name, *out, full);
-    return s;
-  }
-  leveldb::Status NewAppendableFile(const std::string& name, leveldb::WritableFile** out) override {
-    auto s = target()->NewAppendableFile(name, out);
-    if (s.ok())
-      *out = new file(name, *out, full);
-    return s;
-  }
-
-private:
-  class file : public leveldb::WritableFile {
-  public:
-    file(std::string name, leveldb::WritableFile* f, std::atomic<bool>& full)
-      : name_(std::move(name)), f_(f), full_(full) {}
-    ~file() override { delete f_; }
-    leveldb::Status Append(const leveldb::Slice& data) override {
-      return full_ ? enospc() : f_->Append(data);
-    }
-    leveldb::Status Close() override { return f_->Close(); }
-    leveldb::Status Flush() override { return full_ ? enospc() : f_->Flush(); }
-    leveldb::Status Sync() override { return full_ ? enospc() : f_->Sync(); }
-
-  private:
-    leveldb::Status enospc() const { return leveldb::Status::IOError(name_, std::strerror(ENOSPC)); }
-    std::string name_;
-    leveldb::WritableFile* f_;
-    std::atomic<bool>& full_;
-  };
-};
 
 class StorageFaultsTest : public node_fixture {
 protected:

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -16,6 +19,7 @@
 #include <leveldb/db.h>
 #include <leveldb/write_batch.h>
 
+#include "../disk_full_env.hpp"
 #include "storage/data_dir.hpp"
 #include "storage/node_store.hpp"
 #include "unit_test_support.hpp"
@@ -237,6 +241,59 @@ TEST_F(StorageFaults, FlippedBitsInATableFileAreReportedNeverReadAsData) {
     }
   }
   EXPECT_GE(reported, 10) << "flips that were not noticed are only allowed where no data is";
+}
+
+// A full disk on the background writer: the write is answered
+// KAFKA_STORAGE_ERROR with the OS error, later writes too (LevelDB keeps
+// refusing), and once the disk accepts writes the next write reopens the
+// database, while a reader thread keeps reading; everything acknowledged
+// reads back.
+TEST_F(StorageFaults, FullDiskFailsWritesUntilItHasSpaceThenTheStoreReopensUnderReaders) {
+  testing::disk_full_env disk;
+  node_store_options opts;
+  opts.env = &disk;
+  opts.reopen_backoff_ms = 0;
+  auto opened = node_store::open(dir_, opts);
+  ASSERT_TRUE(opened.ok()) << opened.error().to_string();
+  auto& store = *opened.value();
+  auto write = [&](const std::string& k, const std::string& v) {
+    std::promise<status> done;
+    auto written = done.get_future();
+    leveldb::WriteBatch wb;
+    wb.Put(k, v);
+    store.write(std::move(wb), [&](const status& st) { done.set_value(st); });
+    return written.get();
+  };
+  ASSERT_TRUE(write("k0", "v0").ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    while (!stop) {
+      try {
+        EXPECT_EQ(store.get("k0"), std::optional<std::string>{"v0"});
+      } catch (const storage_read_error& e) {
+        ADD_FAILURE() << e.what();
+      }
+      ++reads;
+    }
+  });
+  disk.full = true;
+  auto failed = write("k1", "v1");
+  EXPECT_EQ(failed.code(), error_code::kafka_storage_error);
+  EXPECT_NE(failed.message().find("No space left on device"), std::string::npos)
+    << failed.message();
+  EXPECT_TRUE(store.write_failed());
+  EXPECT_EQ(write("k1", "v1").code(), error_code::kafka_storage_error); // reopen fails too
+  disk.full = false;
+  for (int i = 2; i < 10; ++i) // the first reopens
+    EXPECT_TRUE(write("k" + std::to_string(i), "v").ok()) << i;
+  EXPECT_FALSE(store.write_failed());
+  while (reads < 100)
+    std::this_thread::yield();
+  stop = true;
+  reader.join();
+  for (int i = 2; i < 10; ++i)
+    EXPECT_EQ(store.get("k" + std::to_string(i)), std::optional<std::string>{"v"});
 }
 
 TEST(MetaProperties, FormatParsesBack) {
