@@ -11,7 +11,10 @@
 #include <random>
 #include <sstream>
 
+#include <leveldb/write_batch.h>
+
 #include "runtime/partitioner.hpp"
+#include "storage/node_store.hpp"
 
 namespace caftx::testing {
 namespace {
@@ -289,6 +292,50 @@ TEST_F(TableCorruptionTest, FlippedBitInACoordinatorShardsCardsTakesThatShardDow
   while (partition_for(other, ncfg.transaction_state_log_num_partitions) == target)
     other += "x";
   EXPECT_EQ(init(other).error, error_code::none);
+}
+
+// The broker's topic records say which partition leaders exist: the node
+// does not start without them (it cannot tell which topics are missing),
+// and says why instead.
+TEST_F(TableCorruptionTest, FlippedBitInTheTopicRecordsRefusesTheNodeStartNamingTheKeys) {
+  start_node();
+  std::vector<std::string> topics;
+  for (int i = 0; i < 100; ++i) {
+    topics.push_back(marker(rng) + std::string(150, 'x'));
+    create_topic(topics.back(), 1);
+  }
+  move_into_table_files();
+  ASSERT_TRUE(flip_bit_in_table_at(dir, markers_from(topics, 50)));
+  node_options o;
+  o.background_writer = false;
+  auto started = node::start(sys, ncfg, o);
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(started.error().message().rfind("data directory " + dir + ": reading keys topic/", 0), 0u)
+    << started.error().message();
+  EXPECT_NE(started.error().message().find(": Corruption: block checksum mismatch"), std::string::npos)
+    << started.error().message();
+}
+
+TEST_F(TableCorruptionTest, UndecodableTopicRecordRefusesTheNodeStartNamingTheKey) {
+  start_node();
+  create_topic("t", 1);
+  stop_node();
+  {
+    node_store_options so;
+    so.background_writer = false;
+    auto store = node_store::open(dir, so);
+    ASSERT_TRUE(store.ok()) << store.error().to_string();
+    leveldb::WriteBatch wb;
+    wb.Put("topic/t", std::string("\x01\x02", 2));
+    ASSERT_TRUE(store.value()->write_now(wb).ok());
+  }
+  node_options o;
+  o.background_writer = false;
+  auto started = node::start(sys, ncfg, o);
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(started.error().message().rfind("key topic/t: ", 0), 0u) << started.error().message();
 }
 
 } // namespace
