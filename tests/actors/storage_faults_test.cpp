@@ -46,6 +46,23 @@ protected:
   }
 };
 
+// The README's embedding: node::start(...).value() on a directory another
+// node holds throws the error instead of handing out an empty node.
+TEST_F(StorageFaultsTest, ValueOfAFailedStartThrowsTheStorageError) {
+  start_node();
+  node_options o;
+  o.background_writer = false;
+  try {
+    auto second = node::start(sys, ncfg, o).value();
+    FAIL() << "a second node started on " << dir;
+  } catch (const status_error& e) {
+    EXPECT_EQ(e.code(), error_code::kafka_storage_error);
+    EXPECT_EQ(std::string(e.what()).rfind("KAFKA_STORAGE_ERROR: cannot open data directory " + dir, 0),
+              0u)
+      << e.what();
+  }
+}
+
 TEST_F(StorageFaultsTest, FullDiskAnswersStorageErrorAtOnceAndTheNodeRecoversByItself) {
   env = &disk;
   start_node();
