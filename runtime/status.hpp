@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -31,7 +32,21 @@ private:
   std::string message_;
 };
 
-/// A value or a non-ok status.
+/// Thrown by status_or<T>::value() on an error: what() is the error's
+/// to_string() ("KAFKA_STORAGE_ERROR: cannot open data directory ..."),
+/// status() the code and message.
+class status_error : public std::runtime_error {
+public:
+  explicit status_error(caftx::status st) : std::runtime_error(st.to_string()), status_(std::move(st)) {}
+  const caftx::status& status() const { return status_; }
+  error_code code() const { return status_.code(); }
+
+private:
+  caftx::status status_;
+};
+
+/// A value or a non-ok status. value() throws status_error when there is
+/// no value; operator* and operator-> must only be used after ok().
 template <class T>
 class [[nodiscard]] status_or {
 public:
@@ -39,15 +54,26 @@ public:
   status_or(status st) : status_(std::move(st)) {}
   bool ok() const { return value_.has_value(); }
   const status& error() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
+  T& value() & { return checked(); }
+  const T& value() const& { return checked(); }
+  T&& value() && { return std::move(checked()); }
   T& operator*() & { return *value_; }
   const T& operator*() const& { return *value_; }
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
 
 private:
+  T& checked() {
+    if (!value_)
+      throw status_error(status_);
+    return *value_;
+  }
+  const T& checked() const {
+    if (!value_)
+      throw status_error(status_);
+    return *value_;
+  }
+
   std::optional<T> value_;
   status status_;
 };

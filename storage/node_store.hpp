@@ -9,6 +9,7 @@
 // synchronous LevelDB write; callers are never blocked by an fsync.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -16,6 +17,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -30,6 +33,28 @@ class WriteBatch;
 
 namespace caftx {
 
+/// Thrown by node_store reads on a read error or corruption, and by
+/// components whose stored bytes do not decode: what() is
+/// "KAFKA_STORAGE_ERROR: ..." naming the key and LevelDB's reason (the file
+/// where LevelDB names it).
+class storage_read_error : public std::runtime_error {
+public:
+  explicit storage_read_error(const std::string& reason)
+    : std::runtime_error("KAFKA_STORAGE_ERROR: " + reason), reason_(reason) {}
+  /// what() without the error's name.
+  const std::string& reason() const { return reason_; }
+
+private:
+  std::string reason_;
+};
+
+/// A read while a failed reopen left the database closed (see write()):
+/// passes once the disk takes writes again.
+class storage_closed_error : public storage_read_error {
+public:
+  using storage_read_error::storage_read_error;
+};
+
 /// Options of a node_store.
 struct node_store_options {
   /// fsync every durable write (Kafka's acks=all on one replica). Turning it
@@ -40,6 +65,13 @@ struct node_store_options {
   bool background_writer = true;
   /// LevelDB environment; nullptr means the default (real disk).
   leveldb::Env* env = nullptr;
+  /// After a failed write the database is reopened (LevelDB refuses every
+  /// write after one failed) by the next write, but at most once per this
+  /// many milliseconds; writes in between fail at once.
+  int64_t reopen_backoff_ms = 1000;
+  /// The node.id kept in the directory's meta.properties (0: the embedded
+  /// node has no id of its own).
+  int32_t node_id = 0;
 };
 
 /// Counters for tests and benchmarks.
@@ -52,9 +84,12 @@ class node_store {
 public:
   using callback = std::function<void(const status&)>;
 
-  /// Opens (creating if missing) the database in `dir`. Errors:
-  /// KAFKA_STORAGE_ERROR naming the directory and LevelDB's reason (for
-  /// example the directory is locked by another running node).
+  /// Opens the database in `dir`, creating it (and then its identity file,
+  /// meta.properties) only when `dir` holds no database files yet. Errors:
+  /// KAFKA_STORAGE_ERROR naming the directory and the reason: locked by
+  /// another running node, LevelDB's CURRENT missing, meta.properties
+  /// missing beside database files or malformed (file and line), or
+  /// LevelDB's own reason (storage/data_dir.hpp).
   static status_or<std::unique_ptr<node_store>> open(const std::string& dir,
                                                      node_store_options opts = {});
 
@@ -65,15 +100,25 @@ public:
   /// Queues `batch` (taken over) for a durable write; `done` runs once it
   /// is on disk (or failed), on the writer thread, or before write()
   /// returns with background_writer = false. Writes complete in the order
-  /// they were queued.
+  /// they were queued. A failed write (disk full, I/O error) gives
+  /// KAFKA_STORAGE_ERROR with the OS error and writes one line to stderr
+  /// naming the directory; later writes fail too until the database has
+  /// been reopened, which they attempt themselves (see reopen_backoff_ms):
+  /// a small probe file is written and synced first, and only if it is the
+  /// database closed and reopened, so it stays readable while the disk is
+  /// full, and the store recovers on its own once the disk accepts writes
+  /// again.
   void write(leveldb::WriteBatch batch, callback done);
 
   /// Writes `batch` durably on the calling thread (start-up and tools only).
   status write_now(leveldb::WriteBatch& batch);
 
-  /// Reads one key; nullopt if it is absent. Throws std::runtime_error
+  /// Reads one key; nullopt if it is absent. Throws storage_read_error
   /// ("KAFKA_STORAGE_ERROR: ...") on a read error or corruption (checksums
-  /// are verified), so a damaged store is never taken for a missing key.
+  /// are verified), so a damaged store is never taken for a missing key;
+  /// storage_closed_error in the rare case that a reopen failed after its
+  /// probe write succeeded. Reads never run during a reopen (they share a
+  /// lock the reopen takes exclusively).
   std::optional<std::string> get(const std::string& key) const;
 
   /// Calls `fn(key, value)` for every key starting with `prefix`, in key
@@ -105,15 +150,25 @@ public:
 
   node_store_stats stats() const;
   const std::string& dir() const { return dir_; }
+  /// True from a failed write until the database was reopened.
+  bool write_failed() const;
 
 private:
   node_store(std::string dir, node_store_options opts, leveldb::DB* db);
   void run_writer();
+  status reopen_if_failed();
+  void note_write(const status& st);
 
   struct pending;
   std::string dir_;
   node_store_options opts_;
+  // Guards db_ itself: shared by reads and writes, exclusive for a reopen.
+  mutable std::shared_mutex db_mtx_;
   std::unique_ptr<leveldb::DB> db_;
+  // After a failed write: the error, and when a reopen was last tried.
+  mutable std::mutex fault_mtx_;
+  std::optional<status> write_error_;
+  std::optional<std::chrono::steady_clock::time_point> last_reopen_;
   mutable std::mutex mtx_;
   std::condition_variable cv_;
   std::deque<pending> queue_;

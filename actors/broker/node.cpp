@@ -29,6 +29,16 @@ void node_health::gave_up(const std::string& component, int32_t restarts) {
   failed_.push_back(std::move(line));
 }
 
+void node_health::storage_failed(const std::string& component, const std::string& error) {
+  // The error names the component first ("partition t-0: reading ...").
+  auto rest = error.rfind(component + ": ", 0) == 0 ? error.substr(component.size() + 2) : error;
+  auto line = component + ": KAFKA_STORAGE_ERROR: " + rest;
+  std::fprintf(stderr, "caftx: %s; it stays down, its requests are answered KAFKA_STORAGE_ERROR\n",
+               line.c_str());
+  std::lock_guard<std::mutex> guard{mtx_};
+  failed_.push_back(std::move(line));
+}
+
 std::vector<std::string> node_health::failed() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return failed_;
@@ -133,8 +143,10 @@ status check_storage_format(node_store& store) {
                   "archives); this caftx reads and writes format "
                 + current + " (Kafka's RecordBatch v2) and does not migrate: use a new "
                             "data directory"};
+  } catch (const storage_read_error& e) {
+    return {error_code::kafka_storage_error, "data directory " + store.dir() + ": " + e.reason()};
   } catch (const std::runtime_error& e) {
-    return {error_code::kafka_storage_error, store.dir() + ": " + e.what()};
+    return {error_code::kafka_storage_error, "data directory " + store.dir() + ": " + e.what()};
   }
   leveldb::WriteBatch wb;
   wb.Put(keys::storage_format, current);
@@ -151,6 +163,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   so.sync = config.storage_sync;
   so.background_writer = opts.background_writer;
   so.env = opts.env;
+  so.reopen_backoff_ms = opts.storage_reopen_backoff_ms;
   auto store = node_store::open(config.data_dir, so);
   if (!store.ok())
     return store.error();
@@ -180,8 +193,9 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
       topics.push_back(std::move(t).value());
       return true;
     });
-  } catch (const std::runtime_error& e) {
-    return status{error_code::kafka_storage_error, config.data_dir + ": " + e.what()};
+  } catch (const storage_read_error& e) {
+    return status{error_code::kafka_storage_error,
+                  "data directory " + config.data_dir + ": " + e.reason()};
   }
   if (!bad.ok())
     return bad;

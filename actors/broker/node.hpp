@@ -42,6 +42,9 @@ struct node_options {
   /// LevelDB environment of the node's store; nullptr means the real disk.
   /// Tests pass one that fails writes on demand.
   leveldb::Env* env = nullptr;
+  /// After a failed write, the store reopens its database at most this
+  /// often (node_store_options::reopen_backoff_ms).
+  int64_t storage_reopen_backoff_ms = 1000;
   /// A network between the node's components and their peers, for the
   /// simulator: called with a stable address ("partition:orders-0",
   /// "txn_coordinator:3", "group_coordinator:7") and the actor behind it
@@ -78,7 +81,9 @@ public:
   caf::actor coordinator_supervisor(int32_t shard) const;
   /// Components whose supervisor gave up after exceeding
   /// caftx.supervisor.max.restarts within caftx.supervisor.restart.window.ms
-  /// ("txn-coordinator-7: gave up after 5 restarts"); empty when healthy.
+  /// ("txn-coordinator-7: gave up after 5 restarts"), and those stopped for
+  /// good by a corrupt read ("partition orders-0: KAFKA_STORAGE_ERROR:
+  /// reading keys ...: Corruption: ..."); empty when healthy.
   std::vector<std::string> failed_components() const;
 
   /// Terminates every actor of the node and closes its database. Writes

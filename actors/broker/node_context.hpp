@@ -69,7 +69,11 @@ private:
 class node_health {
 public:
   void gave_up(const std::string& component, int32_t restarts);
-  /// "component: gave up after N restarts", in the order they failed.
+  /// A component stopped for good by a corrupt read (actors/common/
+  /// storage_fault.hpp): listed as "component: KAFKA_STORAGE_ERROR: ...".
+  void storage_failed(const std::string& component, const std::string& error);
+  /// "component: gave up after N restarts" or "component: <storage
+  /// error>", in the order they failed.
   std::vector<std::string> failed() const;
 
 private:

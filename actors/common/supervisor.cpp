@@ -4,16 +4,22 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <algorithm>
 #include <deque>
 
 #include <leveldb/write_batch.h>
 
+#include "actors/common/storage_fault.hpp"
 #include "runtime/messages.hpp"
 #include "storage/node_store.hpp"
 
 namespace caftx {
 
 namespace {
+
+// The settle write failed (its message follows): wait, then settle again.
+using storage_retry_atom = caf::atom_constant<caf::atom("st_retry")>;
+using storage_probe_atom = caf::atom_constant<caf::atom("st_probe")>;
 
 struct supervisor_state {
   caf::actor child;
@@ -26,6 +32,10 @@ struct supervisor_state {
   std::optional<caf::error> stopping;
   // A restart waits for the dead child's queued writes (opts.settle).
   bool settling = false;
+  // Why there is no child after a storage fault (requests get it), and the
+  // next wait before settling again while the store does not write.
+  std::optional<status> storage_error;
+  std::chrono::milliseconds storage_wait{0};
   static inline const char* name = "caftx.supervisor";
 };
 
@@ -33,11 +43,22 @@ using supervisor_ptr = caf::stateful_actor<supervisor_state>*;
 
 caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
   auto start_child = [self, opts] {
+    self->state.storage_error.reset();
+    self->state.storage_wait = opts.storage_retry;
     self->state.child = opts.spawn_child(self->system());
     self->monitor(self->state.child);
   };
+  auto settle = [self, opts] {
+    self->state.settling = true;
+    opts.settle([hdl = caf::actor_cast<caf::actor>(self)](const status& s) {
+      if (s.ok())
+        caf::anon_send(hdl, supervisor_settled{});
+      else
+        caf::anon_send(hdl, storage_retry_atom::value, s.message());
+    });
+  };
   start_child();
-  self->set_down_handler([self, opts, start_child](caf::down_msg& dm) {
+  self->set_down_handler([self, opts, start_child, settle](caf::down_msg& dm) {
     auto& st = self->state;
     if (!st.child || dm.source != st.child.address())
       return;
@@ -48,6 +69,23 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
     }
     if (!dm.reason || dm.reason == caf::exit_reason::user_shutdown)
       return;
+    if (auto fault = storage_exit_of(dm.reason)) {
+      st.storage_error = status{error_code::kafka_storage_error, fault->message};
+      if (fault->kind == storage_fault::corrupt) {
+        // The same bytes would be read again: stay down.
+        st.gave_up = true;
+        if (opts.storage_failed)
+          opts.storage_failed(opts.name, fault->message);
+        return;
+      }
+      // A failed write: restarted once the store writes again, whatever
+      // the restart intensity says.
+      if (opts.settle)
+        settle();
+      else
+        start_child();
+      return;
+    }
     auto now = self->clock().now();
     while (!st.restarts.empty() && now - st.restarts.front() > opts.window)
       st.restarts.pop_front();
@@ -63,10 +101,7 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
       start_child();
       return;
     }
-    st.settling = true;
-    opts.settle([hdl = caf::actor_cast<caf::actor>(self)] {
-      caf::anon_send(hdl, supervisor_settled{});
-    });
+    settle();
   });
   self->set_exit_handler([self](caf::exit_msg& em) {
     auto& st = self->state;
@@ -80,13 +115,14 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
   self->set_default_handler(
     [self, opts](caf::scheduled_actor*, caf::message_view& xs) -> caf::result<caf::message> {
       auto msg = xs.move_content_to_message();
-      if (!self->state.child) {
+      auto& st = self->state;
+      if (!st.child) {
         if (opts.unavailable)
-          if (auto reply = opts.unavailable(msg))
+          if (auto reply = opts.unavailable(msg, st.storage_error ? *st.storage_error : status{}))
             return *reply;
         return caf::make_error(caf::sec::request_receiver_down);
       }
-      return self->delegate(self->state.child, std::move(msg));
+      return self->delegate(st.child, std::move(msg));
     });
   return {
     [=](const supervisor_settled&) {
@@ -94,6 +130,18 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
         return;
       self->state.settling = false;
       start_child();
+    },
+    [=](storage_retry_atom, const std::string& error) {
+      auto& st = self->state;
+      if (!st.settling)
+        return;
+      st.storage_error = status{error_code::kafka_storage_error, opts.name + ": " + error};
+      self->delayed_send(self, st.storage_wait, storage_probe_atom::value);
+      st.storage_wait = std::min(st.storage_wait * 2, opts.storage_retry * 32);
+    },
+    [=](storage_probe_atom) {
+      if (self->state.settling && !self->state.child)
+        settle();
     },
     [=](const supervisor_stats_request&) {
       return supervisor_stats{self->state.restart_count, self->state.gave_up};
@@ -108,13 +156,24 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
 
 } // namespace
 
+std::function<std::optional<caf::message>(const caf::message&, const status&)>
+storage_aware_unavailable(std::optional<status> otherwise) {
+  return [otherwise](const caf::message& request, const status& why) -> std::optional<caf::message> {
+    if (!why.ok())
+      return error_reply_for(request, why);
+    if (otherwise)
+      return error_reply_for(request, *otherwise);
+    return std::nullopt;
+  };
+}
+
 supervisor_options node_supervision(const node_config& cfg, std::shared_ptr<node_store> store,
                                     std::function<caf::actor(caf::actor_system&)> spawn_child) {
   supervisor_options opts;
   // Writes complete in the order they were queued: once an empty write
   // queued now completes, the dead child's writes are settled.
-  opts.settle = [store](std::function<void()> ready) {
-    store->write(leveldb::WriteBatch{}, [ready](const status&) { ready(); });
+  opts.settle = [store](std::function<void(const status&)> ready) {
+    store->write(leveldb::WriteBatch{}, std::move(ready));
   };
   opts.max_restarts = cfg.supervisor_max_restarts;
   opts.window = std::chrono::milliseconds(cfg.supervisor_restart_window_ms);

@@ -14,6 +14,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/coordinator/txn_coordinator_core.hpp"
 #include "actors/coordinator/txn_state_loader.hpp"
@@ -75,6 +76,7 @@ constexpr std::chrono::milliseconds parked_request_ms{100};
 using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
 
 void start_markers(coordinator_ptr self, const txn_card& card);
+void stop_on_failed_write(coordinator_ptr self, const status& s);
 void wake_parked(coordinator_ptr self, const std::string& tid);
 void load_chunk(coordinator_ptr self);
 void expire_transactional_ids(coordinator_ptr self);
@@ -107,9 +109,13 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                  auto& st = self->state;
                  auto tid = d.card->transactional_id;
                  if (!s.ok()) {
+                   // LevelDB may or may not show the failed write after
+                   // its reopen: answer KAFKA_STORAGE_ERROR and stop; the
+                   // supervisor restarts the shard from what is on disk
+                   // once the store writes again.
                    st.core->abort_pending(tid);
-                   then(status{error_code::coordinator_not_available, s.message()});
-                   wake_parked(self, tid);
+                   then(s);
+                   stop_on_failed_write(self, s);
                    return;
                  }
                  if (!st.core->complete(d)) {
@@ -130,17 +136,22 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
                std::move(waiting));
 }
 
+// A write failed: the shard stops (storage_fault::write_failed); what it
+// still parked or had queued is answered at its exit.
+void stop_on_failed_write(coordinator_ptr self, const status& s) {
+  self->quit(storage_exit(storage_fault::write_failed,
+                          "txn-coordinator-" + std::to_string(self->state.shard) + ": "
+                            + s.message()));
+}
+
 void finish_markers(coordinator_ptr self, const std::string& tid) {
   auto& st = self->state;
   st.markers.erase(tid);
   auto d = st.core->markers_written(tid, st.ctx->clock_ms());
   if (!d)
     return;
-  persist(self, std::move(*d), [self, tid](const status& s) {
-    if (!s.ok()) // still Prepare*: deliver the markers again, then retry
-      if (auto* card = self->state.core->find(tid))
-        start_markers(self, *card);
-  });
+  // A failed write stops the shard; its restart sends the markers again.
+  persist(self, std::move(*d), [](const status&) {});
 }
 
 void schedule_retry(coordinator_ptr self, const std::string& tid, const topic_partition& tp) {
@@ -294,6 +305,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   auto& st = self->state;
   st.ctx = ctx;
   st.shard = shard;
+  stop_on_storage_faults(self, "txn-coordinator-" + std::to_string(shard));
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<txn_coordinator_core>(txn_coordinator_settings{
     shard, ctx->config.transaction_state_log_num_partitions, ctx->config.transaction_max_timeout_ms});
@@ -303,7 +315,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   // epoch is made durable before the shard serves.
   auto meta = read_txn_shard_meta(*ctx->store, shard);
   if (!meta.ok())
-    throw std::runtime_error("shard " + std::to_string(shard) + ": " + meta.error().to_string());
+    throw storage_read_error(meta.error().message());
   st.cepoch = coordinator_epoch{static_cast<int32_t>(meta->coordinator_epoch + 1)};
   st.core->set_next_pid_counter(meta->next_pid_counter);
   st.loader = std::make_unique<txn_state_loader>(*ctx->store, shard);
@@ -370,9 +382,10 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.core->next_pid_counter()));
         st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                      [rp, pid](const status& s) mutable {
+                       // The counter only moves forward: a failed write
+                       // needs no restart.
                        if (!s.ok())
-                         rp.deliver(init_producer_id_response{error_code::coordinator_not_available,
-                                                              s.message()});
+                         rp.deliver(init_producer_id_response{s.code(), s.message()});
                        else
                          rp.deliver(init_producer_id_response{error_code::none, {}, pid,
                                                               producer_epoch{0}});
@@ -507,8 +520,8 @@ void load_chunk(coordinator_ptr self) {
   auto done = st.loader->next_chunk(
     *st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
   if (!done.ok()) {
-    self->quit(caf::make_error(caf::sec::runtime_error, "shard " + std::to_string(st.shard)
-                                                           + ": " + done.error().to_string()));
+    self->quit(storage_exit(storage_fault::corrupt, "txn-coordinator-" + std::to_string(st.shard)
+                                                      + ": " + done.error().message()));
     return;
   }
   if (!done.value()) {
@@ -522,7 +535,7 @@ void load_chunk(coordinator_ptr self) {
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                [self, resume = std::move(resume)](const status& s) {
                  if (!s.ok()) {
-                   self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+                   stop_on_failed_write(self, s);
                    return;
                  }
                  self->state.loading = false;
@@ -566,23 +579,10 @@ caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
                                  return spawn_txn_coordinator(sys, ctx, shard);
                                });
   // A shard that is not running answers as Kafka does for an unavailable
-  // coordinator; clients rediscover and retry.
-  opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {
-    auto unavailable = error_code::coordinator_not_available;
-    if (req.match_elements<init_producer_id_request>())
-      return caf::make_message(init_producer_id_response{unavailable, "coordinator not available"});
-    if (req.match_elements<end_txn_request>())
-      return caf::make_message(end_txn_response{unavailable, "coordinator not available"});
-    if (req.match_elements<describe_transaction_request>()) {
-      describe_transaction_response r;
-      r.error = unavailable;
-      return caf::make_message(std::move(r));
-    }
-    if (req.match_elements<list_transactions_request>())
-      return caf::make_message(
-        list_transactions_response{unavailable, "coordinator not available", {}, {}});
-    return caf::make_message(txn_response{unavailable, "coordinator not available"});
-  };
+  // coordinator; clients rediscover and retry. After a storage fault:
+  // KAFKA_STORAGE_ERROR naming the shard.
+  opts.unavailable = storage_aware_unavailable(
+    status{error_code::coordinator_not_available, "coordinator not available"});
   return spawn_supervisor(sys, std::move(opts));
 }
 

@@ -10,6 +10,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/group/group_coordinator_core.hpp"
@@ -33,8 +34,10 @@ using group_ptr = caf::stateful_actor<group_state>*;
 
 // The core already applied the change (writes complete in submission
 // order, so memory = disk + what is in flight); the reply waits for the
-// disk. A failed write leaves memory ahead of the disk: the actor stops
-// and a restart reloads what is durable, as a partition leader does.
+// disk. A failed write leaves memory ahead of the disk: the reply is
+// KAFKA_STORAGE_ERROR and the actor stops (storage_fault::write_failed);
+// its supervisor restarts it from what is durable once the store writes
+// again, as a partition leader's does.
 void reply_when_durable(group_ptr self, leveldb::WriteBatch wb, caf::response_promise rp) {
   self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                         [self, rp](const status& s) mutable {
@@ -42,7 +45,10 @@ void reply_when_durable(group_ptr self, leveldb::WriteBatch wb, caf::response_pr
                             CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
                           rp.deliver(txn_response{s.code(), s.message()});
                           if (!s.ok())
-                            self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+                            self->quit(storage_exit(
+                              storage_fault::write_failed,
+                              "group-coordinator-" + std::to_string(self->state.partition) + ": "
+                                + s.message()));
                         },
                         rp);
 }
@@ -96,20 +102,21 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
   auto& st = self->state;
   st.ctx = ctx;
   st.partition = partition;
+  stop_on_storage_faults(self, "group-coordinator-" + std::to_string(partition));
   st.dq = durable_queue{ctx->store};
   std::map<group_offset_key, offset_and_metadata> committed;
   std::map<producer_id, pending_txn_offsets> pending;
   ctx->store->scan(keys::committed_prefix(partition), [&](const std::string& k, const std::string& v) {
     auto c = codec::decode_committed(v);
     if (!c.ok())
-      throw std::runtime_error("key " + k + ": " + c.error().to_string());
+      throw storage_read_error(c.error().message() + " (key " + k + ")");
     committed.emplace(std::move(c).value());
     return true;
   });
   ctx->store->scan(keys::pending_prefix(partition), [&](const std::string& k, const std::string& v) {
     auto p = codec::decode_pending(v);
     if (!p.ok())
-      throw std::runtime_error("key " + k + ": " + p.error().to_string());
+      throw storage_read_error(p.error().message() + " (key " + k + ")");
     pending.emplace(std::move(p).value());
     return true;
   });
@@ -197,12 +204,8 @@ caf::actor spawn_supervised_group_coordinator(caf::actor_system& sys,
                                [ctx, partition](caf::actor_system& sys) {
                                  return spawn_group_coordinator(sys, ctx, partition);
                                });
-  opts.unavailable = [](const caf::message& req) -> std::optional<caf::message> {
-    if (req.match_elements<offset_fetch_request>())
-      return caf::make_message(offset_fetch_response{error_code::coordinator_not_available, {}});
-    return caf::make_message(txn_response{error_code::coordinator_not_available,
-                                          "group coordinator not available"});
-  };
+  opts.unavailable = storage_aware_unavailable(
+    status{error_code::coordinator_not_available, "group coordinator not available"});
   return spawn_supervisor(sys, std::move(opts));
 }
 

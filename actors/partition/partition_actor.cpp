@@ -12,6 +12,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/partition/partition_core.hpp"
@@ -232,9 +233,14 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last, appended](const status& s) {
     if (!s.ok()) {
-      // The in-memory state is ahead of the disk now: crash and let the
-      // restart rebuild from what is durable.
-      self->quit(caf::make_error(caf::sec::runtime_error, s.to_string()));
+      // The in-memory log is ahead of the disk now: every reply still
+      // waiting gets the error, and the supervisor rebuilds the leader from
+      // what is durable once the store writes again.
+      for (auto& w : self->state.waiters)
+        w.rp.deliver(error_reply_as(w.reply, s));
+      self->state.waiters.clear();
+      self->quit(storage_exit(storage_fault::write_failed,
+                              "partition " + to_string(self->state.core->tp()) + ": " + s.message()));
       return;
     }
     CAFTX_FAULT_POINT_DETAIL(self, "partition.append_durable", &appended);
@@ -312,14 +318,16 @@ void verify_next(partition_ptr self, producer_id pid) {
                         });
 }
 
-[[noreturn]] void storage_failure(const topic_partition& tp, const std::string& what) {
-  throw std::runtime_error("KAFKA_STORAGE_ERROR: partition " + to_string(tp) + ": " + what);
+// Stored bytes that do not read back: the leader stays down (its
+// supervisor answers KAFKA_STORAGE_ERROR naming it, stop_on_storage_faults).
+[[noreturn]] void storage_failure(const topic_partition&, const std::string& what) {
+  throw storage_read_error(what);
 }
 
 // Rebuilds the core from storage: the newest producer-state snapshot, the
 // aborted-index entries below it, then the log after it (headers only;
-// a control batch's one record for its marker). Throws std::runtime_error
-// (KAFKA_STORAGE_ERROR ...) on anything unreadable.
+// a control batch's one record for its marker). Throws storage_read_error
+// on anything unreadable.
 void load(partition_ptr self, const topic_partition& tp) {
   auto& st = self->state;
   auto& store = *st.ctx->store;
@@ -370,6 +378,7 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
                            topic_partition tp) {
   auto& st = self->state;
   st.ctx = ctx;
+  stop_on_storage_faults(self, "partition " + to_string(tp));
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
   load(self, tp);

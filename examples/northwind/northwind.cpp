@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -14,7 +15,9 @@ namespace northwind {
 
 namespace {
 
-using csv_reader_policy = io::trim_chars<' ', '\t'>;
+// '\r' too: the reader drops one '\r' before each '\n' (CRLF files), and
+// files converted to CRLF twice end their lines in "\r\r\n".
+using csv_reader_policy = io::trim_chars<' ', '\t', '\r'>;
 using csv_quote_policy = io::double_quote_escape<',', '"'>;
 template <unsigned N>
 using csv_reader = io::CSVReader<N, csv_reader_policy, csv_quote_policy, io::throw_on_overflow>;
@@ -40,6 +43,14 @@ void require(bool ok, const std::string& path, unsigned line, const std::string&
     throw std::runtime_error(path + ":" + std::to_string(line) + ": " + what);
 }
 
+std::string format_bound(double x) {
+  auto s = std::to_string(x); // "1000000.000000"
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.')
+    s.pop_back();
+  return s;
+}
+
 // A whole number in [min, max]; an empty field is an error, not 0.
 int32_t parse_int(const std::string& field, const char* column, int64_t min, int64_t max,
                   const std::string& path, unsigned line) {
@@ -51,6 +62,23 @@ int32_t parse_int(const std::string& field, const char* column, int64_t min, int
           std::string("column ") + column + ": " + field + " is out of range [" + std::to_string(min)
             + ", " + std::to_string(max) + "]");
   return static_cast<int32_t>(v);
+}
+
+// A finite decimal number in [min, max]: an empty field, "nan", "inf" and
+// numbers beyond the range (1e999 would become infinity, which JSON cannot
+// carry) are errors naming the file, line and column.
+double parse_decimal(const std::string& field, const char* column, double min, double max,
+                     const std::string& path, unsigned line) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+  bool number = !field.empty() && end == field.data() + field.size()
+                && (ec == std::errc{} || ec == std::errc::result_out_of_range);
+  require(number && field.find_first_of("nN") == std::string::npos, path, line,
+          std::string("column ") + column + ": '" + field + "' is not a decimal number");
+  require(ec == std::errc{} && std::isfinite(v) && v >= min && v <= max, path, line,
+          std::string("column ") + column + ": " + field + " is out of range [" + format_bound(min)
+            + ", " + format_bound(max) + "]");
+  return v;
 }
 
 // A text column that goes into a record as JSON must be valid UTF-8 (the
@@ -68,6 +96,9 @@ constexpr int64_t max_id = std::numeric_limits<int32_t>::max();
 // At most a million units per product or order line, so that sums of
 // quantities stay far from overflow.
 constexpr int64_t max_units = 1000000;
+// A unit price of at most a million; a discount is a fraction.
+constexpr double max_unit_price = 1000000;
+constexpr double max_discount = 1;
 
 } // namespace
 
@@ -96,13 +127,15 @@ std::map<int32_t, std::vector<order_line>> read_order_lines(const std::string& p
     in.read_header(io::ignore_no_column, "order_id", "product_id", "unit_price", "quantity",
                    "discount");
     std::map<int32_t, std::vector<order_line>> lines;
-    std::string order_id, product_id, quantity;
+    std::string order_id, product_id, unit_price, quantity, discount;
     order_line l;
-    while (in.read_row(order_id, product_id, l.unit_price, quantity, l.discount)) {
+    while (in.read_row(order_id, product_id, unit_price, quantity, discount)) {
       auto line = in.get_file_line();
       auto id = parse_int(order_id, "order_id", 0, max_id, path, line);
       l.product_id = parse_int(product_id, "product_id", 0, max_id, path, line);
+      l.unit_price = parse_decimal(unit_price, "unit_price", 0, max_unit_price, path, line);
       l.quantity = parse_int(quantity, "quantity", 1, max_units, path, line);
+      l.discount = parse_decimal(discount, "discount", 0, max_discount, path, line);
       lines[id].push_back(l);
     }
     return lines;

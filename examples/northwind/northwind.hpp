@@ -40,6 +40,10 @@ using stock_map = std::map<int32_t, int32_t>;
 stock_map read_products(const std::string& path);
 
 /// Reads order_details.csv grouped by order id (lines in file order).
+/// Throws std::runtime_error naming the file, line and column of a
+/// malformed row: ids and quantity must be whole numbers, unit_price a
+/// finite decimal in [0, 1000000] and discount one in [0, 1]. Lines may end
+/// in LF or CRLF (in every CSV reader here).
 std::map<int32_t, std::vector<order_line>> read_order_lines(const std::string& path);
 
 /// Calls `fn(order)` for each row of orders.csv in file order, with its

@@ -328,8 +328,18 @@ TEST_F(FailedWriteTest, FailedCardWriteLeavesCardUnchangedAndAnswersRetriableErr
   fenv.fail = true;
   auto r = call<txn_response>(coordinator_for("tx"),
                               add_partitions_to_txn_request{"tx", p.pid, p.epoch, {t0}});
-  EXPECT_EQ(r.error, error_code::coordinator_not_available);
+  EXPECT_EQ(r.error, error_code::kafka_storage_error);
+  EXPECT_NE(r.message.find("IO error: injected"), std::string::npos) << r.message;
   EXPECT_TRUE(is_retriable(r.error));
+  // The shard stopped (its memory may differ from the disk); its supervisor
+  // answers for it while the disk fails, and restarts it from disk after.
+  EXPECT_EQ(describe("tx").error, error_code::kafka_storage_error);
+  fenv.fail = false;
+  for (int i = 0; i < 20; ++i) {
+    now_ms += 100;
+    sched.advance_time(std::chrono::milliseconds(100));
+    sched.run();
+  }
   auto d = describe("tx");
   EXPECT_EQ(d.state, "Empty");
   EXPECT_TRUE(d.partitions.empty());

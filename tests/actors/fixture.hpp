@@ -102,6 +102,7 @@ protected:
     o.wait_on_stop = false;
     o.clock_ms = [this] { return now_ms; };
     o.env = env;
+    o.storage_reopen_backoff_ms = 0; // real time does not pass here
     auto started = node::start(sys, ncfg, o);
     if (!started.ok())
       throw std::runtime_error("node did not start: " + started.error().to_string());

@@ -32,7 +32,7 @@ protected:
     = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   caf::scoped_actor self{sys, true};
   int spawned = 0;
-  std::function<void()> ready; // held by the test: the writes "settle" when it runs
+  std::function<void(const status&)> ready; // held by the test: the writes "settle" when it runs
 
   caf::actor start() {
     supervisor_options opts;
@@ -47,8 +47,8 @@ protected:
         }};
       });
     };
-    opts.settle = [this](std::function<void()> r) { ready = std::move(r); };
-    opts.unavailable = [](const caf::message&) -> std::optional<caf::message> {
+    opts.settle = [this](std::function<void(const status&)> r) { ready = std::move(r); };
+    opts.unavailable = [](const caf::message&, const status&) -> std::optional<caf::message> {
       describe_transaction_response r;
       r.error = error_code::coordinator_not_available;
       return caf::make_message(r);
@@ -84,7 +84,7 @@ TEST_F(SupervisorTest, RestartWaitsUntilTheDeadChildsWritesAreSettled) {
   ASSERT_TRUE(ready != nullptr);
   EXPECT_EQ(spawned, 1);
   EXPECT_EQ(ask(sup_).error, error_code::coordinator_not_available);
-  ready();
+  ready(status{});
   sched.run();
   EXPECT_EQ(spawned, 2);
   auto r = ask(sup_);

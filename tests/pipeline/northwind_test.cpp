@@ -114,6 +114,57 @@ TEST(NorthwindInput, QuantityAboveAMillionIsRejectedInsteadOfOverflowing) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(NorthwindInput, NonFiniteOrOutOfRangePriceIsAnErrorNamingFileLineAndColumn) {
+  struct bad_case {
+    std::string row;
+    std::string error;
+  };
+  std::vector<bad_case> cases = {
+    {"10248,11,1e999,12,0", ":2: column unit_price: 1e999 is out of range [0, 1000000]"},
+    {"10248,11,inf,12,0", ":2: column unit_price: 'inf' is not a decimal number"},
+    {"10248,11,nan,12,0", ":2: column unit_price: 'nan' is not a decimal number"},
+    {"10248,11,-3.5,12,0", ":2: column unit_price: -3.5 is out of range [0, 1000000]"},
+    {"10248,11,,12,0", ":2: column unit_price: '' is not a decimal number"},
+    {"10248,11,14,12,1.5", ":2: column discount: 1.5 is out of range [0, 1]"},
+    {"10248,11,14,12,-1e400", ":2: column discount: -1e400 is out of range [0, 1]"},
+  };
+  for (auto& c : cases) {
+    auto dir = corrupted_input("order_details.csv", 2, c.row);
+    EXPECT_EQ(sequential_error(dir), dir + "/order_details.csv" + c.error);
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// The input with every line ending in `eol` (the shipped files end theirs
+// in CRLF).
+std::string input_with_line_ends(const std::string& eol) {
+  auto out_dir = fresh_dir("-eol");
+  for (auto f : {"products.csv", "order_details.csv", "orders.csv"}) {
+    std::ifstream in{input + "/" + f};
+    std::ofstream out{out_dir + "/" + f, std::ios::binary};
+    std::string line;
+    while (std::getline(in, line)) {
+      while (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      out << line << eol;
+    }
+  }
+  return out_dir;
+}
+
+TEST(NorthwindInput, LfCrlfAndDoubledCrLineEndsGiveTheSameResult) {
+  auto expected = northwind::sequential_result(input);
+  for (std::string eol : {"\n", "\r\n", "\r\r\n"}) {
+    auto dir = input_with_line_ends(eol);
+    try {
+      EXPECT_EQ(northwind::sequential_result(dir), expected) << "line end " << eol.size();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "line end of " << eol.size() << " bytes: " << e.what();
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
 TEST(NorthwindInput, InvalidUtf8IsAnErrorNamingFileLineAndColumn) {
   auto dir = corrupted_input("orders.csv", 400,
                              "10646,HUNGO,1997-08-27,1997-10-08,1997-09-03,3,142.33,Cork,Fr\xe9nce");

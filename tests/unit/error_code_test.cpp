@@ -104,5 +104,22 @@ TEST(Status, CarriesCodeAndMessage) {
   EXPECT_EQ(e.error().code(), error_code::producer_fenced);
 }
 
+TEST(Status, ValueOfAnErrorThrowsTheError) {
+  status_or<std::string> e{status{error_code::kafka_storage_error, "cannot open data directory /d"}};
+  try {
+    (void)e.value();
+    FAIL() << "value() of an error returned";
+  } catch (const status_error& ex) {
+    EXPECT_STREQ(ex.what(), "KAFKA_STORAGE_ERROR: cannot open data directory /d");
+    EXPECT_EQ(ex.code(), error_code::kafka_storage_error);
+    EXPECT_EQ(ex.status().message(), "cannot open data directory /d");
+  }
+  const auto& ce = e;
+  EXPECT_THROW((void)ce.value(), status_error);
+  EXPECT_THROW((void)std::move(e).value(), std::runtime_error);
+  status_or<std::string> v{std::string("x")};
+  EXPECT_EQ(std::move(v).value(), "x");
+}
+
 } // namespace
 } // namespace caftx
