@@ -28,6 +28,13 @@ public:
   explicit reader(const properties& props) : props_(props) {}
 
   status int32(const std::string& key, int32_t& out, int64_t min, int64_t max) {
+    int64_t x = out;
+    auto st = int64(key, x, min, max);
+    out = static_cast<int32_t>(x);
+    return st;
+  }
+
+  status int64(const std::string& key, int64_t& out, int64_t min, int64_t max) {
     auto v = take(key);
     if (!v)
       return {};
@@ -39,7 +46,7 @@ public:
     if (x < min || x > max)
       return invalid("config '" + key + "' = '" + *v + "' is out of range [" + std::to_string(min)
                      + ", " + std::to_string(max) + "]");
-    out = static_cast<int32_t>(x);
+    out = x;
     return {};
   }
 
@@ -78,6 +85,7 @@ private:
 };
 
 constexpr int64_t int_max = std::numeric_limits<int32_t>::max();
+constexpr int64_t int64_max = std::numeric_limits<int64_t>::max();
 
 #define CAFTX_TRY(expr)                                                                            \
   do {                                                                                             \
@@ -133,6 +141,19 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("producer.id.expiration.ms", c.producer_id_expiration_ms, 1, int_max));
   CAFTX_TRY(r.int32("producer.id.expiration.check.interval.ms",
                     c.producer_id_expiration_check_interval_ms, 1, int_max));
+  // Kafka's precedence: log.retention.ms, else .minutes, else .hours.
+  int32_t hours = 168, minutes = -1;
+  int64_t retention_ms = -2;
+  CAFTX_TRY(r.int32("log.retention.hours", hours, -1, int_max));
+  CAFTX_TRY(r.int32("log.retention.minutes", minutes, -1, int_max));
+  CAFTX_TRY(r.int64("log.retention.ms", retention_ms, -1, int64_max));
+  c.log_retention_ms = retention_ms != -2 ? retention_ms
+                       : minutes != -1    ? int64_t{minutes} * 60000
+                       : hours == -1      ? -1
+                                          : int64_t{hours} * 3600000;
+  CAFTX_TRY(r.int64("log.retention.bytes", c.log_retention_bytes, -1, int64_max));
+  CAFTX_TRY(r.int32("log.retention.check.interval.ms", c.log_retention_check_interval_ms, 1,
+                    int_max));
   CAFTX_TRY(r.boolean("caftx.storage.sync", c.storage_sync));
   CAFTX_TRY(r.int32("caftx.log.tail.cache.bytes", c.log_tail_cache_bytes, 0, int_max));
   CAFTX_TRY(r.int32("caftx.log.snapshot.interval.bytes", c.log_snapshot_interval_bytes, 1,
@@ -146,10 +167,28 @@ status_or<node_config> node_config::parse(const properties& props) {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
     "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",
-    "offsets.topic.replication.factor", "log.segment.bytes", "log.retention.hours",
+    "offsets.topic.replication.factor", "log.segment.bytes",
     "default.replication.factor", "min.insync.replicas", "num.network.threads", "num.io.threads",
   };
   CAFTX_TRY(r.check_unknown(ignored, "broker"));
+  return c;
+}
+
+status_or<topic_config> topic_config::parse(const properties& props, const node_config& node) {
+  topic_config c;
+  c.retention_ms = node.log_retention_ms;
+  c.retention_bytes = node.log_retention_bytes;
+  reader r{props};
+  CAFTX_TRY(r.int64("retention.ms", c.retention_ms, -1, int64_max));
+  CAFTX_TRY(r.int64("retention.bytes", c.retention_bytes, -1, int64_max));
+  if (auto v = r.take("cleanup.policy"); v && *v != "delete")
+    return invalid("config 'cleanup.policy' = '" + *v
+                   + "' is not supported (only delete; compaction is not implemented)");
+  static const std::set<std::string> ignored = {
+    "segment.bytes", "segment.ms", "min.insync.replicas", "compression.type",
+    "max.message.bytes", "message.timestamp.type", "unclean.leader.election.enable",
+  };
+  CAFTX_TRY(r.check_unknown(ignored, "topic"));
   return c;
 }
 

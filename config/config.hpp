@@ -60,6 +60,15 @@ struct node_config {
   int32_t producer_id_expiration_ms = 86400000;
   /// `producer.id.expiration.check.interval.ms`, [1, 2147483647].
   int32_t producer_id_expiration_check_interval_ms = 600000;
+  /// The retention of topics that set none (Kafka's `log.retention.ms`, or
+  /// `log.retention.minutes` * 60000, or `log.retention.hours` * 3600000,
+  /// default 168 hours; -1 = unlimited), in ms.
+  int64_t log_retention_ms = 604800000;
+  /// `log.retention.bytes`, [-1, 2^63-1]: per partition; -1 = unlimited.
+  int64_t log_retention_bytes = -1;
+  /// `log.retention.check.interval.ms`, [1, 2147483647]: how often each
+  /// partition applies its retention.
+  int32_t log_retention_check_interval_ms = 300000;
   /// `caftx.storage.sync`: fsync each durable write (group-committed).
   bool storage_sync = true;
   /// `caftx.log.tail.cache.bytes`, [0, 2147483647]: bytes of each
@@ -91,6 +100,21 @@ struct node_config {
 };
 
 /// Settings of a producer (Kafka's ProducerConfig names and defaults).
+/// Per-topic settings (CreateTopics configs), Kafka's names; defaults from
+/// the node's log.retention.*.
+struct topic_config {
+  /// `retention.ms`, [-1, 2^63-1]: data older than this is removed; -1 = never.
+  int64_t retention_ms = 604800000;
+  /// `retention.bytes`, [-1, 2^63-1]: per partition; -1 = unlimited.
+  int64_t retention_bytes = -1;
+
+  /// Parses the configs of one topic over the node's defaults: an unknown
+  /// key or a value out of range is INVALID_CONFIG naming the key and the
+  /// range; `cleanup.policy` must be `delete`; Kafka topic keys without
+  /// meaning here (segment.bytes, min.insync.replicas, ...) are ignored.
+  static status_or<topic_config> parse(const properties& props, const node_config& node);
+};
+
 struct producer_config {
   /// `transactional.id`; set => transactional producer (implies idempotence).
   std::optional<std::string> transactional_id;

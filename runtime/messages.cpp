@@ -30,6 +30,9 @@ namespace caftx {
   X(fetch_response)                                                                                \
   X(list_offsets_request)                                                                          \
   X(list_offsets_response)                                                                         \
+  X(delete_records_request)                                                                        \
+  X(delete_records_response)                                                                       \
+  X(retention_tick)                                                                                \
   X(write_txn_marker_request)                                                                      \
   X(txn_offset_commit_request)                                                                     \
   X(offset_commit_request)                                                                         \

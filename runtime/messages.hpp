@@ -10,6 +10,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,8 @@ namespace caftx {
 struct create_topic_request {
   std::string name;
   int32_t partitions = 1;
+  /// CreateTopics configs (retention.ms, retention.bytes, ...).
+  std::map<std::string, std::string> configs;
 };
 
 /// Metadata of one topic: one partition leader handle per partition.
@@ -200,6 +203,23 @@ struct list_offsets_response {
   error_code error = error_code::none;
   int64_t offset = -1;
 };
+
+/// DeleteRecords for one partition (KIP-107): the log starts at `offset`
+/// from now on (-1: the high watermark).
+struct delete_records_request {
+  topic_partition tp;
+  int64_t offset = -1;
+};
+
+struct delete_records_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t low_watermark = -1; // the log start offset after the request
+};
+
+/// To a partition leader: apply the retention now (every
+/// log.retention.check.interval.ms).
+struct retention_tick {};
 
 /// WriteTxnMarkers for one partition (docs/transactions.md §WriteTxnMarkers). The coordinator
 /// writes markers with transaction_version 2 (KIP-890 part 2): the marker's
@@ -412,7 +432,7 @@ CAFTX_INSPECT(topic_partition, x.topic, x.partition)
 CAFTX_INSPECT(record_header, x.key, x.value)
 CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms)
 CAFTX_INSPECT(aborted_transaction, x.pid, x.first_offset)
-CAFTX_INSPECT(create_topic_request, x.name, x.partitions)
+CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs)
 CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
 CAFTX_INSPECT(metadata_request, x.topics)
 CAFTX_INSPECT(metadata_response, x.topics)
@@ -437,6 +457,8 @@ CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stabl
               x.log_start_offset, x.aborted_transactions, x.records)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
 CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
+CAFTX_INSPECT(delete_records_request, x.tp, x.offset)
+CAFTX_INSPECT(delete_records_response, x.error, x.message, x.low_watermark)
 CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,
               x.transaction_version)
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
@@ -480,6 +502,7 @@ CAFTX_INSPECT_EMPTY(coordinator_tick)
 CAFTX_INSPECT_EMPTY(txn_expiration_tick)
 CAFTX_INSPECT_EMPTY(coordinator_load_chunk)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
+CAFTX_INSPECT_EMPTY(retention_tick)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)
 CAFTX_INSPECT_EMPTY(supervisor_settled)

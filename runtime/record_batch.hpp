@@ -70,6 +70,7 @@ struct batch_info {
   int32_t base_sequence = no_sequence;
   int16_t attributes = 0;
   int64_t max_timestamp_ms = -1;
+  int32_t size_bytes = 0; // of its RecordBatch v2 bytes (0 where not encoded)
   /// The marker of a well-formed control batch; nullopt otherwise.
   std::optional<end_txn_marker> marker;
 

@@ -377,6 +377,7 @@ batch_info info_of(const batch_header& h, std::string_view bytes) {
   i.base_sequence = h.base_sequence;
   i.attributes = static_cast<int16_t>(h.attributes & (attr_transactional | attr_control));
   i.max_timestamp_ms = h.max_timestamp;
+  i.size_bytes = h.size();
   if (i.is_control()) {
     auto b = decode(bytes.substr(0, static_cast<size_t>(h.size())));
     if (b.ok())

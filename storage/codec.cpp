@@ -233,14 +233,14 @@ status_or<std::pair<producer_id, pending_txn_offsets>> decode_pending(std::strin
   return r;
 }
 
-std::string encode_topic(const std::string& name, int32_t partitions) {
-  auto n = name;
-  return encode_values(n, partitions);
+std::string encode(const topic_record& topic) {
+  auto t = topic;
+  return encode_values(t.name, t.partitions, t.configs);
 }
 
-status_or<std::pair<std::string, int32_t>> decode_topic(std::string_view bytes) {
-  std::pair<std::string, int32_t> r;
-  if (auto st = decode_values(bytes, "topic", r.first, r.second); !st.ok())
+status_or<topic_record> decode_topic(std::string_view bytes) {
+  topic_record r;
+  if (auto st = decode_values(bytes, "topic", r.name, r.partitions, r.configs); !st.ok())
     return st;
   return r;
 }
@@ -286,6 +286,10 @@ std::string producer_snapshot_prefix(const topic_partition& tp) {
 
 std::string producer_snapshot(const topic_partition& tp, int64_t offset) {
   return producer_snapshot_prefix(tp) + padded(offset, 20);
+}
+
+std::string log_start(const topic_partition& tp) {
+  return tp_prefix("logstart", tp);
 }
 
 std::string aborted_txn_prefix(const topic_partition& tp) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,9 +44,15 @@ status_or<std::pair<group_offset_key, offset_and_metadata>> decode_committed(std
 std::string encode(producer_id pid, const pending_txn_offsets& pending);
 status_or<std::pair<producer_id, pending_txn_offsets>> decode_pending(std::string_view bytes);
 
-/// A topic's metadata: its name and partition count.
-std::string encode_topic(const std::string& name, int32_t partitions);
-status_or<std::pair<std::string, int32_t>> decode_topic(std::string_view bytes);
+/// A topic's metadata: its name, partition count and configs (CreateTopics
+/// configs as given, e.g. retention.ms).
+struct topic_record {
+  std::string name;
+  int32_t partitions = 0;
+  std::map<std::string, std::string> configs;
+};
+std::string encode(const topic_record& topic);
+status_or<topic_record> decode_topic(std::string_view bytes);
 
 std::string encode_int64(int64_t v);
 status_or<int64_t> decode_int64(std::string_view bytes);
@@ -66,6 +73,9 @@ std::string producer_snapshot_prefix(const topic_partition& tp);
 /// of the ABORT marker at that offset.
 std::string aborted_txn(const topic_partition& tp, int64_t marker_offset);
 std::string aborted_txn_prefix(const topic_partition& tp);
+/// `logstart/<topic>\0<partition:010>/`: the log start offset and its
+/// position, once retention or DeleteRecords moved it (absent: 0).
+std::string log_start(const topic_partition& tp);
 /// The offset in the last 20 characters of a log, snapshot or aborted key.
 int64_t offset_of(std::string_view key);
 /// `meta/storage_format`: the storage format of the data directory, a

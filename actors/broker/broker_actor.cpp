@@ -86,11 +86,12 @@ caf::result<caf::message> list_transactions(broker_ptr self, const list_transact
 // Persists the topic, then spawns its partition leaders; `then` gets the
 // outcome.
 void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
+                  std::map<std::string, std::string> configs, const topic_config& tc,
                   std::function<void(const status&)> then) {
   leveldb::WriteBatch wb;
-  wb.Put(keys::topic(name), codec::encode_topic(name, partitions));
+  wb.Put(keys::topic(name), codec::encode(codec::topic_record{name, partitions, std::move(configs)}));
   self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-                        [self, name, partitions, then = std::move(then)](const status& s) {
+                        [self, name, partitions, tc, then = std::move(then)](const status& s) {
                           if (!s.ok()) {
                             then(s);
                             return;
@@ -98,7 +99,8 @@ void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
                           auto& ctx = *self->state.ctx;
                           std::vector<caf::actor> leaders;
                           for (int32_t p = 0; p < partitions; ++p) {
-                            auto a = spawn_supervised_partition(self->system(), self->state.ctx, {name, p});
+                            auto a = spawn_supervised_partition(self->system(), self->state.ctx,
+                                                                {name, p}, tc);
                             ctx.directory->add(a);
                             leaders.push_back(a);
                           }
@@ -122,8 +124,11 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       if (self->state.ctx->directory->topic(req.name))
         return caf::make_message(
           txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"});
+      auto tc = topic_config::parse(req.configs, self->state.ctx->config);
+      if (!tc.ok())
+        return caf::make_message(txn_response{tc.error().code(), tc.error().message()});
       auto rp = self->make_response_promise();
-      create_topic(self, req.name, req.partitions, [rp](const status& s) mutable {
+      create_topic(self, req.name, req.partitions, req.configs, *tc, [rp](const status& s) mutable {
         rp.deliver(txn_response{s.code(), s.message()});
       });
       return rp;
@@ -150,7 +155,8 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       auto rp = self->make_response_promise();
       auto remaining = std::make_shared<size_t>(to_create.size());
       for (auto& n : to_create)
-        create_topic(self, n, ctx.config.num_partitions, [self, rp, remaining, req](const status&) mutable {
+        create_topic(self, n, ctx.config.num_partitions, {}, *topic_config::parse({}, ctx.config),
+                     [self, rp, remaining, req](const status&) mutable {
           if (--*remaining == 0)
             rp.delegate(caf::actor_cast<caf::actor>(self), req);
         });

@@ -181,7 +181,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
                                     .count());
     };
   // Topics first, so that coordinators re-sending markers find the leaders.
-  std::vector<std::pair<std::string, int32_t>> topics;
+  std::vector<std::pair<codec::topic_record, topic_config>> topics;
   status bad;
   try {
     ctx->store->scan(keys::topic_prefix, [&](const std::string& key, const std::string& value) {
@@ -190,7 +190,13 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
         bad = status{t.error().code(), "key " + key + ": " + t.error().message()};
         return false;
       }
-      topics.push_back(std::move(t).value());
+      auto tc = topic_config::parse(t->configs, config);
+      if (!tc.ok()) {
+        bad = status{error_code::kafka_storage_error,
+                     "key " + key + ": stored topic configs: " + tc.error().message()};
+        return false;
+      }
+      topics.emplace_back(std::move(t).value(), *tc);
       return true;
     });
   } catch (const storage_read_error& e) {
@@ -200,10 +206,11 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   if (!bad.ok())
     return bad;
   std::shared_ptr<const node_context> cctx = ctx;
-  for (auto& [name, count] : topics) {
+  for (auto& [t, tc] : topics) {
+    auto& name = t.name;
     std::vector<caf::actor> leaders;
-    for (int32_t p = 0; p < count; ++p) {
-      auto a = spawn_supervised_partition(sys, cctx, {name, p});
+    for (int32_t p = 0; p < t.partitions; ++p) {
+      auto a = spawn_supervised_partition(sys, cctx, {name, p}, tc);
       ctx->directory->add(a);
       leaders.push_back(a);
     }
@@ -240,8 +247,9 @@ const node_config& node::config() const {
   return ctx_->config;
 }
 
-status node::create_topic(const std::string& name, int32_t partitions) {
-  return caftx::create_topic(*sys_, broker_, name, partitions);
+status node::create_topic(const std::string& name, int32_t partitions,
+                          const properties& configs) {
+  return caftx::create_topic(*sys_, broker_, name, partitions, configs);
 }
 
 std::vector<std::string> node::failed_components() const {

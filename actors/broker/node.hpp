@@ -73,9 +73,12 @@ public:
   /// create_topic_request. Clients (producer, consumer) bootstrap from it.
   const caf::actor& broker() const { return broker_; }
 
-  /// CreateTopics, blocking up to 30 s. Errors: TOPIC_ALREADY_EXISTS,
-  /// INVALID_PARTITIONS, INVALID_REQUEST (name), REQUEST_TIMED_OUT.
-  status create_topic(const std::string& name, int32_t partitions);
+  /// CreateTopics, blocking up to 30 s, with topic configs (Kafka's
+  /// `retention.ms`, `retention.bytes`; config/config.hpp topic_config).
+  /// Errors: TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS, INVALID_REQUEST
+  /// (name), INVALID_CONFIG (naming the key and range), REQUEST_TIMED_OUT.
+  status create_topic(const std::string& name, int32_t partitions,
+                      const properties& configs = {});
 
   /// The supervisor of transaction coordinator shard `shard` (drills).
   caf::actor coordinator_supervisor(int32_t shard) const;

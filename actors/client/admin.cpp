@@ -10,9 +10,10 @@
 namespace caftx {
 
 status create_topic(caf::actor_system& sys, const caf::actor& broker, const std::string& name,
-                    int32_t partitions, std::chrono::milliseconds timeout) {
+                    int32_t partitions, const std::map<std::string, std::string>& configs,
+                    std::chrono::milliseconds timeout) {
   detail::client_channel ch{sys, broker};
-  auto r = ch.call<txn_response>(broker, create_topic_request{name, partitions}, timeout);
+  auto r = ch.call<txn_response>(broker, create_topic_request{name, partitions, configs}, timeout);
   if (!r.ok())
     return r.error();
   return {r->error, r->message};
@@ -112,6 +113,19 @@ admin_client::describe_producers_at(const caf::actor& leader, const topic_partit
   if (r->error != error_code::none)
     return status{r->error, r->message};
   return std::move(r->active_producers);
+}
+
+status_or<int64_t> admin_client::delete_records(const topic_partition& tp, int64_t offset) {
+  auto leader = leader_of(tp);
+  if (!leader.ok())
+    return leader.error();
+  auto r = ch_->call<delete_records_response>(*leader, delete_records_request{tp, offset},
+                                              opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  return r->low_watermark;
 }
 
 status_or<caf::actor> admin_client::leader_of(const topic_partition& tp) {

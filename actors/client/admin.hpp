@@ -24,11 +24,12 @@ namespace detail {
 class client_channel;
 } // namespace detail
 
-/// CreateTopics for one topic through `broker`. Errors: TOPIC_ALREADY_EXISTS,
+/// CreateTopics for one topic through `broker`, with its configs
+/// (retention.ms, retention.bytes). Errors: INVALID_CONFIG, TOPIC_ALREADY_EXISTS,
 /// INVALID_PARTITIONS (count outside [1, 10000]), INVALID_REQUEST (name),
 /// REQUEST_TIMED_OUT (no reply within `timeout`).
 status create_topic(caf::actor_system& sys, const caf::actor& broker, const std::string& name,
-                    int32_t partitions,
+                    int32_t partitions, const std::map<std::string, std::string>& configs = {},
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
 /// DescribeTransactions (KIP-664) for one transactional id; see
@@ -79,6 +80,14 @@ public:
   /// DescribeProducers for one partition at its leader: every producer with
   /// state there, by producer id. Errors: UNKNOWN_TOPIC_OR_PARTITION.
   status_or<std::vector<active_producer>> describe_producers(const topic_partition& tp);
+
+  /// DeleteRecords (KIP-107, kafka-delete-records.sh) for one partition:
+  /// its log starts at `offset` from now on (-1: the high watermark);
+  /// fetches below get OFFSET_OUT_OF_RANGE and consumers apply
+  /// auto.offset.reset. Returns the low watermark (the log start offset
+  /// after the request). Errors: OFFSET_OUT_OF_RANGE (offset above the
+  /// high watermark or below -1), UNKNOWN_TOPIC_OR_PARTITION.
+  status_or<int64_t> delete_records(const topic_partition& tp, int64_t offset);
 
   /// kafka-transactions.sh find-hanging over every partition of `topics`
   /// (all topics if empty): DescribeProducers per partition gives the

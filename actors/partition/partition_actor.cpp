@@ -73,6 +73,8 @@ struct partition_state {
   // snapshot's key (replaced by the next).
   int64_t bytes_since_snapshot = 0;
   std::optional<std::string> snapshot_key;
+  int64_t snapshot_offset = 0; // the log below it is replayed from the snapshot
+  retention_policy retention;
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
   // Replies held until the high watermark passes `offset`, in offset order.
@@ -205,7 +207,9 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
                       bool set_base_offset, caf::response_promise rp) {
   auto& st = self->state;
   auto& tp = st.core->tp();
-  auto appended_at = st.core->append(info);
+  auto sized = info;
+  sized.size_bytes = static_cast<int32_t>(bytes.size());
+  auto appended_at = st.core->append(sized);
   int64_t base = appended_at.base_offset;
   int64_t last = base + info.record_count - 1;
   v2::stamp(bytes, base, 0); // leader epoch 0: one node, never a new leader
@@ -227,6 +231,7 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
     if (st.snapshot_key)
       wb.Delete(*st.snapshot_key);
     st.snapshot_key = key;
+    st.snapshot_offset = snap.offset;
     st.bytes_since_snapshot = 0;
   }
   st.cache.add(base, bytes);
@@ -352,6 +357,7 @@ void load(partition_ptr self, const topic_partition& tp) {
     from = s->offset;
     st.core->restore(*s, std::move(aborted));
     st.snapshot_key = snap->first;
+    st.snapshot_offset = s->offset;
   }
   store.scan_from_floor(keys::log_prefix(tp), keys::log_entry(tp, from),
                         [&](std::string_view key, std::string_view value) {
@@ -372,12 +378,60 @@ void load(partition_ptr self, const topic_partition& tp) {
     st.cache.add(h->base_offset, std::string(value));
     return true;
   });
+  if (auto start = store.get(keys::log_start(tp))) {
+    auto ls = snapshot_codec::decode_log_start(*start);
+    if (!ls.ok())
+      storage_failure(tp, ls.error().message());
+    st.core->apply_log_start({ls->first, ls->second, {}});
+  }
+}
+
+// Persists and applies a move of the log start (retention, DeleteRecords):
+// the new start and, in the same write, the deletion of every batch that
+// lies wholly below both it and the newest snapshot (the batches after the
+// snapshot are what a restart replays) and of the aborted-index entries
+// that end below it. With nothing in flight and the snapshot below the new
+// start, a new snapshot at the log end goes into the same write, so the
+// batches below the start can all go. `done` runs once it is durable.
+void move_log_start(partition_ptr self, const log_start_move& m, std::function<void(status)> done) {
+  auto& st = self->state;
+  auto& tp = st.core->tp();
+  leveldb::WriteBatch wb;
+  wb.Put(keys::log_start(tp), snapshot_codec::encode_log_start(m.log_start_offset,
+                                                                m.log_start_position));
+  for (auto off : m.dropped_aborted)
+    wb.Delete(keys::aborted_txn(tp, off));
+  if (st.snapshot_offset < m.log_start_offset
+      && st.core->high_watermark() == st.core->log_end_offset()) {
+    auto snap = st.core->snapshot();
+    snap.log_start_offset = m.log_start_offset;
+    snap.log_start_position = m.log_start_position;
+    auto key = keys::producer_snapshot(tp, snap.offset);
+    wb.Put(key, snapshot_codec::encode(snap));
+    if (st.snapshot_key && *st.snapshot_key != key)
+      wb.Delete(*st.snapshot_key);
+    st.snapshot_key = key;
+    st.snapshot_offset = snap.offset;
+    st.bytes_since_snapshot = 0;
+  }
+  int64_t keep_from = std::min(m.log_start_offset, st.snapshot_offset);
+  st.ctx->store->scan(keys::log_prefix(tp), [&](const std::string& key, const std::string& value) {
+    auto h = v2::read_header(value);
+    if (!h.ok() || h->last_offset() >= keep_from)
+      return false;
+    wb.Delete(key);
+    return true;
+  });
+  st.core->apply_log_start(m);
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [done = std::move(done)](const status& s) { done(s); });
 }
 
 caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
-                           topic_partition tp) {
+                           topic_partition tp, topic_config topic) {
   auto& st = self->state;
   st.ctx = ctx;
+  st.retention = {topic.retention_ms, topic.retention_bytes};
   stop_on_storage_faults(self, "partition " + to_string(tp));
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
@@ -387,7 +441,48 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
   st.core->remove_expired_producers(ctx->clock_ms(), expiration_ms);
   auto check_interval = std::chrono::milliseconds(ctx->config.producer_id_expiration_check_interval_ms);
   self->delayed_send(self, check_interval, producer_expiration_tick{});
+  auto retention_interval = std::chrono::milliseconds(ctx->config.log_retention_check_interval_ms);
+  self->delayed_send(self, retention_interval, retention_tick{});
   return {
+    [=](const retention_tick&) {
+      auto& st = self->state;
+      self->delayed_send(self, retention_interval, retention_tick{});
+      auto m = st.core->plan_retention(reader_of(self), st.retention, st.ctx->clock_ms());
+      if (!m.ok())
+        throw storage_read_error(m.error().message());
+      if (*m)
+        move_log_start(self, **m, [self](const status& s) {
+          if (!s.ok())
+            self->quit(storage_exit(storage_fault::write_failed,
+                                    "partition " + to_string(self->state.core->tp()) + ": "
+                                      + s.message()));
+        });
+    },
+    [=](const delete_records_request& req) -> caf::result<delete_records_response> {
+      auto& st = self->state;
+      if (req.tp != st.core->tp())
+        return delete_records_response{error_code::unknown_topic_or_partition,
+                                       "this leader does not host " + to_string(req.tp), -1};
+      auto m = st.core->plan_delete_records(reader_of(self), req.offset);
+      if (!m.ok())
+        return delete_records_response{m.error().code(), m.error().message(),
+                                       st.core->log_start_offset()};
+      if (!*m)
+        return delete_records_response{error_code::none, {}, st.core->log_start_offset()};
+      auto rp = self->make_response_promise<delete_records_response>();
+      auto low = (*m)->log_start_offset;
+      move_log_start(self, **m, [self, rp, low](const status& s) mutable {
+        if (!s.ok()) {
+          rp.deliver(delete_records_response{error_code::kafka_storage_error, s.message(), -1});
+          self->quit(storage_exit(storage_fault::write_failed,
+                                  "partition " + to_string(self->state.core->tp()) + ": "
+                                    + s.message()));
+          return;
+        }
+        rp.deliver(delete_records_response{error_code::none, {}, low});
+      });
+      return rp;
+    },
     [=](const producer_expiration_tick&) {
       self->state.core->remove_expired_producers(self->state.ctx->clock_ms(), expiration_ms);
       self->delayed_send(self, check_interval, producer_expiration_tick{});
@@ -484,16 +579,16 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
 } // namespace
 
 caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                           topic_partition tp) {
-  return sys.spawn(partition_fn, std::move(ctx), std::move(tp));
+                           topic_partition tp, topic_config topic) {
+  return sys.spawn(partition_fn, std::move(ctx), std::move(tp), topic);
 }
 
 caf::actor spawn_supervised_partition(caf::actor_system& sys,
                                       std::shared_ptr<const node_context> ctx,
-                                      topic_partition tp) {
+                                      topic_partition tp, topic_config topic) {
   return spawn_supervisor(sys, node_supervision(ctx, "partition " + to_string(tp),
-                                                [ctx, tp](caf::actor_system& sys) {
-                                                  return spawn_partition(sys, ctx, tp);
+                                                [ctx, tp, topic](caf::actor_system& sys) {
+                                                  return spawn_partition(sys, ctx, tp, topic);
                                                 }));
 }
 

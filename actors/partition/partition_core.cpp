@@ -137,7 +137,9 @@ std::pair<record_batch, append_result>
 partition_core::append_marker(producer_id pid, producer_epoch epoch, end_txn_marker marker,
                               int64_t now_ms) {
   auto batch = make_control_batch(pid, epoch, marker, now_ms);
-  auto r = append(info_of(batch));
+  auto info = info_of(batch);
+  info.size_bytes = static_cast<int32_t>(v2::encode(batch).size());
+  auto r = append(info);
   batch.base_offset = r.base_offset;
   return {std::move(batch), r};
 }
@@ -155,11 +157,13 @@ status partition_core::replay(const batch_info& batch) {
 }
 
 producer_snapshot partition_core::snapshot() const {
-  return {log_end_offset_, log_start_offset_, producers_};
+  return {log_end_offset_, log_start_offset_, log_start_position_, log_end_position_, producers_};
 }
 
 void partition_core::restore(const producer_snapshot& s, std::vector<aborted_txn_entry> aborted) {
   log_start_offset_ = s.log_start_offset;
+  log_start_position_ = s.log_start_position;
+  log_end_position_ = s.log_end_position;
   log_end_offset_ = s.offset;
   high_watermark_ = s.offset;
   producers_ = s.producers;
@@ -174,6 +178,7 @@ void partition_core::apply(const batch_info& b) {
   int64_t base = b.base_offset;
   int64_t last = b.last_offset();
   log_end_offset_ = last + 1;
+  log_end_position_ += b.size_bytes;
   if (b.pid == no_producer_id)
     return;
   auto& e = producers_[b.pid];
@@ -205,6 +210,80 @@ void partition_core::apply(const batch_info& b) {
     e.current_txn_first_offset = base;
     ongoing_txns_[base] = b.pid;
   }
+}
+
+status_or<log_start_move> partition_core::plan_move(
+  const batch_reader& read, int64_t bound,
+  const std::function<bool(const v2::batch_header&, int64_t size_left)>& remove) const {
+  log_start_move m{log_start_offset_, log_start_position_, {}};
+  int64_t size = log_size_bytes();
+  auto st = read(log_start_offset_, [&](const v2::batch_header& h, std::string_view) {
+    if (h.last_offset() < m.log_start_offset)
+      return true;
+    if (h.last_offset() >= bound || !remove(h, size))
+      return false;
+    size -= h.size();
+    m.log_start_offset = h.last_offset() + 1;
+    m.log_start_position += h.size();
+    return true;
+  });
+  if (!st.ok())
+    return st;
+  return m;
+}
+
+status_or<std::optional<log_start_move>>
+partition_core::plan_retention(const batch_reader& read, const retention_policy& policy,
+                               int64_t now_ms) const {
+  if (policy.retention_ms < 0 && policy.retention_bytes < 0)
+    return std::optional<log_start_move>{};
+  int64_t bound = std::min(last_stable_offset(), high_watermark_);
+  auto m = plan_move(read, bound, [&](const v2::batch_header& h, int64_t size_left) {
+    bool too_old = policy.retention_ms >= 0 && h.max_timestamp < now_ms - policy.retention_ms;
+    bool too_big = policy.retention_bytes >= 0 && size_left - h.size() >= policy.retention_bytes;
+    return too_old || too_big;
+  });
+  if (!m.ok())
+    return m.error();
+  if (m->log_start_offset <= log_start_offset_)
+    return std::optional<log_start_move>{};
+  for (auto& a : aborted_index_)
+    if (a.last_offset < m->log_start_offset)
+      m->dropped_aborted.push_back(a.last_offset);
+  return std::optional<log_start_move>{std::move(m).value()};
+}
+
+status_or<std::optional<log_start_move>>
+partition_core::plan_delete_records(const batch_reader& read, int64_t offset) const {
+  if (offset == -1)
+    offset = high_watermark_;
+  if (offset < 0 || offset > high_watermark_)
+    return status{error_code::offset_out_of_range,
+                  "DeleteRecords offset " + std::to_string(offset) + " of " + to_string(tp_)
+                    + " outside [0, " + std::to_string(high_watermark_)
+                    + "] (-1: the high watermark)"};
+  if (offset <= log_start_offset_)
+    return std::optional<log_start_move>{};
+  // Whole batches below `offset` leave the log's size; the log may start
+  // inside a batch, as Kafka's log start offset may.
+  auto m = plan_move(read, offset, [](const v2::batch_header&, int64_t) { return true; });
+  if (!m.ok())
+    return m.error();
+  m->log_start_offset = offset;
+  for (auto& a : aborted_index_)
+    if (a.last_offset < offset)
+      m->dropped_aborted.push_back(a.last_offset);
+  return std::optional<log_start_move>{std::move(m).value()};
+}
+
+void partition_core::apply_log_start(const log_start_move& move) {
+  log_start_offset_ = std::max(log_start_offset_, std::min(move.log_start_offset, high_watermark_));
+  log_start_position_ = std::max(log_start_position_, move.log_start_position);
+  aborted_index_.erase(std::remove_if(aborted_index_.begin(), aborted_index_.end(),
+                                      [&](const aborted_txn_entry& a) {
+                                        return a.last_offset < log_start_offset_;
+                                      }),
+                       aborted_index_.end());
 }
 
 size_t partition_core::remove_expired_producers(int64_t now_ms, int64_t expiration_ms) {

@@ -113,7 +113,28 @@ using batch_reader = std::function<status(
 struct producer_snapshot {
   int64_t offset = 0; // the log end offset the state covers
   int64_t log_start_offset = 0;
+  /// Bytes ever appended before the log start offset's batch and before
+  /// `offset`: the log's size is their difference (log_size_bytes()).
+  int64_t log_start_position = 0;
+  int64_t log_end_position = 0;
   std::map<producer_id, producer_state_entry> producers;
+};
+
+/// A topic's retention (Kafka's `retention.ms`, `retention.bytes`); -1 =
+/// unlimited.
+struct retention_policy {
+  int64_t retention_ms = 604800000;
+  int64_t retention_bytes = -1;
+};
+
+/// A move of the log start offset (retention or DeleteRecords) that the
+/// shell persists before applying it (apply_log_start).
+struct log_start_move {
+  int64_t log_start_offset = 0;
+  int64_t log_start_position = 0;
+  /// Marker offsets of the aborted-index entries that end below the new
+  /// log start: dropped from the index (and their keys deleted).
+  std::vector<int64_t> dropped_aborted;
 };
 
 /// What append() did beyond moving the log end offset.
@@ -187,6 +208,37 @@ public:
   /// Requires a fresh core.
   void restore(const producer_snapshot& s, std::vector<aborted_txn_entry> aborted);
 
+  // -- retention (Kafka's UnifiedLog.deleteOldSegments, deleteRecords) -----
+
+  /// Where retention moves the log start: walks the batches from the log
+  /// start through `read` and removes them while every one is older than
+  /// retention_ms (its max timestamp before now_ms - retention_ms) or the
+  /// log without it still holds at least retention_bytes, stopping at the
+  /// first batch that stays (Kafka's takeWhile over segments; here per
+  /// batch). Never moves the log start above the last stable offset (an
+  /// undecided transaction's data stays until its marker) nor the high
+  /// watermark. nullopt if nothing is to be removed.
+  status_or<std::optional<log_start_move>> plan_retention(const batch_reader& read,
+                                                          const retention_policy& policy,
+                                                          int64_t now_ms) const;
+
+  /// DeleteRecords (KIP-107): the log starts at `offset` (-1: the high
+  /// watermark). Errors: OFFSET_OUT_OF_RANGE for an offset below -1 or
+  /// above the high watermark. nullopt if `offset` is not above the
+  /// current log start (nothing changes; the low watermark is
+  /// log_start_offset()).
+  status_or<std::optional<log_start_move>> plan_delete_records(const batch_reader& read,
+                                                               int64_t offset) const;
+
+  /// Applies a move planned above (after the shell persisted it). Producer
+  /// state is untouched: a producer whose batches were all removed keeps
+  /// its sequence and epoch until producer.id.expiration.ms (KIP-360's fix
+  /// of KAFKA-7190).
+  void apply_log_start(const log_start_move& move);
+
+  /// Bytes of the batches from the log start's batch to the log end.
+  int64_t log_size_bytes() const { return log_end_position_ - log_start_position_; }
+
   // -- expiration ------------------------------------------------------------
 
   /// Drops the state of every producer without an open transaction whose
@@ -239,9 +291,15 @@ public:
 private:
   void apply(const batch_info& batch);
 
+  status_or<log_start_move> plan_move(const batch_reader& read, int64_t bound,
+                                      const std::function<bool(const v2::batch_header&,
+                                                               int64_t size_left)>& remove) const;
+
   topic_partition tp_;
   int64_t log_start_offset_ = 0;
   int64_t log_end_offset_ = 0;
+  int64_t log_start_position_ = 0;
+  int64_t log_end_position_ = 0;
   int64_t high_watermark_ = 0;
   std::map<producer_id, producer_state_entry> producers_;
   // first offset -> producer id of open transactions (Kafka's ongoingTxns)

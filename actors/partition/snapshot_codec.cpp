@@ -40,9 +40,11 @@ status corrupt(const char* what, std::string why) {
 
 std::string encode(const producer_snapshot& s) {
   std::string body;
-  body.reserve(24 + s.producers.size() * 72);
+  body.reserve(40 + s.producers.size() * 72);
   put<int64_t>(body, s.offset);
   put<int64_t>(body, s.log_start_offset);
+  put<int64_t>(body, s.log_start_position);
+  put<int64_t>(body, s.log_end_position);
   put<uint32_t>(body, static_cast<uint32_t>(s.producers.size()));
   for (auto& [pid, e] : s.producers) {
     put<int64_t>(body, pid.value);
@@ -80,6 +82,8 @@ status_or<producer_snapshot> decode(std::string_view bytes) {
   producer_snapshot s;
   s.offset = r.get<int64_t>();
   s.log_start_offset = r.get<int64_t>();
+  s.log_start_position = r.get<int64_t>();
+  s.log_end_position = r.get<int64_t>();
   auto count = r.get<uint32_t>();
   for (uint32_t i = 0; i < count && !r.failed; ++i) {
     producer_id pid{r.get<int64_t>()};
@@ -108,6 +112,26 @@ status_or<producer_snapshot> decode(std::string_view bytes) {
   if (r.pos != bytes.size())
     return corrupt(what, std::to_string(bytes.size() - r.pos) + " bytes after the last producer");
   return s;
+}
+
+std::string encode_log_start(int64_t offset, int64_t position) {
+  std::string out;
+  put<uint8_t>(out, 1);
+  put<int64_t>(out, offset);
+  put<int64_t>(out, position);
+  return out;
+}
+
+status_or<std::pair<int64_t, int64_t>> decode_log_start(std::string_view bytes) {
+  reader r{bytes};
+  auto v = r.get<uint8_t>();
+  auto offset = r.get<int64_t>();
+  auto position = r.get<int64_t>();
+  if (r.failed || r.pos != bytes.size())
+    return corrupt("log start", std::to_string(bytes.size()) + " bytes, expected 17");
+  if (v != 1)
+    return corrupt("log start", "unknown version " + std::to_string(v));
+  return std::make_pair(offset, position);
 }
 
 std::string encode(const aborted_txn_entry& e) {

@@ -16,7 +16,8 @@ namespace caftx::snapshot_codec {
 inline constexpr uint8_t version = 1;
 
 /// Encodes `s`: version uint8, CRC-32C uint32 of the rest, offset int64,
-/// log start offset int64, producer count uint32, then per producer (in
+/// log start offset int64, log start and end positions int64 (bytes ever
+/// appended before them), producer count uint32, then per producer (in
 /// producer id order) pid int64, epoch int16, coordinator epoch int32, last
 /// timestamp int64, open transaction's first offset int64 (-1: none),
 /// batch count uint8 (<= 5) and per batch (oldest first) first sequence
@@ -27,6 +28,11 @@ std::string encode(const producer_snapshot& s);
 /// CRC mismatch, a value cut short or with bytes left over, more than 5
 /// batches for a producer.
 status_or<producer_snapshot> decode(std::string_view bytes);
+
+/// The persisted log start (`logstart/` key): version uint8 (1), log start
+/// offset int64, log start position int64 (little-endian).
+std::string encode_log_start(int64_t offset, int64_t position);
+status_or<std::pair<int64_t, int64_t>> decode_log_start(std::string_view bytes);
 
 /// An aborted-index entry: version uint8 (1), pid int64, first offset
 /// int64, marker offset int64, recorded LSO int64 (little-endian).

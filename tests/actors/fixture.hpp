@@ -161,7 +161,7 @@ protected:
   }
 
   void create_topic(const std::string& name, int32_t partitions) {
-    auto r = call<txn_response>(broker(), create_topic_request{name, partitions});
+    auto r = call<txn_response>(broker(), create_topic_request{name, partitions, {}});
     ASSERT_EQ(r.error, error_code::none) << r.message;
   }
 
@@ -254,8 +254,9 @@ protected:
     return b.ok() ? std::move(b).value() : std::vector<record_batch>{};
   }
 
-  /// Values of the data records a consumer with `iso` would see from 0.
-  std::vector<std::string> visible_values(const topic_partition& tp, isolation_level iso);
+  /// Values of the data records a consumer with `iso` would see from `from`.
+  std::vector<std::string> visible_values(const topic_partition& tp, isolation_level iso,
+                                          int64_t from = 0);
 
   describe_transaction_response describe(const std::string& tid) {
     return call<describe_transaction_response>(coordinator_for(tid), describe_transaction_request{tid});

@@ -48,6 +48,28 @@ protected:
   }
 };
 
+TEST_F(ClientTest, ConsumerBelowTheLogStartAppliesAutoOffsetReset) {
+  producer p{sys, n->broker(), properties{}};
+  for (int i = 0; i < 5; ++i)
+    p.send(to("r" + std::to_string(i)));
+  p.flush();
+  consumer c{sys, n->broker(), properties{{"auto.offset.reset", "earliest"}}};
+  c.assign({{"out", 0}});
+  c.seek({"out", 0}, 1);
+  admin_client admin{sys, n->broker()};
+  auto low = admin.delete_records({"out", 0}, 3);
+  ASSERT_TRUE(low.ok()) << low.error().to_string();
+  EXPECT_EQ(*low, 3);
+  // The position 1 is gone: the consumer resets to the log start, 3.
+  std::vector<std::string> values;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (values.size() < 2 && std::chrono::steady_clock::now() < deadline)
+    for (auto& r : c.poll(100ms))
+      values.push_back(std::to_string(r.offset) + ":" + r.value);
+  EXPECT_EQ(values, (std::vector<std::string>{"3:r3", "4:r4"}));
+  EXPECT_EQ(admin.delete_records({"out", 0}, 6).error().code(), error_code::offset_out_of_range);
+}
+
 TEST_F(ClientTest, CommittedRecordsAreVisibleAndAbortedOnesAreNot) {
   producer p{sys, n->broker(), properties{{"transactional.id", "t1"}}};
   p.init_transactions();

@@ -37,10 +37,17 @@ public:
 
   /// Appends a client batch (already validated) and stores its bytes.
   record_batch append(record_batch b, int64_t) {
-    auto r = partition_core::append(info_of(b));
+    auto r = partition_core::append(sized_info(b));
     b.base_offset = r.base_offset;
     log_.put(b.base_offset, v2::encode(b, 0));
     return b;
+  }
+
+  /// info_of(b) with the size of its encoding (what a leader counts).
+  static batch_info sized_info(const record_batch& b) {
+    auto i = info_of(b);
+    i.size_bytes = static_cast<int32_t>(v2::encode(b, 0).size());
+    return i;
   }
 
   record_batch append_marker(producer_id pid, producer_epoch epoch, end_txn_marker m,
@@ -52,7 +59,7 @@ public:
 
   /// Replays a batch read back from storage and stores it.
   status replay(const record_batch& b) {
-    auto st = partition_core::replay(info_of(b));
+    auto st = partition_core::replay(sized_info(b));
     if (st.ok())
       log_.put(b.base_offset, v2::encode(b, 0));
     return st;

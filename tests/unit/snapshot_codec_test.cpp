@@ -9,19 +9,21 @@
 namespace caftx {
 namespace {
 
-// Covers [0, 12): producer 7 (epoch 3, marker coordinator epoch 2, last
+// Covers [0, 12) after 1234 bytes of batches: producer 7 (epoch 3, marker coordinator epoch 2, last
 // timestamp 1000, open transaction from 10, batches seq 0 at 0-4 and seq 5
 // at 10-11) and producer 9 (epoch 0, no marker, 999, nothing open, no
 // batches).
 const char* snapshot_hex =
-  "010f4ff7de0c000000000000000000000000000000020000000700000000000000030002000000e80300000000"
-  "00000a00000000000000020000000000000000000000000400000000000000050000000a000000000000000b00"
-  "00000000000009000000000000000000ffffffffe703000000000000ffffffffffffffff00";
+  "013bd1ce9e0c0000000000000000000000000000000000000000000000d20400000000000002000000070000"
+  "0000000000030002000000e8030000000000000a00000000000000020000000000000000000000000400000000"
+  "000000050000000a000000000000000b0000000000000009000000000000000000ffffffffe703000000000000"
+  "ffffffffffffffff00";
 
 producer_snapshot sample() {
   producer_snapshot s;
   s.offset = 12;
   s.log_start_offset = 0;
+  s.log_end_position = 1234;
   producer_state_entry a;
   a.epoch = producer_epoch{3};
   a.cepoch = coordinator_epoch{2};
@@ -45,6 +47,8 @@ TEST(SnapshotCodec, GoldenBytesDecodeToEveryField) {
   auto s = snapshot_codec::decode(from_hex(snapshot_hex));
   ASSERT_TRUE(s.ok()) << s.error().to_string();
   EXPECT_EQ(s->offset, 12);
+  EXPECT_EQ(s->log_start_position, 0);
+  EXPECT_EQ(s->log_end_position, 1234);
   ASSERT_EQ(s->producers.size(), 2u);
   auto& a = s->producers.at(producer_id{7});
   EXPECT_EQ(a.epoch, producer_epoch{3});
@@ -82,6 +86,14 @@ TEST(SnapshotCodec, EveryDamageIsKafkaStorageError) {
             "producer-state snapshot: unknown version 2");
   EXPECT_EQ(snapshot_codec::decode(good + "x").error().message(),
             "producer-state snapshot: CRC-32C mismatch");
+}
+
+TEST(SnapshotCodec, LogStartGoldenBytes) {
+  auto bytes = snapshot_codec::encode_log_start(42, 4096);
+  EXPECT_EQ(to_hex(bytes), "012a000000000000000010000000000000");
+  EXPECT_EQ(snapshot_codec::decode_log_start(bytes).value(), std::make_pair(int64_t{42}, int64_t{4096}));
+  EXPECT_EQ(snapshot_codec::decode_log_start(bytes + "x").error().to_string(),
+            "KAFKA_STORAGE_ERROR: log start: 18 bytes, expected 17");
 }
 
 TEST(SnapshotCodec, AbortedEntryGoldenBytes) {

@@ -135,10 +135,11 @@ TEST(Codec, PendingOffsetsRoundTrip) {
 }
 
 TEST(Codec, TopicAndCounterRoundTrip) {
-  auto t = codec::decode_topic(codec::encode_topic("orders", 12));
+  auto t = codec::decode_topic(codec::encode(codec::topic_record{"orders", 12, {{"retention.ms", "1000"}}}));
   ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->first, "orders");
-  EXPECT_EQ(t->second, 12);
+  EXPECT_EQ(t->name, "orders");
+  EXPECT_EQ(t->partitions, 12);
+  EXPECT_EQ(t->configs, (std::map<std::string, std::string>{{"retention.ms", "1000"}}));
   auto n = codec::decode_int64(codec::encode_int64(-1234567890123));
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, -1234567890123);

@@ -1009,7 +1009,7 @@ void world::record_returned(event_body body) {
 
 void world::setup_topics() {
   for (auto& t : std::vector<std::string>{input_topic, output_topics[0], output_topics[1]}) {
-    auto r = call<txn_response>(broker(), create_topic_request{t, partitions_per_topic});
+    auto r = call<txn_response>(broker(), create_topic_request{t, partitions_per_topic, {}});
     if (!r || (r->error != error_code::none && r->error != error_code::topic_already_exists))
       throw sim_failure("topic " + t + " was not created");
   }
@@ -1107,7 +1107,7 @@ void world::run_northwind() {
                                                             {northwind::rejected_topic, 1},
                                                             {northwind::stock_topic, 4}};
   for (auto& [name, count] : topics) {
-    auto r = call<txn_response>(broker(), create_topic_request{name, count});
+    auto r = call<txn_response>(broker(), create_topic_request{name, count, {}});
     if (!r || r->error != error_code::none)
       throw sim_failure("topic " + name + " was not created");
   }
