@@ -270,3 +270,50 @@ TEST_F(PropertiesFile, MissingFileErrorNamesFile) {
 
 } // namespace
 } // namespace caftx
+
+namespace caftx {
+namespace {
+
+// -- retention ------------------------------------------------------------------
+
+TEST(Config, RetentionDefaultsAndKafkasPrecedenceOfMsMinutesHours) {
+  auto d = node_config::parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->log_retention_ms, 604800000);
+  EXPECT_EQ(d->log_retention_bytes, -1);
+  EXPECT_EQ(d->log_retention_check_interval_ms, 300000);
+  EXPECT_EQ(node_config::parse({{"log.retention.hours", "1"}})->log_retention_ms, 3600000);
+  EXPECT_EQ(node_config::parse({{"log.retention.hours", "1"}, {"log.retention.minutes", "2"}})
+              ->log_retention_ms,
+            120000);
+  EXPECT_EQ(node_config::parse({{"log.retention.minutes", "2"}, {"log.retention.ms", "5"}})
+              ->log_retention_ms,
+            5);
+  EXPECT_EQ(node_config::parse({{"log.retention.hours", "-1"}})->log_retention_ms, -1);
+  EXPECT_EQ(error_of(node_config::parse({{"log.retention.bytes", "-2"}})),
+            "config 'log.retention.bytes' = '-2' is out of range [-1, 9223372036854775807]");
+  EXPECT_EQ(error_of(node_config::parse({{"log.retention.check.interval.ms", "0"}})),
+            "config 'log.retention.check.interval.ms' = '0' is out of range [1, 2147483647]");
+}
+
+TEST(Config, TopicConfigsOverTheNodesDefaults) {
+  node_config n;
+  n.log_retention_ms = 1000;
+  n.log_retention_bytes = 2000;
+  auto inherited = topic_config::parse({}, n);
+  ASSERT_TRUE(inherited.ok());
+  EXPECT_EQ(inherited->retention_ms, 1000);
+  EXPECT_EQ(inherited->retention_bytes, 2000);
+  auto own = topic_config::parse({{"retention.ms", "-1"}, {"retention.bytes", "10"}}, n);
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->retention_ms, -1);
+  EXPECT_EQ(own->retention_bytes, 10);
+  EXPECT_EQ(error_of(topic_config::parse({{"retention.ms", "x"}}, n)),
+            "config 'retention.ms' = 'x' is not an integer");
+  EXPECT_NE(error_of(topic_config::parse({{"cleanup.policy", "compact"}}, n)).find("cleanup.policy"),
+            std::string::npos);
+  EXPECT_TRUE(topic_config::parse({{"cleanup.policy", "delete"}, {"segment.ms", "1"}}, n).ok());
+}
+
+} // namespace
+} // namespace caftx
