@@ -221,6 +221,11 @@ struct delete_records_response {
 /// log.retention.check.interval.ms).
 struct retention_tick {};
 
+/// To a partition leader at a clean shutdown: write a producer-state
+/// snapshot at the log end (if nothing is in flight), so the next start
+/// replays nothing; answered with a txn_response once it is durable.
+struct write_snapshot_request {};
+
 /// WriteTxnMarkers for one partition (docs/transactions.md §WriteTxnMarkers). The coordinator
 /// writes markers with transaction_version 2 (KIP-890 part 2): the marker's
 /// epoch is the one bumped at the end of the transaction, so the partition
@@ -503,6 +508,7 @@ CAFTX_INSPECT_EMPTY(txn_expiration_tick)
 CAFTX_INSPECT_EMPTY(coordinator_load_chunk)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
 CAFTX_INSPECT_EMPTY(retention_tick)
+CAFTX_INSPECT_EMPTY(write_snapshot_request)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)
 CAFTX_INSPECT_EMPTY(supervisor_settled)

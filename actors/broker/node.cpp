@@ -264,6 +264,19 @@ void node::stop() {
   if (stopped_)
     return;
   stopped_ = true;
+  if (opts_.wait_on_stop) {
+    // A clean shutdown: every partition leader writes a producer-state
+    // snapshot at its log end first, so the next start replays nothing
+    // (Kafka's ProducerStateManager snapshot at shutdown).
+    caf::scoped_actor self{*sys_};
+    using handle = decltype(self->request(caf::actor{}, caf::infinite, write_snapshot_request{}));
+    std::vector<handle> pending;
+    for (auto& name : ctx_->directory->topic_names())
+      for (auto& leader : ctx_->directory->topic(name).value_or(std::vector<caf::actor>{}))
+        pending.push_back(self->request(leader, std::chrono::seconds(10), write_snapshot_request{}));
+    for (auto& h : pending)
+      h.receive([](const txn_response&) {}, [](const caf::error&) {});
+  }
   auto actors = ctx_->directory->all();
   for (auto& a : actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

@@ -197,6 +197,21 @@ void release_waiters(partition_ptr self) {
   }
 }
 
+// Adds the producer-state snapshot of the core as it is now to `wb`,
+// replacing the previous one. Only valid where the state matches the log
+// that `wb` makes durable: in the write of the batch that ends at the log
+// end, or with nothing in flight.
+void add_snapshot(partition_ptr self, leveldb::WriteBatch& wb, producer_snapshot snap) {
+  auto& st = self->state;
+  auto key = keys::producer_snapshot(st.core->tp(), snap.offset);
+  wb.Put(key, snapshot_codec::encode(snap));
+  if (st.snapshot_key && *st.snapshot_key != key)
+    wb.Delete(*st.snapshot_key);
+  st.snapshot_key = key;
+  st.snapshot_offset = snap.offset;
+  st.bytes_since_snapshot = 0;
+}
+
 // Appends the batch `bytes` (its info `info`) at the log end durably;
 // `rp` gets `reply` once it is durable. The bytes get their base offset and
 // the leader epoch stamped; every `log_snapshot_interval_bytes` the same
@@ -224,16 +239,8 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
     wb.Put(keys::aborted_txn(tp, appended_at.aborted->last_offset),
            snapshot_codec::encode(*appended_at.aborted));
   st.bytes_since_snapshot += static_cast<int64_t>(bytes.size());
-  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes) {
-    auto snap = st.core->snapshot();
-    auto key = keys::producer_snapshot(tp, snap.offset);
-    wb.Put(key, snapshot_codec::encode(snap));
-    if (st.snapshot_key)
-      wb.Delete(*st.snapshot_key);
-    st.snapshot_key = key;
-    st.snapshot_offset = snap.offset;
-    st.bytes_since_snapshot = 0;
-  }
+  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes)
+    add_snapshot(self, wb, st.core->snapshot());
   st.cache.add(base, bytes);
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last, appended](const status& s) {
@@ -406,13 +413,7 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
     auto snap = st.core->snapshot();
     snap.log_start_offset = m.log_start_offset;
     snap.log_start_position = m.log_start_position;
-    auto key = keys::producer_snapshot(tp, snap.offset);
-    wb.Put(key, snapshot_codec::encode(snap));
-    if (st.snapshot_key && *st.snapshot_key != key)
-      wb.Delete(*st.snapshot_key);
-    st.snapshot_key = key;
-    st.snapshot_offset = snap.offset;
-    st.bytes_since_snapshot = 0;
+    add_snapshot(self, wb, std::move(snap));
   }
   int64_t keep_from = std::min(m.log_start_offset, st.snapshot_offset);
   st.ctx->store->scan(keys::log_prefix(tp), [&](const std::string& key, const std::string& value) {
@@ -457,6 +458,18 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
                                     "partition " + to_string(self->state.core->tp()) + ": "
                                       + s.message()));
         });
+    },
+    [=](const write_snapshot_request&) -> caf::result<txn_response> {
+      auto& st = self->state;
+      if (st.core->high_watermark() != st.core->log_end_offset()
+          || st.snapshot_offset == st.core->log_end_offset())
+        return txn_response{}; // writes in flight, or nothing new since the last
+      leveldb::WriteBatch wb;
+      add_snapshot(self, wb, st.core->snapshot());
+      auto rp = self->make_response_promise<txn_response>();
+      st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+                   [rp](const status& s) mutable { rp.deliver(txn_response{s.code(), s.message()}); });
+      return rp;
     },
     [=](const delete_records_request& req) -> caf::result<delete_records_response> {
       auto& st = self->state;
