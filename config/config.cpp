@@ -181,11 +181,14 @@ status_or<topic_config> topic_config::parse(const properties& props, const node_
   reader r{props};
   CAFTX_TRY(r.int64("retention.ms", c.retention_ms, -1, int64_max));
   CAFTX_TRY(r.int64("retention.bytes", c.retention_bytes, -1, int64_max));
+  if (auto v = r.take("compression.type"); v && *v != "producer" && *v != "uncompressed")
+    return invalid("config 'compression.type' = '" + *v
+                   + "' is not supported (producer or uncompressed: batches are stored as sent)");
   if (auto v = r.take("cleanup.policy"); v && *v != "delete")
     return invalid("config 'cleanup.policy' = '" + *v
                    + "' is not supported (only delete; compaction is not implemented)");
   static const std::set<std::string> ignored = {
-    "segment.bytes", "segment.ms", "min.insync.replicas", "compression.type",
+    "segment.bytes", "segment.ms", "min.insync.replicas",
     "max.message.bytes", "message.timestamp.type", "unclean.leader.election.enable",
   };
   CAFTX_TRY(r.check_unknown(ignored, "topic"));
@@ -221,8 +224,11 @@ status_or<producer_config> producer_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("linger.ms", c.linger_ms, 0, int_max));
   CAFTX_TRY(r.int32("batch.size", c.batch_size, 1, int_max));
+  if (auto v = r.take("compression.type"); v && *v != "none")
+    return invalid("config 'compression.type' = '" + *v
+                   + "' is not supported (only none: caftx writes uncompressed RecordBatch v2)");
   static const std::set<std::string> ignored = {
-    "bootstrap.servers", "client.id", "key.serializer", "value.serializer", "compression.type",
+    "bootstrap.servers", "client.id", "key.serializer", "value.serializer",
     "buffer.memory", "max.block.ms", "max.request.size", "partitioner.class",
   };
   CAFTX_TRY(r.check_unknown(ignored, "producer"));

@@ -94,13 +94,14 @@ struct consumer::impl {
     return r->offsets.front();
   }
 
-  int64_t reset_position(const topic_partition& tp) {
+  // auto.offset.reset; `why` says what left the consumer without a
+  // position, for auto.offset.reset=none.
+  int64_t reset_position(const topic_partition& tp, const std::string& why) {
     if (cfg.auto_offset_reset == "earliest")
       return list_offset(tp, -2);
     if (cfg.auto_offset_reset == "latest")
       return list_offset(tp, -1);
-    raise(status{error_code::offset_out_of_range, "no committed offset for " + to_string(tp)
-                                                    + " and auto.offset.reset=none"});
+    raise(status{error_code::offset_out_of_range, why + " and auto.offset.reset=none"});
   }
 
   int64_t position_of(const topic_partition& tp) {
@@ -111,7 +112,7 @@ struct consumer::impl {
     if (cfg.group_id)
       pos = fetch_committed(tp);
     if (!pos)
-      pos = reset_position(tp);
+      pos = reset_position(tp, "no committed offset for " + to_string(tp));
     positions[tp] = *pos;
     return *pos;
   }
@@ -152,7 +153,8 @@ struct consumer::impl {
       return;
     }
     if (r->error == error_code::offset_out_of_range) {
-      positions[tp] = reset_position(tp);
+      positions[tp] = reset_position(tp, "position " + std::to_string(pos) + " of " + to_string(tp)
+                                           + " is out of range (" + r->message + ")");
       return;
     }
     if (r->error != error_code::none)

@@ -68,6 +68,18 @@ TEST_F(ClientTest, ConsumerBelowTheLogStartAppliesAutoOffsetReset) {
       values.push_back(std::to_string(r.offset) + ":" + r.value);
   EXPECT_EQ(values, (std::vector<std::string>{"3:r3", "4:r4"}));
   EXPECT_EQ(admin.delete_records({"out", 0}, 6).error().code(), error_code::offset_out_of_range);
+  // With auto.offset.reset=none the error says why there is no position.
+  consumer strict{sys, n->broker(), properties{{"auto.offset.reset", "none"}}};
+  strict.assign({{"out", 0}});
+  strict.seek({"out", 0}, 1);
+  try {
+    strict.poll(100ms);
+    ADD_FAILURE() << "poll below the log start returned";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::offset_out_of_range);
+    EXPECT_NE(std::string(e.what()).find("position 1 of out-0 is out of range"), std::string::npos)
+      << e.what();
+  }
 }
 
 TEST_F(ClientTest, CommittedRecordsAreVisibleAndAbortedOnesAreNot) {

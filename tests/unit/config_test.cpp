@@ -313,6 +313,15 @@ TEST(Config, TopicConfigsOverTheNodesDefaults) {
   EXPECT_NE(error_of(topic_config::parse({{"cleanup.policy", "compact"}}, n)).find("cleanup.policy"),
             std::string::npos);
   EXPECT_TRUE(topic_config::parse({{"cleanup.policy", "delete"}, {"segment.ms", "1"}}, n).ok());
+  EXPECT_NE(error_of(topic_config::parse({{"compression.type", "gzip"}}, n)).find("compression.type"),
+            std::string::npos);
+}
+
+TEST(Config, ProducerCompressionOtherThanNoneIsRefused) {
+  EXPECT_TRUE(producer_config::parse({{"compression.type", "none"}}).ok());
+  EXPECT_EQ(error_of(producer_config::parse({{"compression.type", "gzip"}})),
+            "config 'compression.type' = 'gzip' is not supported (only none: caftx writes "
+            "uncompressed RecordBatch v2)");
 }
 
 } // namespace
