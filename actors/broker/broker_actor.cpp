@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
+#include <vector>
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
@@ -37,6 +40,10 @@ namespace {
 struct broker_state {
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
+  // Topics whose record is being written, with who waits for them: a
+  // second CreateTopics of the name gets TOPIC_ALREADY_EXISTS, a second
+  // auto-create waits for the first instead of spawning leaders again.
+  std::map<std::string, std::vector<std::function<void(const status&)>>> creating;
   static inline const char* name = "caftx.broker";
 };
 
@@ -88,12 +95,24 @@ caf::result<caf::message> list_transactions(broker_ptr self, const list_transact
 void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
                   std::map<std::string, std::string> configs, const topic_config& tc,
                   std::function<void(const status&)> then) {
+  auto& creating = self->state.creating;
+  if (auto i = creating.find(name); i != creating.end()) {
+    i->second.push_back(std::move(then));
+    return;
+  }
+  creating[name].push_back(std::move(then));
+  auto finish = [self, name](const status& s) {
+    auto waiting = std::move(self->state.creating[name]);
+    self->state.creating.erase(name);
+    for (auto& w : waiting)
+      w(s);
+  };
   leveldb::WriteBatch wb;
   wb.Put(keys::topic(name), codec::encode(codec::topic_record{name, partitions, std::move(configs)}));
   self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-                        [self, name, partitions, tc, then = std::move(then)](const status& s) {
+                        [self, name, partitions, tc, finish](const status& s) {
                           if (!s.ok()) {
-                            then(s);
+                            finish(s);
                             return;
                           }
                           auto& ctx = *self->state.ctx;
@@ -105,7 +124,7 @@ void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
                             leaders.push_back(a);
                           }
                           ctx.directory->set_topic(name, std::move(leaders));
-                          then({});
+                          finish({});
                         });
 }
 
@@ -121,7 +140,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
         return caf::make_message(txn_response{
           error_code::invalid_partitions,
           "partition count " + std::to_string(req.partitions) + " is out of range [1, 10000]"});
-      if (self->state.ctx->directory->topic(req.name))
+      if (self->state.ctx->directory->topic(req.name) || self->state.creating.count(req.name))
         return caf::make_message(
           txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"});
       auto tc = topic_config::parse(req.configs, self->state.ctx->config);
