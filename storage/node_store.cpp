@@ -129,7 +129,7 @@ status node_store::write_now(leveldb::WriteBatch& batch) {
                     : leveldb::Status::IOError(dir_, "closed after a failed write");
     }
     st = to_status(written, "write to " + dir_);
-    note_write(st); // after db_mtx_: reopen_if_failed takes fault_mtx_ first
+    note_write(st, written.IsCorruption()); // after db_mtx_: reopen_if_failed takes fault_mtx_ first
   }
   std::lock_guard<std::mutex> guard{mtx_};
   ++stats_.disk_writes;
@@ -139,16 +139,25 @@ status node_store::write_now(leveldb::WriteBatch& batch) {
 // The first failure is logged (the OS error is in LevelDB's status:
 // "IO error: <file>: No space left on device"); the ones after it until the
 // reopen are not.
-void node_store::note_write(const status& st) {
+// A corruption (LevelDB found a damaged table file, say while compacting)
+// does not heal: no reopen is tried, and writes stay refused until the
+// node is restarted on a repaired or restored directory.
+void node_store::note_write(const status& st, bool corrupt) {
   if (st.ok())
     return;
   std::lock_guard<std::mutex> guard{fault_mtx_};
-  if (!write_error_)
+  if (!write_error_ && corrupt)
+    std::fprintf(stderr,
+                 "caftx: %s; the database is damaged: writes are answered KAFKA_STORAGE_ERROR "
+                 "until the node is restarted on a repaired directory\n",
+                 st.message().c_str());
+  else if (!write_error_)
     std::fprintf(stderr,
                  "caftx: %s; writes are answered KAFKA_STORAGE_ERROR until the disk accepts "
                  "them again\n",
                  st.message().c_str());
   write_error_ = st;
+  corrupt_ = corrupt_ || corrupt;
 }
 
 bool node_store::write_failed() const {
@@ -163,6 +172,8 @@ status node_store::reopen_if_failed() {
   std::lock_guard<std::mutex> guard{fault_mtx_};
   if (!write_error_)
     return {};
+  if (corrupt_)
+    return *write_error_;
   auto now = std::chrono::steady_clock::now();
   if (last_reopen_ && now - *last_reopen_ < std::chrono::milliseconds(opts_.reopen_backoff_ms))
     return *write_error_;

@@ -157,7 +157,7 @@ private:
   node_store(std::string dir, node_store_options opts, leveldb::DB* db);
   void run_writer();
   status reopen_if_failed();
-  void note_write(const status& st);
+  void note_write(const status& st, bool corrupt);
 
   struct pending;
   std::string dir_;
@@ -168,6 +168,7 @@ private:
   // After a failed write: the error, and when a reopen was last tried.
   mutable std::mutex fault_mtx_;
   std::optional<status> write_error_;
+  bool corrupt_ = false; // write_error_ was a corruption: never reopened
   std::optional<std::chrono::steady_clock::time_point> last_reopen_;
   mutable std::mutex mtx_;
   std::condition_variable cv_;

@@ -296,6 +296,29 @@ TEST_F(StorageFaults, FullDiskFailsWritesUntilItHasSpaceThenTheStoreReopensUnder
     EXPECT_EQ(store.get("k" + std::to_string(i)), std::optional<std::string>{"v"});
 }
 
+TEST_F(StorageFaults, ACorruptionIsNotRetriedLikeAFullDiskAndWritesStayRefused) {
+  testing::disk_full_env disk;
+  node_store_options opts;
+  opts.env = &disk;
+  opts.reopen_backoff_ms = 0;
+  auto opened = node_store::open(dir_, opts);
+  ASSERT_TRUE(opened.ok()) << opened.error().to_string();
+  auto& store = *opened.value();
+  leveldb::WriteBatch wb;
+  wb.Put("k0", "v0");
+  ASSERT_TRUE(store.write_now(wb).ok());
+  disk.corrupt = true;
+  auto failed = store.write_now(wb);
+  EXPECT_EQ(failed.code(), error_code::kafka_storage_error);
+  EXPECT_NE(failed.message().find("Corruption"), std::string::npos) << failed.message();
+  disk.corrupt = false;
+  // A full disk would be reopened here; a damaged database is not.
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(store.write_now(wb).to_string(), failed.to_string()) << i;
+  EXPECT_TRUE(store.write_failed());
+  EXPECT_EQ(store.get("k0"), std::optional<std::string>{"v0"}); // still readable
+}
+
 TEST(MetaProperties, FormatParsesBack) {
   meta_properties p;
   p.node_id = 12;
