@@ -98,6 +98,18 @@ protected:
       EXPECT_EQ(store.value()->get(key_of(i)), std::optional<std::string>{value_of(i)}) << i;
   }
 
+  std::string refused_without(const std::string& file);
+
+  // A store on `env` that retries its reopen at once.
+  std::unique_ptr<node_store> open_on(leveldb::Env& env) {
+    node_store_options opts;
+    opts.env = &env;
+    opts.reopen_backoff_ms = 0;
+    auto opened = node_store::open(dir_, opts);
+    EXPECT_TRUE(opened.ok()) << opened.error().to_string();
+    return opened.ok() ? std::move(opened).value() : nullptr;
+  }
+
   std::string dir_;
 };
 
@@ -114,39 +126,38 @@ TEST_F(StorageFaults, NewDirectoryGetsItsIdentityFile) {
   EXPECT_TRUE(again.ok()) << again.error().to_string();
 }
 
-TEST_F(StorageFaults, MissingCurrentIsRefusedAndNothingIsLostOrOverwritten) {
+// Removes `file` from a directory whose data is in table files, opens it,
+// checks the open is refused with KAFKA_STORAGE_ERROR and changed nothing,
+// restores the file and checks everything reads back. Returns the message.
+std::string StorageFaults::refused_without(const std::string& file) {
   write_data_into_table_files();
-  auto current = read_file(fs::path(dir_) / "CURRENT");
-  fs::remove(fs::path(dir_) / "CURRENT");
+  auto saved = read_file(fs::path(dir_) / file);
+  fs::remove(fs::path(dir_) / file);
   auto before = snapshot(dir_);
   auto opened = node_store::open(dir_);
-  ASSERT_FALSE(opened.ok()) << "a database was created over existing table files";
+  EXPECT_FALSE(opened.ok()) << "opened without " << file;
+  if (opened.ok())
+    return {};
   EXPECT_EQ(opened.error().code(), error_code::kafka_storage_error);
-  auto msg = opened.error().message();
+  EXPECT_EQ(snapshot(dir_), before) << "the refused open changed the directory";
+  write_file(fs::path(dir_) / file, saved);
+  expect_all_data_reads_back();
+  return opened.error().message();
+}
+
+TEST_F(StorageFaults, MissingCurrentIsRefusedAndNothingIsLostOrOverwritten) {
+  auto msg = refused_without("CURRENT");
   EXPECT_NE(msg.find("data directory " + dir_), std::string::npos) << msg;
   EXPECT_NE(msg.find("CURRENT file is missing"), std::string::npos) << msg;
   EXPECT_NE(msg.find(".ldb"), std::string::npos) << msg;
-  EXPECT_EQ(snapshot(dir_), before) << "the refused open changed the directory";
-  write_file(fs::path(dir_) / "CURRENT", current);
-  expect_all_data_reads_back();
 }
 
 TEST_F(StorageFaults, MissingIdentityFileIsRefusedAndNothingIsLostOrOverwritten) {
-  write_data_into_table_files();
-  auto identity = read_file(fs::path(dir_) / "meta.properties");
-  fs::remove(fs::path(dir_) / "meta.properties");
-  auto before = snapshot(dir_);
-  auto opened = node_store::open(dir_);
-  ASSERT_FALSE(opened.ok()) << "a directory without its identity file was opened";
-  EXPECT_EQ(opened.error().code(), error_code::kafka_storage_error);
-  auto msg = opened.error().message();
+  auto msg = refused_without("meta.properties");
   EXPECT_NE(msg.find("data directory " + dir_ + " holds database files ("), std::string::npos)
     << msg;
   EXPECT_NE(msg.find(") but no meta.properties"), std::string::npos) << msg;
   EXPECT_NE(msg.find("CURRENT"), std::string::npos) << msg;
-  EXPECT_EQ(snapshot(dir_), before) << "the refused open changed the directory";
-  write_file(fs::path(dir_) / "meta.properties", identity);
-  expect_all_data_reads_back();
 }
 
 TEST_F(StorageFaults, StrayTableFileWithoutIdentityIsRefusedOtherFilesAreLeftAlone) {
@@ -250,12 +261,9 @@ TEST_F(StorageFaults, FlippedBitsInATableFileAreReportedNeverReadAsData) {
 // reads back.
 TEST_F(StorageFaults, FullDiskFailsWritesUntilItHasSpaceThenTheStoreReopensUnderReaders) {
   testing::disk_full_env disk;
-  node_store_options opts;
-  opts.env = &disk;
-  opts.reopen_backoff_ms = 0;
-  auto opened = node_store::open(dir_, opts);
-  ASSERT_TRUE(opened.ok()) << opened.error().to_string();
-  auto& store = *opened.value();
+  auto opened = open_on(disk);
+  ASSERT_TRUE(opened);
+  auto& store = *opened;
   auto write = [&](const std::string& k, const std::string& v) {
     std::promise<status> done;
     auto written = done.get_future();
@@ -298,12 +306,9 @@ TEST_F(StorageFaults, FullDiskFailsWritesUntilItHasSpaceThenTheStoreReopensUnder
 
 TEST_F(StorageFaults, ACorruptionIsNotRetriedLikeAFullDiskAndWritesStayRefused) {
   testing::disk_full_env disk;
-  node_store_options opts;
-  opts.env = &disk;
-  opts.reopen_backoff_ms = 0;
-  auto opened = node_store::open(dir_, opts);
-  ASSERT_TRUE(opened.ok()) << opened.error().to_string();
-  auto& store = *opened.value();
+  auto opened = open_on(disk);
+  ASSERT_TRUE(opened);
+  auto& store = *opened;
   leveldb::WriteBatch wb;
   wb.Put("k0", "v0");
   ASSERT_TRUE(store.write_now(wb).ok());
