@@ -1,15 +1,20 @@
-// How long a coordinator shard takes to load its cards, against a bare scan
-// of the same LevelDB key range.
+// How long a coordinator shard takes to load its cards from its partition
+// of `__transaction_state`, against a bare scan of the same partition.
 //
-// For each size, one shard's key range of a fresh LevelDB database is
-// filled with that many cards of transactional ids that hash to the shard
-// (written with the codec, in batches, unsynced), 1-3 partitions each.
+// For each size, one shard's partition in a fresh LevelDB database is
+// filled with that many cards of transactional ids that hash to the shard,
+// 1-3 partitions each, one record per id as compaction leaves the
+// partition: each a RecordBatch v2 as the coordinator appends it (key
+// TransactionLogKey, value TransactionLogValue) under its log key, as the
+// partition stores it (unsynced, in write batches).
 // Then, interleaved A B A B ... in one run:
-//   A  a bare scan: one LevelDB iterator over the key range, keys and
-//      values touched, nothing decoded;
-//   B  the shard's load path: txn_state_loader::next_chunk into a fresh
-//      txn_coordinator_core, caftx.coordinator.load.chunk.cards (1000) at a
-//      time, as the coordinator actor calls it (decode, check, install).
+//   A  a bare scan: one LevelDB iterator over the partition's log, keys
+//      and values touched, nothing decoded;
+//   B  the shard's load path: the partition's read (a floor seek, each
+//      batch's CRC checked, batches concatenated into 1 MiB fetches) fed to
+//      txn_state_loader::next_chunk into a fresh txn_coordinator_core,
+//      caftx.coordinator.load.chunk.cards (1000) at a time, as the
+//      coordinator actor does (decode, check, install).
 // Printed per size: median and min-max of each, and B/A of the medians
 // (target: B <= 2 x A). The machine may be shared and noisy; only the
 // ratio, measured side by side, is meant to be compared.
@@ -37,7 +42,9 @@
 #include "actors/coordinator/txn_coordinator_core.hpp"
 #include "bench/stats.hpp"
 #include "actors/coordinator/txn_state_loader.hpp"
+#include "runtime/coordinator_records.hpp"
 #include "runtime/partitioner.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 #include "storage/node_store.hpp"
 
@@ -100,7 +107,9 @@ txn_card make_card(const std::string& tid, std::mt19937& rng, int64_t k) {
   return c;
 }
 
-// Writes `n` cards into the shard's key range; returns their value bytes.
+const topic_partition partition{transaction_state_topic, shard};
+
+// Appends `n` cards to the shard's partition; returns their batch bytes.
 size_t fill(node_store& store, size_t n) {
   id_source ids;
   std::mt19937 rng{7};
@@ -108,9 +117,13 @@ size_t fill(node_store& store, size_t n) {
   leveldb::WriteBatch wb;
   for (size_t i = 0; i < n; ++i) {
     auto card = make_card(ids.next(), rng, static_cast<int64_t>(i));
-    auto value = codec::encode(card);
-    bytes += value.size();
-    wb.Put(keys::card(shard, card.transactional_id), value);
+    record_batch b;
+    b.records.push_back({coordinator_records::encode_txn_key(card.transactional_id),
+                         coordinator_records::encode_txn_value(card), {}, card.last_update_ms});
+    auto batch = v2::encode(b);
+    v2::stamp(batch, static_cast<int64_t>(i), 0);
+    bytes += batch.size();
+    wb.Put(keys::log_entry(partition, static_cast<int64_t>(i)), batch);
     if ((i + 1) % 10000 == 0 || i + 1 == n) {
       if (auto st = store.write_now(wb); !st.ok())
         die(st.to_string());
@@ -124,12 +137,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A: one iterator over the key range, no decode.
+// A: one iterator over the partition's log, no decode.
 double bare_scan(const node_store& store, size_t expected) {
   size_t entries = 0;
   size_t touched = 0;
   auto t0 = std::chrono::steady_clock::now();
-  store.scan_after(keys::card_prefix(shard), "", SIZE_MAX,
+  store.scan_after(keys::log_prefix(partition), "", SIZE_MAX,
                    [&](std::string_view k, std::string_view v) {
                      ++entries;
                      touched += k.size() + v.size() + static_cast<unsigned char>(v.back());
@@ -138,6 +151,23 @@ double bare_scan(const node_store& store, size_t expected) {
   if (entries != expected || touched == 0)
     die("bare scan saw " + std::to_string(entries) + " entries");
   return ms;
+}
+
+// The partition's read of `max_bytes` from `offset`, as a fetch from the
+// store returns it: whole batches, CRCs checked, concatenated.
+std::string read_fetch(const node_store& store, int64_t offset, size_t max_bytes) {
+  std::string out;
+  store.scan_from_floor(keys::log_prefix(partition), keys::log_entry(partition, offset),
+                        [&](std::string_view, std::string_view v) {
+                          auto h = v2::read_header(v);
+                          if (!h.ok() || !v2::crc_matches(v, *h))
+                            die("stored batch does not read back");
+                          if (h->last_offset() < offset)
+                            return true;
+                          out.append(v);
+                          return out.size() < max_bytes;
+                        });
+  return out;
 }
 
 // B: the shard's load path, into a fresh core (destroyed after the clock).
@@ -149,13 +179,16 @@ double load_path(const node_store& store, size_t expected) {
   if (!meta.ok())
     die(meta.error().to_string());
   core->set_next_pid_counter(meta->next_pid_counter);
-  txn_state_loader loader{store, shard};
-  for (;;) {
-    auto done = loader.next_chunk(*core, chunk_cards);
-    if (!done.ok())
-      die(done.error().to_string());
-    if (done.value())
-      break;
+  txn_state_loader loader{static_cast<int64_t>(expected)};
+  while (!loader.done()) {
+    loader.feed(read_fetch(store, loader.next_offset(), 1 << 20));
+    for (;;) {
+      auto used_up = loader.next_chunk(*core, chunk_cards);
+      if (!used_up.ok())
+        die(used_up.error().to_string());
+      if (used_up.value())
+        break;
+    }
   }
   auto ms = ms_since(t0);
   if (core->size() != expected || loader.loaded() != expected)

@@ -19,6 +19,7 @@ enum class error_code : uint8_t {
   coordinator_load_in_progress = 14,
   coordinator_not_available = 15,
   not_coordinator = 16,
+  invalid_topic_exception = 17, // a client's produce to an internal topic
   not_enough_replicas = 19,
   invalid_request = 42,
   out_of_order_sequence_number = 45,
@@ -32,6 +33,7 @@ enum class error_code : uint8_t {
   operation_not_attempted = 55,
   kafka_storage_error = 56,
   unknown_producer_id = 59,
+  fenced_leader_epoch = 74, // a coordinator's append with a leader epoch no longer current
   unsupported_compression_type = 76,
   invalid_record = 87,
   unstable_offset_commit = 88,

@@ -67,5 +67,9 @@ inline std::string to_string(const topic_partition& tp) {
 inline const std::string consumer_offsets_topic = "__consumer_offsets";
 /// Name of Kafka's internal topic holding transaction state cards.
 inline const std::string transaction_state_topic = "__transaction_state";
+/// True for the topics only coordinators write (Kafka's Topic.isInternal).
+inline bool is_internal_topic(const std::string& topic) {
+  return topic == consumer_offsets_topic || topic == transaction_state_topic;
+}
 
 } // namespace caftx

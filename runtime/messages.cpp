@@ -34,6 +34,8 @@ namespace caftx {
   X(delete_records_response)                                                                       \
   X(retention_tick)                                                                                \
   X(write_snapshot_request)                                                                        \
+  X(become_leader_request)                                                                         \
+  X(become_leader_response)                                                                        \
   X(write_txn_marker_request)                                                                      \
   X(txn_offset_commit_request)                                                                     \
   X(offset_commit_request)                                                                         \

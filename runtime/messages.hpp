@@ -157,6 +157,16 @@ struct produce_request {
   /// ProduceRequest partition `records`: checked (CRC, framing) and stored
   /// as it is, with the base offset and leader epoch stamped.
   std::string records;
+  /// A coordinator appending to its own `__transaction_state` /
+  /// `__consumer_offsets` partition (Kafka's AppendOrigin.COORDINATOR):
+  /// only such appends may write an internal topic; a client's gets
+  /// INVALID_TOPIC_EXCEPTION.
+  bool from_coordinator = false;
+  /// The leader epoch the writer was elected with (become_leader_response);
+  /// -1 for clients. Another current leader epoch gives
+  /// FENCED_LEADER_EPOCH and nothing is appended, so a coordinator never
+  /// completes a write of an epoch that is no longer its own (KAFKA-20634).
+  int32_t leader_epoch = -1;
 };
 
 struct produce_response {
@@ -215,6 +225,23 @@ struct delete_records_response {
   error_code error = error_code::none;
   std::string message;
   int64_t low_watermark = -1; // the log start offset after the request
+};
+
+/// To the partition of a coordinator (`__transaction_state-N`,
+/// `__consumer_offsets-N`) when its coordinator starts: the partition
+/// becomes leader again at the next leader epoch (one node stands in for
+/// the controller's election, Kafka's Partition.makeLeader), recorded in
+/// its leader-epoch checkpoint before the answer. The coordinator's epoch
+/// is that leader epoch; it then reads the partition from its log start to
+/// `log_end_offset`.
+struct become_leader_request {};
+
+struct become_leader_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t leader_epoch = -1;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
 };
 
 /// To a partition leader: apply the retention now (every
@@ -435,7 +462,7 @@ typename Inspector::result_type inspect(Inspector& f, strong_id<Tag, Rep>& x) {
 
 CAFTX_INSPECT(topic_partition, x.topic, x.partition)
 CAFTX_INSPECT(record_header, x.key, x.value)
-CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms)
+CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms, x.null_value)
 CAFTX_INSPECT(aborted_transaction, x.pid, x.first_offset)
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs)
 CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
@@ -455,7 +482,10 @@ CAFTX_INSPECT(txn_response, x.error, x.message)
 CAFTX_INSPECT(describe_transaction_request, x.transactional_id)
 CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x.partitions,
               x.coordinator_epoch, x.transaction_timeout_ms, x.transaction_start_ms)
-CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records)
+CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records, x.from_coordinator,
+              x.leader_epoch)
+CAFTX_INSPECT(become_leader_response, x.error, x.message, x.leader_epoch, x.log_start_offset,
+              x.log_end_offset)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
@@ -509,6 +539,7 @@ CAFTX_INSPECT_EMPTY(coordinator_load_chunk)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
 CAFTX_INSPECT_EMPTY(retention_tick)
 CAFTX_INSPECT_EMPTY(write_snapshot_request)
+CAFTX_INSPECT_EMPTY(become_leader_request)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)
 CAFTX_INSPECT_EMPTY(supervisor_settled)

@@ -19,12 +19,16 @@ struct record_header {
   std::string value;
 };
 
-/// One record: key and value are opaque bytes.
+/// One record: key and value are opaque bytes. An empty key is written as
+/// a null key (length -1). `null_value` marks a tombstone: the value is
+/// null (length -1, `value` empty), which a compacted topic reads as the
+/// deletion of the key (Kafka's null-value record).
 struct record {
   std::string key;
   std::string value;
   std::vector<record_header> headers;
   int64_t timestamp_ms = -1;
+  bool null_value = false;
 };
 
 /// Kafka's batch attribute bits (magic v2).

@@ -116,13 +116,16 @@ struct reader {
       failed = true;
     return static_cast<int32_t>(v);
   }
-  // A length-prefixed byte string; -1 (null) reads as empty.
-  std::string_view bytes() {
+  // A length-prefixed byte string; -1 (null) reads as empty and sets
+  // `*null` when given.
+  std::string_view bytes(bool* null = nullptr) {
     auto n = varint();
     if (failed || n < -1) {
       failed = true;
       return {};
     }
+    if (null)
+      *null = n == -1;
     if (n == -1)
       return {};
     if (!need(static_cast<size_t>(n)))
@@ -153,7 +156,8 @@ status walk_records(std::string_view batch, const batch_header& h,
     auto ts_delta = rec.varlong();
     auto offset_delta = rec.varint();
     auto key = rec.bytes();
-    auto value = rec.bytes();
+    bool null_value = false;
+    auto value = rec.bytes(&null_value);
     auto header_count = rec.varint();
     if (!rec.failed && header_count < 0)
       rec.failed = true;
@@ -172,6 +176,7 @@ status walk_records(std::string_view batch, const batch_header& h,
     if (fn) {
       out.key.assign(key);
       out.value.assign(value);
+      out.null_value = null_value;
       out.timestamp_ms = h.base_timestamp + ts_delta;
       (*fn)(std::move(out));
     }
@@ -232,8 +237,12 @@ std::string encode(const record_batch& b, int32_t partition_leader_epoch) {
       put_varlong(body, static_cast<int64_t>(r.key.size()));
       body.append(r.key);
     }
-    put_varlong(body, static_cast<int64_t>(r.value.size()));
-    body.append(r.value);
+    if (r.null_value) {
+      put_varlong(body, -1);
+    } else {
+      put_varlong(body, static_cast<int64_t>(r.value.size()));
+      body.append(r.value);
+    }
     put_varlong(body, static_cast<int64_t>(r.headers.size()));
     for (auto& h : r.headers) {
       put_varlong(body, static_cast<int64_t>(h.key.size()));

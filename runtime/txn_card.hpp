@@ -56,6 +56,11 @@ struct txn_card {
   /// no transaction has ended since the last InitProducerId.
   producer_id ended_by_pid = no_producer_id;
   producer_epoch ended_by_epoch = no_producer_epoch;
+  /// The epoch before the last InitProducerId bump (Kafka's
+  /// lastProducerEpoch, KIP-360): a retry of that bump whose reply was lost
+  /// is recognised by it. Kafka keeps it in memory only, so such a retry
+  /// across a coordinator restart is fenced there; caftx persists it.
+  producer_epoch last_epoch = no_producer_epoch;
   friend bool operator==(const txn_card& a, const txn_card& b);
 };
 

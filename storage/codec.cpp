@@ -292,6 +292,10 @@ std::string log_start(const topic_partition& tp) {
   return tp_prefix("logstart", tp);
 }
 
+std::string leader_epochs(const topic_partition& tp) {
+  return tp_prefix("epoch", tp);
+}
+
 std::string aborted_txn_prefix(const topic_partition& tp) {
   return tp_prefix("aborted", tp);
 }

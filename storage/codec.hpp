@@ -76,6 +76,9 @@ std::string aborted_txn_prefix(const topic_partition& tp);
 /// `logstart/<topic>\0<partition:010>/`: the log start offset and its
 /// position, once retention or DeleteRecords moved it (absent: 0).
 std::string log_start(const topic_partition& tp);
+/// `epoch/<topic>\0<partition:010>/`: the partition's leader-epoch
+/// checkpoint (absent: never elected).
+std::string leader_epochs(const topic_partition& tp);
 /// The offset in the last 20 characters of a log, snapshot or aborted key.
 int64_t offset_of(std::string_view key);
 /// `meta/storage_format`: the storage format of the data directory, a
@@ -83,7 +86,7 @@ int64_t offset_of(std::string_view key);
 /// caftx, which is refused.
 inline const std::string storage_format = "meta/storage_format";
 /// The storage format this build reads and writes.
-inline constexpr int storage_format_version = 2;
+inline constexpr int storage_format_version = 3;
 /// `topic/<topic>`: topic metadata.
 std::string topic(const std::string& name);
 inline const std::string topic_prefix = "topic/";

@@ -115,15 +115,8 @@ void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
                             finish(s);
                             return;
                           }
-                          auto& ctx = *self->state.ctx;
-                          std::vector<caf::actor> leaders;
-                          for (int32_t p = 0; p < partitions; ++p) {
-                            auto a = spawn_supervised_partition(self->system(), self->state.ctx,
-                                                                {name, p}, tc);
-                            ctx.directory->add(a);
-                            leaders.push_back(a);
-                          }
-                          ctx.directory->set_topic(name, std::move(leaders));
+                          spawn_topic_leaders(self->system(), self->state.ctx, name,
+                                              partitions, tc);
                           finish({});
                         });
 }

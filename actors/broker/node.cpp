@@ -81,6 +81,22 @@ caf::actor actor_directory::leader_for(const topic_partition& tp) const {
   return i->second[tp.partition];
 }
 
+std::optional<caf::actor> actor_directory::marker_destination(const topic_partition& tp) const {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (tp.topic == consumer_offsets_topic) {
+      if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(group_.size()))
+        return std::nullopt;
+      return group_[tp.partition];
+    }
+    auto i = topics_.find(tp.topic);
+    if (i == topics_.end() || tp.partition < 0
+        || tp.partition >= static_cast<int32_t>(i->second.size()))
+      return std::nullopt;
+  }
+  return leader_for(tp);
+}
+
 void actor_directory::set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group) {
   for (size_t s = 0; s < txn.size(); ++s)
     txn[s] = publish("txn_coordinator:" + std::to_string(s), txn[s]);
@@ -127,9 +143,16 @@ status check_storage_format(node_store& store) {
     if (format) {
       if (*format == current)
         return {};
+      // Format 2 kept transaction state cards and committed offsets as
+      // node-local keys instead of records of the internal topics.
+      auto why = *format == "2" ? std::string(" (transaction state and offsets as node-local keys, "
+                                              "not as records of __transaction_state and "
+                                              "__consumer_offsets)")
+                                : std::string();
       return {error_code::kafka_storage_error,
-              "data directory " + store.dir() + " has storage format " + *format
-                + "; this caftx reads and writes format " + current};
+              "data directory " + store.dir() + " has storage format " + *format + why
+                + "; this caftx reads and writes format " + current
+                + " and does not migrate: use a new data directory"};
     }
     bool empty = true;
     store.scan("", [&](const std::string&, const std::string&) {
@@ -206,16 +229,18 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   if (!bad.ok())
     return bad;
   std::shared_ptr<const node_context> cctx = ctx;
-  for (auto& [t, tc] : topics) {
-    auto& name = t.name;
-    std::vector<caf::actor> leaders;
-    for (int32_t p = 0; p < t.partitions; ++p) {
-      auto a = spawn_supervised_partition(sys, cctx, {name, p}, tc);
-      ctx->directory->add(a);
-      leaders.push_back(a);
-    }
-    ctx->directory->set_topic(name, std::move(leaders));
-  }
+  for (auto& [t, tc] : topics)
+    spawn_topic_leaders(sys, cctx, t.name, t.partitions, tc);
+  // The coordinators' own partitions (Kafka's internal topics), before the
+  // coordinators, which write through them: never trimmed by time or size
+  // (Kafka creates them with cleanup.policy=compact).
+  topic_config internal;
+  internal.retention_ms = -1;
+  internal.retention_bytes = -1;
+  spawn_topic_leaders(sys, cctx, transaction_state_topic,
+                      config.transaction_state_log_num_partitions, internal);
+  spawn_topic_leaders(sys, cctx, consumer_offsets_topic, config.offsets_topic_num_partitions,
+                      internal);
   std::vector<caf::actor> group;
   for (int32_t p = 0; p < config.offsets_topic_num_partitions; ++p) {
     group.push_back(spawn_supervised_group_coordinator(sys, cctx, p));

@@ -39,6 +39,11 @@ public:
   /// The actor that takes markers and fetches for `tp`: a partition leader,
   /// or the group coordinator of a `__consumer_offsets` partition.
   caf::actor leader_for(const topic_partition& tp) const;
+  /// Where WriteTxnMarkers for `tp` go: leader_for(tp); a null actor when
+  /// the topic exists but the partition has no leader now (markers wait
+  /// and retry); nullopt when the topic is unknown (deleted: its markers
+  /// are dropped, as Kafka does).
+  std::optional<caf::actor> marker_destination(const topic_partition& tp) const;
 
   void set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group);
   caf::actor txn_coordinator(int32_t shard) const;

@@ -59,6 +59,8 @@ std::optional<caf::message> error_reply_for(const caf::message& request, const s
   }
   if (request.match_elements<list_offsets_request>())
     return caf::make_message(list_offsets_response{code, -1});
+  if (request.match_elements<become_leader_request>())
+    return caf::make_message(become_leader_response{code, msg});
   if (request.match_elements<describe_producers_request>())
     return caf::make_message(describe_producers_response{code, msg, {}});
   if (request.match_elements<init_producer_id_request>())

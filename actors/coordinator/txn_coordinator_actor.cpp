@@ -13,12 +13,16 @@
 #include <stdexcept>
 
 #include "actors/broker/node_context.hpp"
+#include "actors/common/coordinator_log.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/pending_replies.hpp"
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/coordinator/txn_coordinator_core.hpp"
 #include "actors/coordinator/txn_state_loader.hpp"
+#include "runtime/coordinator_records.hpp"
 #include "runtime/fault_point.hpp"
+#include "runtime/record_batch_v2.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
 
@@ -28,13 +32,26 @@ namespace {
 
 struct coordinator_state {
   std::unique_ptr<txn_coordinator_core> core;
-  // While loading: where the next chunk of cards comes from.
+  // While loading: replays the fetched records of the shard's partition.
   std::unique_ptr<txn_state_loader> loader;
+  // The shard's own partition of `__transaction_state`: cards are appended
+  // there; its leader epoch is the coordinator epoch.
+  coordinator_log log;
+  // The producer id counter (node-local until producer-id blocks come from
+  // the controller) and the value last submitted for writing.
   durable_queue dq;
+  int64_t counter_written = -1;
+  // Replies owed after a card write: answered request_receiver_down if the
+  // shard dies first.
+  pending_replies replies;
   std::shared_ptr<const node_context> ctx;
   int32_t shard = 0;
   coordinator_epoch cepoch{0};
   bool loading = true;
+  // Why the last election of the partition failed (a storage error of the
+  // partition, say): answered instead of COORDINATOR_LOAD_IN_PROGRESS until
+  // an election succeeds.
+  std::optional<status> load_error;
   // Transactions whose markers are not all acknowledged: the card they are
   // for and the partitions still missing.
   struct marker_round {
@@ -76,9 +93,31 @@ constexpr std::chrono::milliseconds parked_request_ms{100};
 using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
 
 void start_markers(coordinator_ptr self, const txn_card& card);
+
+// COORDINATOR_LOAD_IN_PROGRESS while loading (or why the partition cannot
+// be loaded), NONE once serving.
+status load_status(coordinator_ptr self) {
+  auto& st = self->state;
+  if (st.load_error)
+    return *st.load_error;
+  if (st.loading)
+    return {error_code::coordinator_load_in_progress, "coordinator is loading"};
+  return {};
+}
+
+// The first checks of a request for `tid` (txn_coordinator_core::admit),
+// with the load's error in place of COORDINATOR_LOAD_IN_PROGRESS.
+status admit(coordinator_ptr self, const std::string& tid) {
+  auto& st = self->state;
+  auto s = st.core->admit(tid, st.loading);
+  if (s.code() == error_code::coordinator_load_in_progress && st.load_error)
+    return *st.load_error;
+  return s;
+}
 void stop_on_failed_write(coordinator_ptr self, const status& s);
 void wake_parked(coordinator_ptr self, const std::string& tid);
 void load_chunk(coordinator_ptr self);
+void start_load(coordinator_ptr self);
 void expire_transactional_ids(coordinator_ptr self);
 
 // The fault point after a card of state `s` is durable (compiled out with
@@ -96,52 +135,81 @@ void expire_transactional_ids(coordinator_ptr self);
   }
 }
 
-// Persists the card of `d` (with the producer id counter); `then` runs
-// after complete() applied it, or after the failure was undone.
-void persist(coordinator_ptr self, txn_decision d, std::function<void(const status&)> then,
-             std::optional<caf::response_promise> waiting = std::nullopt) {
-  auto& st = self->state;
-  leveldb::WriteBatch wb;
-  wb.Put(keys::card(st.shard, d.card->transactional_id), codec::encode(*d.card));
-  wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.core->next_pid_counter()));
-  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-               [self, d = std::move(d), then = std::move(then)](const status& s) {
-                 auto& st = self->state;
-                 auto tid = d.card->transactional_id;
-                 if (!s.ok()) {
-                   // LevelDB may or may not show the failed write after
-                   // its reopen: answer KAFKA_STORAGE_ERROR and stop; the
-                   // supervisor restarts the shard from what is on disk
-                   // once the store writes again.
-                   st.core->abort_pending(tid);
-                   then(s);
-                   stop_on_failed_write(self, s);
-                   return;
-                 }
-                 if (!st.core->complete(d)) {
-                   st.core->abort_pending(tid);
-                   then(status{error_code::not_coordinator, "transition no longer pending"});
-                   wake_parked(self, tid);
-                   return;
-                 }
-                 CAFTX_FAULT_POINT(self, durable_point(d.card->state));
-                 // The reply first: EndTxn's caller waits for the decision
-                 // only, not for the markers (as Kafka), so its latency does
-                 // not grow with the number of partitions.
-                 then({});
-                 if (d.send_markers)
-                   start_markers(self, *d.card);
-                 wake_parked(self, tid);
-               },
-               std::move(waiting));
+// The record batch of `records` as the coordinator appends it: not
+// idempotent (producer id -1, as Kafka's TransactionStateManager writes),
+// uncompressed, the records stamped with the node's clock.
+std::string coordinator_batch(std::vector<record> records) {
+  record_batch b;
+  b.records = std::move(records);
+  return v2::encode(b);
 }
 
-// A write failed: the shard stops (storage_fault::write_failed); what it
-// still parked or had queued is answered at its exit.
+// Writes the producer id counter if a decision moved it. Submitted before
+// the card's append, so it is durable no later than the card that uses an
+// id of it (both go through the node's one writer, in order); a counter
+// written for a card that then fails only skips ids.
+void write_counter(coordinator_ptr self) {
+  auto& st = self->state;
+  auto counter = st.core->next_pid_counter();
+  if (counter == st.counter_written)
+    return;
+  st.counter_written = counter;
+  leveldb::WriteBatch wb;
+  wb.Put(keys::next_pid(st.shard), codec::encode_int64(counter));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self](const status& s) {
+    if (!s.ok())
+      stop_on_failed_write(self, s);
+  });
+}
+
+// Appends the card of `d` to the shard's partition; `then` runs after
+// complete() applied it, or after the failure was undone (then the shard
+// stops: whether the record is in the log is unknown, and the restart
+// reads it back from there).
+void persist(coordinator_ptr self, txn_decision d, std::function<void(const status&)> then) {
+  auto& st = self->state;
+  write_counter(self);
+  auto& card = *d.card;
+  auto batch = coordinator_batch({record{coordinator_records::encode_txn_key(card.transactional_id),
+                                         coordinator_records::encode_txn_value(card), {},
+                                         st.ctx->clock_ms(), false}});
+  append(self, st.log, std::move(batch),
+         [self, d = std::move(d), then = std::move(then)](const status& s, int64_t) {
+           auto& st = self->state;
+           auto tid = d.card->transactional_id;
+           if (!s.ok()) {
+             st.core->abort_pending(tid);
+             then(s);
+             stop_on_failed_write(self, s);
+             return;
+           }
+           if (!st.core->complete(d)) {
+             st.core->abort_pending(tid);
+             then(status{error_code::not_coordinator, "transition no longer pending"});
+             wake_parked(self, tid);
+             return;
+           }
+           CAFTX_FAULT_POINT(self, durable_point(d.card->state));
+           // The reply first: EndTxn's caller waits for the decision
+           // only, not for the markers (as Kafka), so its latency does
+           // not grow with the number of partitions.
+           then({});
+           if (d.send_markers)
+             start_markers(self, *d.card);
+           wake_parked(self, tid);
+         });
+}
+
+// A write failed: the shard stops (a storage error as
+// storage_fault::write_failed, so its supervisor waits for the store; any
+// other error, a fenced leader epoch say, as a plain failure); what it
+// still parked or owed is answered at its exit.
 void stop_on_failed_write(coordinator_ptr self, const status& s) {
-  self->quit(storage_exit(storage_fault::write_failed,
-                          "txn-coordinator-" + std::to_string(self->state.shard) + ": "
-                            + s.message()));
+  auto what = "txn-coordinator-" + std::to_string(self->state.shard) + ": " + s.message();
+  if (s.code() == error_code::kafka_storage_error)
+    self->quit(storage_exit(storage_fault::write_failed, what));
+  else
+    self->quit(caf::make_error(caf::sec::runtime_error, what));
 }
 
 void finish_markers(coordinator_ptr self, const std::string& tid) {
@@ -164,7 +232,7 @@ void schedule_retry(coordinator_ptr self, const std::string& tid, const topic_pa
 
 void send_marker(coordinator_ptr self, const txn_card& card, const topic_partition& tp) {
   auto& st = self->state;
-  auto dest = st.ctx->directory->leader_for(tp);
+  auto dest = st.ctx->directory->marker_destination(tp);
   auto tid = card.transactional_id;
   auto epoch = card.epoch;
   auto state = card.state;
@@ -173,18 +241,25 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
     return i != self->state.markers.end() && i->second.card.epoch == epoch
            && i->second.card.state == state;
   };
-  if (!dest) {
-    // No leader at all (unknown topic): the partition is dropped from the
-    // transaction, as Kafka does for deleted topics.
+ if (!dest) {
+    // The topic is gone (deleted): the partition is dropped from the
+    // transaction, as Kafka's TransactionMarkerChannelManager does.
     auto& missing = st.markers[tid].missing;
     missing.erase(tp);
     if (missing.empty())
       finish_markers(self, tid);
     return;
   }
+  if (!*dest) {
+    // No leader known for now: retried until there is one again (Kafka
+    // keeps such markers queued); dropping it would commit the other
+    // partitions without this one.
+    schedule_retry(self, tid, tp);
+    return;
+  }
   write_txn_marker_request req{card.pid, card.epoch, st.cepoch.value,
                                card.state == txn_state::prepare_commit, tp};
-  self->request(dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms), std::move(req))
+  self->request(*dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms), std::move(req))
     .then(
       [self, tid, tp, still_wanted](const txn_response& r) {
         if (!still_wanted())
@@ -248,9 +323,10 @@ void deliver_txn(coordinator_ptr self, txn_decision d, caf::response_promise rp)
     rp.deliver(txn_response{d.error, d.message});
     return;
   }
-  persist(
-    self, std::move(d),
-    [rp](const status& s) mutable { rp.deliver(txn_response{s.code(), s.message()}); }, rp);
+  auto t = self->state.replies.add(std::move(rp));
+  persist(self, std::move(d), [self, t](const status& s) {
+    self->state.replies.deliver(t, txn_response{s.code(), s.message()});
+  });
 }
 
 bool busy(const txn_decision& d) {
@@ -309,17 +385,23 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<txn_coordinator_core>(txn_coordinator_settings{
     shard, ctx->config.transaction_state_log_num_partitions, ctx->config.transaction_max_timeout_ms});
-  // Load: coordinator epoch + 1 and the pid counter now; the cards a
+  // Load: the pid counter now; then the shard's partition becomes leader
+  // at its next leader epoch (the coordinator epoch) and is replayed a
   // chunk per message (coordinator_load_chunk), so that requests arriving
-  // meanwhile are answered COORDINATOR_LOAD_IN_PROGRESS; then the bumped
-  // epoch is made durable before the shard serves.
+  // meanwhile are answered COORDINATOR_LOAD_IN_PROGRESS.
   auto meta = read_txn_shard_meta(*ctx->store, shard);
   if (!meta.ok())
     throw storage_read_error(meta.error().message());
-  st.cepoch = coordinator_epoch{static_cast<int32_t>(meta->coordinator_epoch + 1)};
   st.core->set_next_pid_counter(meta->next_pid_counter);
-  st.loader = std::make_unique<txn_state_loader>(*ctx->store, shard);
-  self->send(self, coordinator_load_chunk{});
+  st.counter_written = meta->next_pid_counter;
+  auto partitions = ctx->directory->topic(transaction_state_topic);
+  if (!partitions || shard >= static_cast<int32_t>(partitions->size()))
+    throw std::logic_error("no partition " + std::to_string(shard) + " of "
+                           + transaction_state_topic);
+  st.log.partition = partitions->at(static_cast<size_t>(shard));
+  st.log.tp = {transaction_state_topic, shard};
+  st.log.timeout = std::chrono::milliseconds(ctx->config.request_timeout_ms);
+  start_load(self);
   auto interval = std::chrono::milliseconds(
     ctx->config.transaction_abort_timed_out_transaction_cleanup_interval_ms);
   self->delayed_send(self, interval, coordinator_tick{});
@@ -328,7 +410,12 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   self->delayed_send(self, expiration_interval, txn_expiration_tick{});
   return {
     [=](storage_done& done) { self->state.dq.complete(done); },
-    [=](const coordinator_load_chunk&) { load_chunk(self); },
+    [=](const coordinator_load_chunk&) {
+      if (self->state.loader)
+        load_chunk(self);
+      else if (self->state.loading)
+        start_load(self); // the election failed before
+    },
     [=](const txn_expiration_tick&) {
       if (!self->state.loading)
         expire_transactional_ids(self);
@@ -373,13 +460,13 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     [=](const init_producer_id_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       if (!req.has_transactional_id) {
-        if (st.loading)
-          return caf::make_message(init_producer_id_response{
-            error_code::coordinator_load_in_progress, "coordinator is loading"});
+        if (auto s = load_status(self); !s.ok())
+          return caf::make_message(init_producer_id_response{s.code(), s.message()});
         auto rp = self->make_response_promise();
         auto pid = st.core->allocate_idempotent_pid();
         leveldb::WriteBatch wb;
-        wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.core->next_pid_counter()));
+        st.counter_written = st.core->next_pid_counter();
+        wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.counter_written));
         st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                      [rp, pid](const status& s) mutable {
                        // The counter only moves forward: a failed write
@@ -395,7 +482,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       init_producer_id_args args{req.transactional_id, req.transaction_timeout_ms, req.pid, req.epoch};
       auto valid = st.core->validate_init_args(args);
       if (valid.ok())
-        valid = st.core->admit(req.transactional_id, st.loading);
+        valid = admit(self, req.transactional_id);
       if (!valid.ok())
         return caf::make_message(init_producer_id_response{valid.code(), valid.message()});
       auto d = st.core->init_producer_id(args, st.ctx->clock_ms());
@@ -405,16 +492,20 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       auto tid = req.transactional_id;
       // Only now: a response promise takes over the reply of this request.
       auto rp = self->make_response_promise();
-      persist(self, std::move(d), [self, rp, after, tid](const status& s) mutable {
+      auto t = self->state.replies.add(rp);
+      persist(self, std::move(d), [self, t, after, tid](const status& s) {
+        auto& replies = self->state.replies;
         if (!s.ok()) {
-          rp.deliver(init_producer_id_response{s.code(), s.message()});
+          replies.deliver(t, init_producer_id_response{s.code(), s.message()});
         } else if (after != error_code::none) {
-          rp.deliver(init_producer_id_response{after, "fenced the ongoing transaction; retry"});
+          replies.deliver(t,
+                          init_producer_id_response{after, "fenced the ongoing transaction; retry"});
         } else {
           auto* card = self->state.core->find(tid);
-          rp.deliver(init_producer_id_response{error_code::none, {}, card->pid, card->epoch});
+          replies.deliver(t, init_producer_id_response{error_code::none, {}, card->pid,
+                                                       card->epoch});
         }
-      }, rp);
+      });
       return rp;
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
@@ -424,7 +515,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       if (!req.verify_only)
         if (auto s = check_partitions(self, req.partitions); !s.ok())
           return caf::make_message(txn_response{s.code(), s.message()});
-      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
+      if (auto s = admit(self, req.transactional_id); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
       if (req.verify_only) {
         auto d = st.core->verify_partitions(req.transactional_id, req.pid, req.epoch,
@@ -439,7 +530,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const add_offsets_to_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
+      if (auto s = admit(self, req.transactional_id); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
       if (req.group_id.empty())
         return caf::make_message(txn_response{error_code::invalid_request, "empty group id"});
@@ -453,7 +544,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     },
     [=](const end_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok())
+      if (auto s = admit(self, req.transactional_id); !s.ok())
         return caf::make_message(end_txn_response{s.code(), s.message()});
       auto d = st.core->end_txn(req.transactional_id, req.pid, req.epoch, req.committed,
                                 st.ctx->clock_ms());
@@ -468,18 +559,17 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       if (!d.card)
         return caf::make_message(identity(d.error, d.message));
       auto rp = self->make_response_promise();
-      persist(self, std::move(d),
-              [rp, identity](const status& s) mutable {
-                rp.deliver(identity(s.code(), s.message()));
-              },
-              rp);
+      auto t = self->state.replies.add(rp);
+      persist(self, std::move(d), [self, t, identity](const status& s) {
+        self->state.replies.deliver(t, identity(s.code(), s.message()));
+      });
       return rp;
     },
     [=](const describe_transaction_request& req) {
       auto& st = self->state;
       describe_transaction_response r;
       r.coordinator_epoch = st.cepoch.value;
-      if (auto s = st.core->admit(req.transactional_id, st.loading); !s.ok()) {
+      if (auto s = admit(self, req.transactional_id); !s.ok()) {
         r.error = s.code();
         return r;
       }
@@ -499,9 +589,9 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     [=](const list_transactions_request& req) {
       auto& st = self->state;
       list_transactions_response r;
-      if (st.loading) {
-        r.error = error_code::coordinator_load_in_progress;
-        r.message = "coordinator is loading";
+      if (auto s = load_status(self); !s.ok()) {
+        r.error = s.code();
+        r.message = s.message();
         return r;
       }
       auto listed = st.core->list_transactions(req.filter, st.ctx->clock_ms());
@@ -512,37 +602,74 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   };
 }
 
-// One chunk of the load; after the last, the bumped coordinator epoch is
-// written, then the shard serves and re-sends the markers of every
-// PrepareCommit/PrepareAbort card (docs/transactions.md §Load).
+// The start of a load: the partition becomes leader at its next leader
+// epoch, which is the shard's coordinator epoch from now on; the replay
+// reads it from its log start to the log end offset it had then.
+void start_load(coordinator_ptr self) {
+  auto& st = self->state;
+  elect(self, st.log, [self](const status& s, const become_leader_response& r) {
+    auto& st = self->state;
+    if (!s.ok()) {
+      // The partition is down (a storage fault it waits out, or one it
+      // stays down for): requests get its error, and the election is
+      // tried again a second later.
+      st.load_error = status{s.code(), "partition " + to_string(st.log.tp) + ": " + s.message()};
+      self->delayed_send(self, std::chrono::seconds(1), coordinator_load_chunk{});
+      return;
+    }
+    st.load_error.reset();
+    st.cepoch = coordinator_epoch{r.leader_epoch};
+    st.loader = std::make_unique<txn_state_loader>(r.log_end_offset);
+    st.loader->set_next_offset(r.log_start_offset);
+    load_chunk(self);
+  });
+}
+
+// Bytes a load fetches at a time from the shard's partition.
+constexpr int32_t load_fetch_bytes = 1 << 20;
+
+// One chunk of the load: caftx.coordinator.load.chunk.cards records of
+// what was fetched, the next fetch when it is used up; after the last, the
+// shard serves and re-sends the markers of every PrepareCommit/PrepareAbort
+// card (docs/transactions.md §Load).
 void load_chunk(coordinator_ptr self) {
   auto& st = self->state;
-  auto done = st.loader->next_chunk(
+  auto fail = [self](const status& s) {
+    self->quit(storage_exit(storage_fault::corrupt,
+                            "txn-coordinator-" + std::to_string(self->state.shard) + ": "
+                              + s.message()));
+  };
+  auto used_up = st.loader->next_chunk(
     *st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
-  if (!done.ok()) {
-    self->quit(storage_exit(storage_fault::corrupt, "txn-coordinator-" + std::to_string(st.shard)
-                                                      + ": " + done.error().message()));
+  if (!used_up.ok()) {
+    fail(used_up.error());
     return;
   }
-  if (!done.value()) {
+  if (!used_up.value()) {
     self->send(self, coordinator_load_chunk{});
     return;
   }
-  auto resume = st.loader->in_prepare();
+  if (!st.loader->done()) {
+    read(self, st.log, st.loader->next_offset(), load_fetch_bytes,
+         [self, fail](status_or<fetch_response> r) {
+           if (!r.ok()) {
+             if (r.error().code() == error_code::kafka_storage_error)
+               fail(r.error());
+             else
+               stop_on_failed_write(self, r.error());
+             return;
+           }
+           self->state.loader->feed(std::move(r->records));
+           load_chunk(self);
+         });
+    return;
+  }
+  auto resume = st.loader->in_prepare(*st.core);
   st.loader.reset();
-  leveldb::WriteBatch wb;
-  wb.Put(keys::coordinator_epoch(st.shard), codec::encode_int64(st.cepoch.value));
-  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-               [self, resume = std::move(resume)](const status& s) {
-                 if (!s.ok()) {
-                   stop_on_failed_write(self, s);
-                   return;
-                 }
-                 self->state.loading = false;
-                 for (auto& tid : resume)
-                   if (auto* card = self->state.core->find(tid))
-                     start_markers(self, *card);
-               });
+  st.loading = false;
+  for (auto& tid : resume)
+    if (auto* card = st.core->find(tid))
+      start_markers(self, *card);
 }
 
 // Transactional-id expiration (T11): the expired ids' card keys are deleted
@@ -553,16 +680,19 @@ void expire_transactional_ids(coordinator_ptr self) {
                                                st.ctx->config.transactional_id_expiration_ms);
   if (ids.empty())
     return;
-  leveldb::WriteBatch wb;
+  std::vector<record> tombstones;
   for (auto& id : ids)
-    wb.Delete(keys::card(st.shard, id));
-  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-               [self, ids = std::move(ids)](const status& s) {
-                 if (s.ok())
-                   self->state.core->tombstones_written(ids);
-                 else
-                   self->state.core->tombstones_failed(ids);
-               });
+    tombstones.push_back(
+      record{coordinator_records::encode_txn_key(id), {}, {}, st.ctx->clock_ms(), true});
+  append(self, st.log, coordinator_batch(std::move(tombstones)),
+         [self, ids = std::move(ids)](const status& s, int64_t) {
+           if (s.ok()) {
+             self->state.core->tombstones_written(ids);
+             return;
+           }
+           self->state.core->tombstones_failed(ids);
+           stop_on_failed_write(self, s);
+         });
 }
 
 } // namespace

@@ -41,7 +41,7 @@ void txn_coordinator_core::install(std::vector<txn_card>& cards,
     // wrong one only costs a regular lookup.
     auto i = txns_.emplace_hint(txns_.end(), std::piecewise_construct,
                                 std::forward_as_tuple(c.transactional_id), std::forward_as_tuple());
-    i->second = metadata{std::move(c), std::nullopt, no_producer_epoch};
+    i->second = metadata{std::move(c), std::nullopt};
   }
   cards.clear();
 }
@@ -121,7 +121,7 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
     fresh.pid = allocate_pid();
     fresh.txn_timeout_ms = args.transaction_timeout_ms;
     fresh.last_update_ms = now_ms;
-    i = txns_.emplace(args.transactional_id, metadata{fresh, {}, no_producer_epoch}).first;
+    i = txns_.emplace(args.transactional_id, metadata{fresh, {}}).first;
   }
   auto& m = i->second;
   if (m.pending)
@@ -175,16 +175,17 @@ txn_decision txn_coordinator_core::init_producer_id(const init_producer_id_args&
   } else if (args.expected_epoch == e) {
     next.epoch = producer_epoch{static_cast<int16_t>(e.value + 1)};
     last_epoch = e;
-  } else if (args.expected_epoch == m.last_epoch) {
-    last_epoch = m.last_epoch; // retry of a bump whose reply was lost
+  } else if (args.expected_epoch == m.card.last_epoch) {
+    last_epoch = m.card.last_epoch; // retry of a bump whose reply was lost
   } else {
     return reject(error_code::producer_fenced, "producer epoch "
                                                  + std::to_string(args.expected_epoch.value)
                                                  + " is not the current one");
   }
-  auto d = prepare(m, std::move(next), txn_state::empty);
-  d.last_epoch = last_epoch;
-  return d;
+  // Persisted with the card (Kafka keeps it in memory only): a retry of
+  // this bump is recognised after a coordinator restart too.
+  next.last_epoch = last_epoch;
+  return prepare(m, std::move(next), txn_state::empty);
 }
 
 std::optional<txn_decision> txn_coordinator_core::check_identity(const std::string& tid,
@@ -449,8 +450,6 @@ bool txn_coordinator_core::complete(const txn_decision& d) {
     return false;
   m.card = *d.card;
   m.pending.reset();
-  if (d.card->state == txn_state::empty)
-    m.last_epoch = d.last_epoch;
   return true;
 }
 

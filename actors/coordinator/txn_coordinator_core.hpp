@@ -40,9 +40,6 @@ struct txn_decision {
   error_code error_after_write = error_code::none;
   /// After the card is durable, write markers to card->partitions.
   bool send_markers = false;
-  /// Producer epoch before this bump (KIP-360 retry detection); applied by
-  /// complete(). Not persisted, as in Kafka.
-  producer_epoch last_epoch = no_producer_epoch;
 };
 
 /// Inputs of InitProducerId (docs/transactions.md §InitProducerId).
@@ -95,6 +92,11 @@ public:
   /// in key order (as a scan returns them) are installed in amortised
   /// constant time each.
   void install(std::vector<txn_card>& cards, std::vector<std::string>& in_prepare);
+
+  /// A tombstone read back at load (the id expired): the id is forgotten,
+  /// as a later null-value record of the compacted `__transaction_state`
+  /// removes its key.
+  void forget(const std::string& transactional_id) { txns_.erase(transactional_id); }
 
   /// Sets the counter behind the next producer id (read back from storage).
   void set_next_pid_counter(int64_t counter) { next_pid_counter_ = counter; }
@@ -231,7 +233,6 @@ private:
   struct metadata {
     txn_card card;
     std::optional<txn_state> pending;
-    producer_epoch last_epoch = no_producer_epoch;
   };
 
   producer_id allocate_pid();

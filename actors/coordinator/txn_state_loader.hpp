@@ -1,12 +1,14 @@
-// Reads one coordinator shard's partition of `__transaction_state` back
-// from the node store into a txn_coordinator_core, a chunk at a time
-// (docs/transactions.md §Load): the shard's card keys form a compacted keyspace, one
-// key per live transactional id holding its newest card (storage/FORMAT.md),
-// so a scan of the key range is the "read to the log end, last record per
-// key wins, tombstones removed" of Kafka's load. No CAF: the coordinator
-// actor calls next_chunk() once per message to itself, so it keeps
-// answering COORDINATOR_LOAD_IN_PROGRESS in between; the load benchmark
-// calls the same function. Not thread-safe; the store must outlive it.
+// Replays a coordinator shard's partition of `__transaction_state` into a
+// txn_coordinator_core, a chunk at a time (docs/transactions.md §Load): the
+// records in offset order, each a card (key TransactionLogKey, value
+// TransactionLogValue, runtime/coordinator_records.hpp) replacing the
+// previous card of its transactional id, a tombstone (null value) removing
+// the id — Kafka's "read to the log end, the last record per key wins".
+// The partition is compacted (docs/compaction.md), so a load reads about
+// one record per live id. No CAF: the coordinator actor feeds it the bytes
+// of each fetch and calls next_chunk() once per message to itself, so it
+// keeps answering COORDINATOR_LOAD_IN_PROGRESS in between; the load
+// benchmark calls the same functions. Not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -22,39 +24,51 @@ namespace caftx {
 
 class node_store;
 
-/// A shard's coordinator epoch and producer id counter as stored, -1 and 0
-/// when the shard never started.
+/// A shard's producer id counter as stored (0 when the shard never
+/// allocated one).
 struct txn_shard_meta {
-  int64_t coordinator_epoch = -1;
   int64_t next_pid_counter = 0;
 };
 
-/// Reads `txnmeta/<shard>/coordinator_epoch` and `.../next_pid`. Errors:
-/// KAFKA_STORAGE_ERROR naming the shard for a value that cannot be decoded.
+/// Reads `txnmeta/<shard>/next_pid`. Errors: KAFKA_STORAGE_ERROR naming
+/// the key for a value that cannot be decoded.
 status_or<txn_shard_meta> read_txn_shard_meta(const node_store& store, int32_t shard);
 
 class txn_state_loader {
 public:
-  txn_state_loader(const node_store& store, int32_t shard);
+  /// Replays the records below `end_offset` (the log end offset at the
+  /// election) only.
+  explicit txn_state_loader(int64_t end_offset) : end_offset_(end_offset) {}
 
-  /// Reads at most `max_cards` (>= 1) more cards of the shard, in key
-  /// order, and installs them into `core`. Returns true once every card
-  /// was installed (the chunk that finds the key range exhausted).
-  /// Errors: KAFKA_STORAGE_ERROR naming the key of a card that cannot be
-  /// decoded or whose transactional id is not its key's; `core` then holds
-  /// the cards of the earlier chunks.
+  /// Hands over the next fetched bytes (whole RecordBatch v2 batches,
+  /// concatenated); the ones fed before must have been consumed.
+  void feed(std::string records);
+
+  /// Installs the cards of the fed batches into `core`, whole batches
+  /// until at least `max_cards` (>= 1) records were read or the fed bytes
+  /// end. Returns true once they ended. Errors: KAFKA_STORAGE_ERROR naming
+  /// the offset of a batch or record that does not decode (the core then
+  /// holds the records before it).
   status_or<bool> next_chunk(txn_coordinator_core& core, size_t max_cards);
 
-  /// The ids whose loaded card is PrepareCommit/PrepareAbort, so far.
-  const std::vector<std::string>& in_prepare() const { return in_prepare_; }
+  /// The offset to read next: one past the last batch replayed.
+  int64_t next_offset() const { return next_offset_; }
+  void set_next_offset(int64_t offset) { next_offset_ = offset; }
+  /// True once every record below the end offset was replayed.
+  bool done() const { return next_offset_ >= end_offset_; }
 
-  /// Cards installed so far.
+  /// The ids whose current card is PrepareCommit/PrepareAbort, in the order
+  /// their last card was read (call once done()).
+  std::vector<std::string> in_prepare(const txn_coordinator_core& core) const;
+
+  /// Records read so far (cards and tombstones).
   size_t loaded() const { return loaded_; }
 
 private:
-  const node_store* store_;
-  std::string prefix_;
-  std::string last_key_;
+  int64_t end_offset_;
+  int64_t next_offset_ = 0;
+  std::string fed_;
+  size_t pos_ = 0;
   std::vector<txn_card> chunk_;
   std::vector<std::string> in_prepare_;
   size_t loaded_ = 0;

@@ -6,6 +6,7 @@
 #include <caf/response_promise.hpp>
 #include <leveldb/write_batch.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <stdexcept>
@@ -75,6 +76,10 @@ struct partition_state {
   std::optional<std::string> snapshot_key;
   int64_t snapshot_offset = 0; // the log below it is replayed from the snapshot
   retention_policy retention;
+  // The leader-epoch checkpoint (oldest first) and the current epoch
+  // stamped into every batch (-1 until first elected).
+  std::vector<snapshot_codec::epoch_entry> epochs;
+  int32_t leader_epoch = -1;
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
   // Replies held until the high watermark passes `offset`, in offset order.
@@ -227,7 +232,7 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   auto appended_at = st.core->append(sized);
   int64_t base = appended_at.base_offset;
   int64_t last = base + info.record_count - 1;
-  v2::stamp(bytes, base, 0); // leader epoch 0: one node, never a new leader
+  v2::stamp(bytes, base, std::max(st.leader_epoch, 0));
   if constexpr (std::is_same_v<Reply, produce_response>)
     if (set_base_offset)
       reply.base_offset = base;
@@ -385,6 +390,14 @@ void load(partition_ptr self, const topic_partition& tp) {
     st.cache.add(h->base_offset, std::string(value));
     return true;
   });
+  if (auto e = store.get(keys::leader_epochs(tp))) {
+    auto epochs = snapshot_codec::decode_epochs(*e);
+    if (!epochs.ok())
+      storage_failure(tp, epochs.error().message());
+    st.epochs = std::move(epochs).value();
+    if (!st.epochs.empty())
+      st.leader_epoch = st.epochs.back().epoch;
+  }
   if (auto start = store.get(keys::log_start(tp))) {
     auto ls = snapshot_codec::decode_log_start(*start);
     if (!ls.ok())
@@ -428,6 +441,32 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
                [done = std::move(done)](const status& s) { done(s); });
 }
 
+// Becomes leader at the next leader epoch: the checkpoint gets an entry
+// (epoch, log end offset) and batches appended from now on carry the
+// epoch. The entry is written before any of them, so it is durable when
+// they are; `done` runs once it is.
+void elect(partition_ptr self, std::function<void(const status&)> done) {
+  auto& st = self->state;
+  st.leader_epoch = st.epochs.empty() ? 0 : st.epochs.back().epoch + 1;
+  // An epoch in which nothing was written is superseded (Kafka's
+  // LeaderEpochFileCache.assign), so the checkpoint holds only epochs with
+  // data, plus the current one.
+  auto leo = st.core->log_end_offset();
+  while (!st.epochs.empty() && st.epochs.back().start_offset >= leo)
+    st.epochs.pop_back();
+  st.epochs.push_back({st.leader_epoch, leo});
+  leveldb::WriteBatch wb;
+  wb.Put(keys::leader_epochs(st.core->tp()), snapshot_codec::encode_epochs(st.epochs));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, done = std::move(done)](const status& s) {
+                 if (!s.ok())
+                   self->quit(storage_exit(storage_fault::write_failed,
+                                           "partition " + to_string(self->state.core->tp())
+                                             + ": " + s.message()));
+                 done(s);
+               });
+}
+
 caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
                            topic_partition tp, topic_config topic) {
   auto& st = self->state;
@@ -437,6 +476,11 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
   load(self, tp);
+  // A user partition leads from its start, at the next leader epoch (one
+  // node: every start is an election); an internal one when its
+  // coordinator starts (become_leader_request).
+  if (!is_internal_topic(tp.topic))
+    elect(self, [](const status&) {});
   // As Kafka at load: producers that expired while the node was down go.
   auto expiration_ms = ctx->config.producer_id_expiration_ms;
   st.core->remove_expired_producers(ctx->clock_ms(), expiration_ms);
@@ -458,6 +502,21 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
                                     "partition " + to_string(self->state.core->tp()) + ": "
                                       + s.message()));
         });
+    },
+    [=](const become_leader_request&) -> caf::result<become_leader_response> {
+      auto rp = self->make_response_promise<become_leader_response>();
+      elect(self, [self, rp](const status& s) mutable {
+        auto& st = self->state;
+        if (!s.ok()) {
+          rp.deliver(become_leader_response{s.code(), s.message()});
+          return;
+        }
+        // Every append queued before the checkpoint is durable now.
+        rp.deliver(become_leader_response{error_code::none, {}, st.leader_epoch,
+                                          st.core->log_start_offset(),
+                                          st.core->high_watermark()});
+      });
+      return rp;
     },
     [=](const write_snapshot_request&) -> caf::result<txn_response> {
       auto& st = self->state;
@@ -504,6 +563,23 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
     [=](produce_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
+      // Internal topics take their coordinator's appends only, and only at
+      // the leader epoch it was elected with (Kafka's
+      // ReplicaManager.appendToLocalLog with internalTopicsAllowed).
+      if (is_internal_topic(st.core->tp().topic) && !req.from_coordinator) {
+        rp.deliver(produce_response{error_code::invalid_topic_exception,
+                                    "cannot append to internal topic " + st.core->tp().topic, -1,
+                                    st.core->log_start_offset()});
+        return rp;
+      }
+      if (req.from_coordinator && (req.leader_epoch < 0 || req.leader_epoch != st.leader_epoch)) {
+        rp.deliver(produce_response{error_code::fenced_leader_epoch,
+                                    "leader epoch " + std::to_string(req.leader_epoch)
+                                      + " is not the current " + std::to_string(st.leader_epoch)
+                                      + " of " + to_string(st.core->tp()),
+                                    -1, st.core->log_start_offset()});
+        return rp;
+      }
       // The CRC and the records' framing first (Kafka's LogValidator):
       // CORRUPT_MESSAGE or UNSUPPORTED_COMPRESSION_TYPE, nothing appended.
       auto h = v2::validate(req.records);
@@ -603,6 +679,17 @@ caf::actor spawn_supervised_partition(caf::actor_system& sys,
                                                 [ctx, tp, topic](caf::actor_system& sys) {
                                                   return spawn_partition(sys, ctx, tp, topic);
                                                 }));
+}
+
+void spawn_topic_leaders(caf::actor_system& sys, const std::shared_ptr<const node_context>& ctx,
+                         const std::string& topic, int32_t partitions, const topic_config& config) {
+  std::vector<caf::actor> leaders;
+  for (int32_t p = 0; p < partitions; ++p) {
+    auto a = spawn_supervised_partition(sys, ctx, {topic, p}, config);
+    ctx->directory->add(a);
+    leaders.push_back(a);
+  }
+  ctx->directory->set_topic(topic, std::move(leaders));
 }
 
 } // namespace caftx

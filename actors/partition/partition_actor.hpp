@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include <caf/fwd.hpp>
 
@@ -33,5 +34,11 @@ caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_co
 caf::actor spawn_supervised_partition(caf::actor_system& sys,
                                       std::shared_ptr<const node_context> ctx,
                                       topic_partition tp, topic_config topic);
+
+/// Spawns the supervised leaders of partitions 0..partitions-1 of `topic`
+/// and registers them in the node's directory (every actor, and the topic's
+/// leaders).
+void spawn_topic_leaders(caf::actor_system& sys, const std::shared_ptr<const node_context>& ctx,
+                         const std::string& topic, int32_t partitions, const topic_config& config);
 
 } // namespace caftx

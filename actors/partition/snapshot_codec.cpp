@@ -134,6 +134,42 @@ status_or<std::pair<int64_t, int64_t>> decode_log_start(std::string_view bytes) 
   return std::make_pair(offset, position);
 }
 
+std::string encode_epochs(const std::vector<epoch_entry>& entries) {
+  std::string out;
+  put<uint8_t>(out, 1);
+  put<uint32_t>(out, static_cast<uint32_t>(entries.size()));
+  for (auto& e : entries) {
+    put<int32_t>(out, e.epoch);
+    put<int64_t>(out, e.start_offset);
+  }
+  return out;
+}
+
+status_or<std::vector<epoch_entry>> decode_epochs(std::string_view bytes) {
+  reader r{bytes};
+  auto v = r.get<uint8_t>();
+  auto n = r.get<uint32_t>();
+  if (r.failed)
+    return corrupt("leader-epoch checkpoint", std::to_string(bytes.size()) + " bytes");
+  if (v != 1)
+    return corrupt("leader-epoch checkpoint", "unknown version " + std::to_string(v));
+  if (bytes.size() != 5 + 12 * static_cast<size_t>(n))
+    return corrupt("leader-epoch checkpoint", std::to_string(bytes.size()) + " bytes for "
+                                                 + std::to_string(n) + " entries");
+  std::vector<epoch_entry> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    epoch_entry e;
+    e.epoch = r.get<int32_t>();
+    e.start_offset = r.get<int64_t>();
+    if (!out.empty() && (e.epoch <= out.back().epoch || e.start_offset < out.back().start_offset))
+      return corrupt("leader-epoch checkpoint", "entry " + std::to_string(i) + " (epoch "
+                                                   + std::to_string(e.epoch) + ") is not after "
+                                                   + "the one before");
+    out.push_back(e);
+  }
+  return out;
+}
+
 std::string encode(const aborted_txn_entry& e) {
   std::string out;
   put<uint8_t>(out, 1);

@@ -34,6 +34,23 @@ status_or<producer_snapshot> decode(std::string_view bytes);
 std::string encode_log_start(int64_t offset, int64_t position);
 status_or<std::pair<int64_t, int64_t>> decode_log_start(std::string_view bytes);
 
+/// One entry of the leader-epoch checkpoint (Kafka's LeaderEpochFileCache:
+/// epoch and the first offset written in it).
+struct epoch_entry {
+  int32_t epoch = -1;
+  int64_t start_offset = 0;
+  friend bool operator==(const epoch_entry& a, const epoch_entry& b) {
+    return a.epoch == b.epoch && a.start_offset == b.start_offset;
+  }
+};
+
+/// The leader-epoch checkpoint (`epoch/` key): version uint8 (1), count
+/// uint32, then per entry epoch int32 and start offset int64, little-endian,
+/// oldest first. Errors (KAFKA_STORAGE_ERROR): unknown version, wrong
+/// length, epochs not increasing.
+std::string encode_epochs(const std::vector<epoch_entry>& entries);
+status_or<std::vector<epoch_entry>> decode_epochs(std::string_view bytes);
+
 /// An aborted-index entry: version uint8 (1), pid int64, first offset
 /// int64, marker offset int64, recorded LSO int64 (little-endian).
 std::string encode(const aborted_txn_entry& e);

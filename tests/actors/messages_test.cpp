@@ -83,6 +83,8 @@ std::vector<caf::message> samples() {
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(retention_tick{}),
     caf::make_message(write_snapshot_request{}),
+    caf::make_message(become_leader_request{}),
+    caf::make_message(become_leader_response{error_code::none, "ok", 3, 10, 20}),
     caf::make_message(supervisor_stats_request{}),
     caf::make_message(supervisor_stats{3, true}),
     caf::make_message(supervisor_settled{}),

@@ -29,6 +29,18 @@ protected:
     start_node();
   }
 
+  /// The start of a node on a directory whose format key says `format`.
+  status start_error_with_format(const std::string& format) {
+    {
+      auto store = node_store::open(dir, node_store_options{});
+      EXPECT_TRUE(store.ok());
+      leveldb::WriteBatch wb;
+      wb.Put(keys::storage_format, format);
+      EXPECT_TRUE((*store)->write_now(wb).ok());
+    }
+    return start_error();
+  }
+
   status start_error() {
     node_options o;
     o.background_writer = false;
@@ -60,7 +72,7 @@ TEST_F(PartitionStorageTest, NewDataDirectoryGetsTheCurrentStorageFormat) {
   stop_node();
   auto store = node_store::open(dir, node_store_options{});
   ASSERT_TRUE(store.ok());
-  EXPECT_EQ((*store)->get(keys::storage_format), std::optional<std::string>{"2"});
+  EXPECT_EQ((*store)->get(keys::storage_format), std::optional<std::string>{"3"});
 }
 
 TEST_F(PartitionStorageTest, DirectoryOfAnOlderCaftxIsRefusedAndLeftAsItWas) {
@@ -83,16 +95,19 @@ TEST_F(PartitionStorageTest, DirectoryOfAnOlderCaftxIsRefusedAndLeftAsItWas) {
 }
 
 TEST_F(PartitionStorageTest, DirectoryOfAnotherFormatIsRefused) {
-  {
-    auto store = node_store::open(dir, node_store_options{});
-    ASSERT_TRUE(store.ok());
-    leveldb::WriteBatch wb;
-    wb.Put(keys::storage_format, "3");
-    ASSERT_TRUE((*store)->write_now(wb).ok());
-  }
-  auto st = start_error();
+  auto st = start_error_with_format("4");
   EXPECT_EQ(st.to_string(), "KAFKA_STORAGE_ERROR: data directory " + dir
-                              + " has storage format 3; this caftx reads and writes format 2");
+                              + " has storage format 4; this caftx reads and writes format 3 and "
+                                "does not migrate: use a new data directory");
+}
+
+TEST_F(PartitionStorageTest, DirectoryOfFormat2IsRefusedNamingWhatChanged) {
+  auto st = start_error_with_format("2");
+  EXPECT_EQ(st.to_string(),
+            "KAFKA_STORAGE_ERROR: data directory " + dir
+              + " has storage format 2 (transaction state and offsets as node-local keys, not as "
+                "records of __transaction_state and __consumer_offsets); this caftx reads and "
+                "writes format 3 and does not migrate: use a new data directory");
 }
 
 TEST_F(PartitionStorageTest, StoredBatchesAreTheProducedBytesWithBaseOffsetAndLeaderEpochStamped) {

@@ -297,8 +297,11 @@ TEST_F(TableCorruptionTest, FlippedBitInACoordinatorShardsCardsTakesThatShardDow
   start_node();
   auto failed = n->failed_components();
   ASSERT_EQ(failed.size(), 1u);
-  auto name = "txn-coordinator-" + std::to_string(target);
-  EXPECT_EQ(failed[0].rfind(name + ": KAFKA_STORAGE_ERROR: reading keys txn/", 0), 0u) << failed[0];
+  // The shard's partition is down; the shard answers its error.
+  auto name = "partition __transaction_state-" + std::to_string(target);
+  EXPECT_EQ(failed[0].rfind(name + ": KAFKA_STORAGE_ERROR: reading keys log/__transaction_state", 0),
+            0u)
+    << failed[0];
   EXPECT_NE(failed[0].find("Corruption"), std::string::npos) << failed[0];
   EXPECT_EQ(init(ids[0]).error, error_code::kafka_storage_error);
   EXPECT_EQ(describe(ids[0]).error, error_code::kafka_storage_error);

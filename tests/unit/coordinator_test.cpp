@@ -199,6 +199,12 @@ txn_card make_card(const std::string& tid, int64_t pid, int16_t epoch, txn_state
   return c;
 }
 
+// `c` after a bump from `epoch` (KIP-360's last epoch, kept in the card).
+txn_card bumped_from(txn_card c, int16_t epoch) {
+  c.last_epoch = producer_epoch{epoch};
+  return c;
+}
+
 // `c` as decided by the EndTxn of (pid, epoch).
 txn_card ended_by(txn_card c, int64_t pid, int16_t epoch) {
   c.ended_by_pid = producer_id{pid};
@@ -396,10 +402,10 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithCurrentProducerBumpsAndRetryKeepsEp
   init("txn-A", 1000);
   // KIP-360: the producer bumps its own epoch after an abortable error.
   EXPECT_EQ(init_expecting(3, 0, 2000),
-            make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2000));
+            bumped_from(make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2000), 0));
   // Its reply was lost: the retry with the old epoch keeps epoch 1.
   EXPECT_EQ(init_expecting(3, 0, 2100),
-            make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2100));
+            bumped_from(make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 2100), 0));
   // Any other epoch, or another producer id, is fenced.
   expect_init_fenced(3, 5, 2200);
   expect_init_fenced(99, 1, 2200);
@@ -434,9 +440,11 @@ TEST_F(TxnCoordinatorCore, InitProducerIdRetryAfterRotationReturnsRotatedProduce
   // (53, 0); the reply is lost and the producer retries with (3, 32766).
   core.load({make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 100)}, 1);
   EXPECT_EQ(init_expecting(3, 32766, 1000),
-            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3));
+            bumped_from(make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3),
+                        32766));
   EXPECT_EQ(init_expecting(3, 32766, 1100),
-            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1100, 60000, 3));
+            bumped_from(make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1100, 60000, 3),
+                        32766));
   EXPECT_EQ(core.next_pid_counter(), 2); // no second rotation
   // The previous producer id with an unexhausted epoch is fenced.
   expect_init_fenced(3, 5, 1200);
@@ -519,7 +527,7 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithNextProducerIdWhilePrepareCommitIsC
                   error_code::concurrent_transactions);
   persist(*core.markers_written("txn-A", 1200));
   EXPECT_EQ(init_expecting(53, 0, 1300),
-            make_card("txn-A", 53, 1, txn_state::empty, {}, -1, 1300, 60000, 3));
+            bumped_from(make_card("txn-A", 53, 1, txn_state::empty, {}, -1, 1300, 60000, 3), 0));
 }
 
 TEST_F(TxnCoordinatorCore, InitProducerIdWithoutExpectedEpochForgetsTheLastEpoch) {
@@ -532,26 +540,33 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithoutExpectedEpochForgetsTheLastEpoch
   EXPECT_EQ(card("txn-A"), make_card("txn-A", 3, 2, txn_state::empty, {}, -1, 3000));
 }
 
-TEST_F(TxnCoordinatorCore, InitProducerIdRetryOfLostBumpAfterLoadIsProducerFenced) {
-  // The last epoch is not persisted (docs/transactions.md §Card): after a coordinator
-  // restart the retry of a bump to (3, 1) is no longer recognised.
-  core.load({make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 100)}, 1);
-  expect_init_fenced(3, 0, 1000);
+TEST_F(TxnCoordinatorCore, InitProducerIdRetryOfLostBumpIsRecognisedFromTheLoadedCard) {
+  // The last epoch is in the card (docs/transactions.md §Card; Kafka keeps
+  // it in memory only and fences this retry after a coordinator change):
+  // loaded back, the retry of the bump to (3, 1) gets (3, 1) again.
+  core.load({bumped_from(make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 100), 0)}, 1);
+  EXPECT_EQ(init_expecting(3, 0, 1000),
+            bumped_from(make_card("txn-A", 3, 1, txn_state::empty, {}, -1, 1000), 0));
+  // A card without it (no bump since the last fresh InitProducerId) fences.
+  core.load({make_card("txn-B", 3, 1, txn_state::empty, {}, -1, 100)}, 1);
+  expect_rejected(core.init_producer_id(init_args_expecting("txn-B", 3, 0), 1000),
+                  error_code::producer_fenced);
 }
 
 TEST_F(TxnCoordinatorCore, InitProducerIdAtExhaustedEpochRotatesOnlyWhenExpectedEpochIsCurrent) {
   core.load({make_card("txn-A", 3, 32765, txn_state::empty, {}, -1, 100)}, 1);
   EXPECT_EQ(init_expecting(3, 32765, 1000),
-            make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1000));
+            bumped_from(make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1000), 32765));
   // The retry of that bump (its reply was lost) keeps 32766: no rotation.
   EXPECT_EQ(init_expecting(3, 32765, 1100),
-            make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1100));
+            bumped_from(make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 1100), 32765));
   // A stale epoch is fenced, not rotated.
   expect_init_fenced(3, 32764, 1200);
   EXPECT_EQ(core.next_pid_counter(), 1);
   // The current epoch rotates (T3).
   EXPECT_EQ(init_expecting(3, 32766, 1300),
-            make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1300, 60000, 3));
+            bumped_from(make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1300, 60000, 3),
+                        32766));
 }
 
 TEST_F(TxnCoordinatorCore, InitProducerIdWithPreviousProducerIdAndUnexhaustedEpochIsProducerFenced) {
@@ -561,7 +576,9 @@ TEST_F(TxnCoordinatorCore, InitProducerIdWithPreviousProducerIdAndUnexhaustedEpo
   core.load({make_card("txn-A", 3, 32766, txn_state::empty, {}, -1, 100)}, 1);
   init_expecting(3, 32766, 1000); // (53, 0)
   expect_init_fenced(3, 0, 1100);
-  EXPECT_EQ(card("txn-A"), make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3));
+  EXPECT_EQ(card("txn-A"),
+            bumped_from(make_card("txn-A", 53, 0, txn_state::empty, {}, -1, 1000, 60000, 3),
+                        32766));
 }
 
 TEST_F(TxnCoordinatorCore, FencingOngoingAtEpoch32767AbortsWithoutBumpThenRetryRotates) {

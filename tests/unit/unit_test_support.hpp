@@ -54,7 +54,8 @@ inline void PrintTo(const txn_card& c, std::ostream* os) {
   for (auto& tp : c.partitions)
     *os << to_string(tp) << " ";
   *os << "] start " << c.txn_start_ms << " update " << c.last_update_ms << " next "
-      << c.next_pid << " ended_by " << c.ended_by_pid << "/" << c.ended_by_epoch << "}";
+      << c.next_pid << " ended_by " << c.ended_by_pid << "/" << c.ended_by_epoch << " last "
+      << c.last_epoch << "}";
 }
 
 /// `<gtest temp dir>/caftx-<what>-<current test name>-<pid>`: a path of

@@ -1,0 +1,57 @@
+#include "actors/common/coordinator_log.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+namespace caftx {
+
+namespace {
+
+status actor_error(const coordinator_log& log, const caf::error& e) {
+  return {error_code::coordinator_not_available,
+          "partition " + to_string(log.tp) + " did not answer: " + caf::to_string(e)};
+}
+
+} // namespace
+
+void elect(caf::event_based_actor* self, coordinator_log& log,
+           std::function<void(const status&, const become_leader_response&)> then) {
+  self->request(log.partition, log.timeout, become_leader_request{})
+    .then(
+      [&log, then](const become_leader_response& r) {
+        if (r.error == error_code::none)
+          log.leader_epoch = r.leader_epoch;
+        then(status{r.error, r.message}, r);
+      },
+      [&log, then](const caf::error& e) { then(actor_error(log, e), {}); });
+}
+
+void append(caf::event_based_actor* self, const coordinator_log& log, std::string records,
+            std::function<void(const status&, int64_t base_offset)> then) {
+  produce_request req;
+  req.tp = log.tp;
+  req.records = std::move(records);
+  req.from_coordinator = true;
+  req.leader_epoch = log.leader_epoch;
+  self->request(log.partition, log.timeout, std::move(req))
+    .then([then](const produce_response& r) { then(status{r.error, r.message}, r.base_offset); },
+          [then, log](const caf::error& e) { then(actor_error(log, e), -1); });
+}
+
+void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offset,
+          int32_t max_bytes, std::function<void(status_or<fetch_response>)> then) {
+  fetch_request req;
+  req.tp = log.tp;
+  req.fetch_offset = offset;
+  req.max_bytes = max_bytes;
+  self->request(log.partition, log.timeout, std::move(req))
+    .then(
+      [then](fetch_response& r) {
+        if (r.error != error_code::none)
+          then(status{r.error, r.message});
+        else
+          then(std::move(r));
+      },
+      [then, log](const caf::error& e) { then(actor_error(log, e)); });
+}
+
+} // namespace caftx

@@ -1,0 +1,54 @@
+// A coordinator's client of its own partition (`__transaction_state-N`,
+// `__consumer_offsets-N`), as Kafka's coordinators use the replica manager:
+// at start the partition is made leader at the next leader epoch, which
+// becomes the coordinator epoch; every write is a record batch appended
+// with that epoch (a stale epoch is FENCED_LEADER_EPOCH, nothing written)
+// and answered once durable; loading reads the partition from its log
+// start to the log end offset the election reported. Used by one actor;
+// not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "runtime/ids.hpp"
+#include "runtime/messages.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+struct coordinator_log {
+  caf::actor partition; // the partition's supervisor handle
+  topic_partition tp;
+  /// The leader epoch the partition was elected with: the coordinator
+  /// epoch (-1 before elect()).
+  int32_t leader_epoch = -1;
+  std::chrono::milliseconds timeout{30000}; // request.timeout.ms
+};
+
+/// Makes the partition leader at its next leader epoch and records the
+/// epoch in `log`; `then` gets the election's answer (log start and end
+/// offsets to load from). An actor error (the partition down, the timeout)
+/// is COORDINATOR_NOT_AVAILABLE.
+void elect(caf::event_based_actor* self, coordinator_log& log,
+           std::function<void(const status&, const become_leader_response&)> then);
+
+/// Appends one RecordBatch v2 (`records`, producer id -1 or a transactional
+/// producer's batch) at the elected epoch; `then` gets the outcome and the
+/// base offset once durable. Errors: the partition's (FENCED_LEADER_EPOCH,
+/// KAFKA_STORAGE_ERROR, ...), COORDINATOR_NOT_AVAILABLE for an actor
+/// error. Whatever the error, the record may or may not be in the log.
+void append(caf::event_based_actor* self, const coordinator_log& log, std::string records,
+            std::function<void(const status&, int64_t base_offset)> then);
+
+/// Reads batches from `offset` (read_uncommitted, up to `max_bytes`, at
+/// least one batch); `then` gets the fetch response or the error.
+void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offset,
+          int32_t max_bytes, std::function<void(status_or<fetch_response>)> then);
+
+} // namespace caftx
