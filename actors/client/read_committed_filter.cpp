@@ -51,7 +51,8 @@ filtered_fetch filter_fetched(const topic_partition& tp, int64_t fetch_offset,
       if (out.records.size() == max_records)
         return out;
       auto& r = b.records[k];
-      out.records.push_back({tp.topic, tp.partition, off, r.timestamp_ms, r.key, r.value, r.headers});
+      out.records.push_back(
+        {tp.topic, tp.partition, off, r.timestamp_ms, r.key, r.value, r.headers, r.null_value});
       out.next_offset = off + 1;
     }
   }

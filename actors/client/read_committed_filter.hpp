@@ -20,6 +20,9 @@ struct consumer_record {
   std::string key;
   std::string value;
   std::vector<record_header> headers;
+  /// The value is null (a tombstone; `value` is empty), as Kafka's
+  /// ConsumerRecord.value() == null.
+  bool null_value = false;
 };
 
 struct filtered_fetch {

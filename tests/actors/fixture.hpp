@@ -78,6 +78,8 @@ protected:
   node_config ncfg;
   failing_env fenv;             // outlives the node's store
   leveldb::Env* env = nullptr; // the store's environment; nullptr = the real disk, &fenv
+  /// node_options::network for the next start_node() (empty: none).
+  std::function<caf::actor(const std::string&, const caf::actor&)> network;
   std::unique_ptr<node> n;
 
   node_fixture() {
@@ -102,6 +104,7 @@ protected:
     o.wait_on_stop = false;
     o.clock_ms = [this] { return now_ms; };
     o.env = env;
+    o.network = network;
     o.storage_reopen_backoff_ms = 0; // real time does not pass here
     auto started = node::start(sys, ncfg, o);
     if (!started.ok())

@@ -12,6 +12,8 @@
 #include "runtime/record_batch_v2.hpp"
 #include "actors/client/consumer.hpp"
 #include "actors/client/producer.hpp"
+#include "runtime/coordinator_records.hpp"
+#include "runtime/partitioner.hpp"
 
 namespace caftx::testing {
 namespace {
@@ -399,6 +401,30 @@ TEST_F(ClientTest, ConsumerPositionAndCommitAreTheFirstRecordNotYetReturned) {
   EXPECT_EQ(values(c.poll(100ms)), (std::vector<std::string>{"7", "8", "9"}));
   EXPECT_EQ(c.position(tp), 10);
   EXPECT_TRUE(c.poll(10ms).empty());
+}
+
+TEST_F(ClientTest, AConsumerReadsTheTransactionCardsOfTheInternalTopic) {
+  producer p{sys, n->broker(), properties{{"transactional.id", "reader-tx"}}};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send(to("v"));
+  p.commit_transaction();
+  // As Kafka's console consumer with TransactionLogMessageFormatter: the
+  // shard's partition holds one card per transition (CompleteCommit is
+  // written after the markers, so it may come after commit returned).
+  topic_partition shard{transaction_state_topic, partition_for("reader-tx", 50)};
+  consumer c{sys, n->broker(), properties{{"auto.offset.reset", "earliest"}}};
+  c.assign({shard});
+  std::vector<std::string> states;
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (states.size() < 4 && std::chrono::steady_clock::now() < deadline)
+    for (auto& r : c.poll(100ms)) {
+      auto line = coordinator_records::describe(r.topic, r.key, r.value, r.null_value);
+      ASSERT_EQ(line.rfind("transactional.id=reader-tx producerId=", 0), 0u) << line;
+      states.push_back(line.substr(line.find("state="), line.find(" partitions") - line.find("state=")));
+    }
+  EXPECT_EQ(states, (std::vector<std::string>{"state=Empty", "state=Ongoing", "state=PrepareCommit",
+                                              "state=CompleteCommit"}));
 }
 
 } // namespace

@@ -1,0 +1,148 @@
+// The records coordinators write to their partitions, in Kafka's layouts
+// (docs/coordinator-records.md): golden bytes written out by hand from
+// Kafka's TransactionLogKey/Value and OffsetCommitKey/Value schemas, round
+// trips, and what is refused as corrupt.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runtime/coordinator_records.hpp"
+
+namespace caftx {
+namespace {
+
+using namespace coordinator_records;
+
+std::string bytes(std::initializer_list<int> b) {
+  std::string s;
+  for (int x : b)
+    s.push_back(static_cast<char>(x));
+  return s;
+}
+
+txn_card ongoing_card() {
+  txn_card c;
+  c.transactional_id = "tx";
+  c.pid = producer_id{3};
+  c.epoch = producer_epoch{1};
+  c.txn_timeout_ms = 60000;
+  c.state = txn_state::ongoing;
+  c.partitions = {{"orders", 0}, {"orders", 2}, {"pay", 1}};
+  c.txn_start_ms = 100;
+  c.last_update_ms = 200;
+  c.last_epoch = producer_epoch{0};
+  return c;
+}
+
+TEST(CoordinatorRecords, TransactionLogKeyIsVersion0AndTheIdAsAnInt16String) {
+  EXPECT_EQ(encode_txn_key("tx"), bytes({0, 0, 0, 2, 't', 'x'}));
+  EXPECT_EQ(decode_txn_key(bytes({0, 0, 0, 2, 't', 'x'})).value(), "tx");
+  auto v1 = decode_txn_key(bytes({0, 1, 0, 2, 't', 'x'}));
+  ASSERT_FALSE(v1.ok());
+  EXPECT_EQ(v1.error().message(), "TransactionLogKey: unknown version 1");
+  EXPECT_FALSE(decode_txn_key(bytes({0, 0, 0, 3, 't', 'x'})).ok()); // cut short
+}
+
+TEST(CoordinatorRecords, TransactionLogValueV1GoldenBytes) {
+  auto expected = bytes({
+    0, 1,                   // version 1 (flexible)
+    0, 0, 0, 0, 0, 0, 0, 3, // ProducerId
+    0, 1,                   // ProducerEpoch
+    0, 0, 0xea, 0x60,       // TransactionTimeoutMs 60000
+    1,                      // TransactionStatus Ongoing
+    3,                      // TransactionPartitions: 2 topics (compact: n + 1)
+    7, 'o', 'r', 'd', 'e', 'r', 's', 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, // orders [0, 2], no tags
+    4, 'p', 'a', 'y', 2, 0, 0, 0, 1, 0,                            // pay [1], no tags
+    0, 0, 0, 0, 0, 0, 0, 200, // TransactionLastUpdateTimestampMs
+    0, 0, 0, 0, 0, 0, 0, 100, // TransactionStartTimestampMs
+    2,                        // two tagged fields:
+    2, 2, 0, 2,               //   2 ClientTransactionVersion = 2
+    102, 2, 0, 0,             //   102 LastProducerEpoch = 0 (caftx's)
+  });
+  EXPECT_EQ(encode_txn_value(ongoing_card()), expected);
+  auto back = decode_txn_value("tx", expected);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(*back, ongoing_card());
+}
+
+TEST(CoordinatorRecords, EmptyCardWritesNullPartitionsAndEveryOptionalFieldRoundTrips) {
+  txn_card c;
+  c.transactional_id = "t";
+  c.pid = producer_id{53};
+  c.previous_pid = producer_id{3};
+  c.next_pid = producer_id{103};
+  c.epoch = producer_epoch{32767};
+  c.txn_timeout_ms = 1;
+  c.state = txn_state::empty;
+  c.last_update_ms = 9;
+  c.ended_by_pid = producer_id{3};
+  c.ended_by_epoch = producer_epoch{32766};
+  c.last_epoch = producer_epoch{12};
+  auto v = encode_txn_value(c);
+  EXPECT_EQ(static_cast<unsigned char>(v[17]), 0u); // null partitions
+  auto back = decode_txn_value("t", v);
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(*back, c);
+}
+
+TEST(CoordinatorRecords, TransactionLogValueV0IsReadWithoutTaggedFields) {
+  auto v0 = bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 1, 0, 0, 0xea, 0x60, 4, // v0 .. CompleteCommit
+                   0, 0, 0, 1,                   // partitions: int32 count 1
+                   0, 3, 'p', 'a', 'y', 0, 0, 0, 1, 0, 0, 0, 7, // "pay" [7]
+                   0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 0, 0, 0, 0, 100});
+  auto c = decode_txn_value("tx", v0);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->state, txn_state::complete_commit);
+  EXPECT_EQ(c->partitions, (std::vector<topic_partition>{{"pay", 7}}));
+  EXPECT_EQ(c->last_epoch, no_producer_epoch);
+  EXPECT_EQ(c->txn_start_ms, 100);
+}
+
+TEST(CoordinatorRecords, CorruptTransactionLogValuesAreRefusedNamingWhy) {
+  auto good = encode_txn_value(ongoing_card());
+  auto v = good;
+  v[1] = 2;
+  EXPECT_EQ(decode_txn_value("tx", v).error().message(), "TransactionLogValue: unknown version 2");
+  v = good;
+  v[16] = 6; // Dead is never persisted
+  EXPECT_EQ(decode_txn_value("tx", v).error().message(),
+            "TransactionLogValue: state id 6 is not a persisted state (0-5)");
+  EXPECT_EQ(decode_txn_value("tx", good.substr(0, 20)).error().code(),
+            error_code::corrupt_message);
+  EXPECT_EQ(decode_txn_value("tx", good + "x").error().message(),
+            "TransactionLogValue: bytes after the value");
+}
+
+TEST(CoordinatorRecords, OffsetCommitKeyV1AndValueV3GoldenBytes) {
+  group_offset_key k{"g", {"t", 5}};
+  auto key = bytes({0, 1, 0, 1, 'g', 0, 1, 't', 0, 0, 0, 5});
+  EXPECT_EQ(encode_offset_key(k), key);
+  EXPECT_EQ(decode_offset_key(key).value(), k);
+  auto value = bytes({0, 3, 0, 0, 0, 0, 0, 0, 0, 42, 0xff, 0xff, 0xff, 0xff, 0, 2, 'm', 'd',
+                      0, 0, 0, 0, 0, 0, 0x03, 0xe8});
+  EXPECT_EQ(encode_offset_value({42, "md"}, 1000), value);
+  int64_t ts = 0;
+  auto v = decode_offset_value(value, &ts);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, (offset_and_metadata{42, "md"}));
+  EXPECT_EQ(ts, 1000);
+  // A group metadata key (version 2) is not an offset commit.
+  EXPECT_EQ(decode_offset_key(bytes({0, 2, 0, 1, 'g'})).error().message(),
+            "OffsetCommitKey: key version 2 is not an offset commit (0-1)");
+}
+
+TEST(CoordinatorRecords, DescribePrintsTheRecordsOfBothInternalTopics) {
+  EXPECT_EQ(describe(transaction_state_topic, encode_txn_key("tx"), encode_txn_value(ongoing_card()),
+                     false),
+            "transactional.id=tx producerId=3 producerEpoch=1 state=Ongoing "
+            "partitions=[orders-0,orders-2,pay-1] txnTimeoutMs=60000 txnStartTimestamp=100 "
+            "txnLastUpdateTimestamp=200");
+  EXPECT_EQ(describe(transaction_state_topic, encode_txn_key("tx"), "", true),
+            "transactional.id=tx <null>");
+  EXPECT_EQ(describe(consumer_offsets_topic, encode_offset_key({"g", {"t", 5}}),
+                     encode_offset_value({42, ""}, 7), false),
+            "group=g topic=t partition=5 offset=42 metadata= commitTimestamp=7");
+}
+
+} // namespace
+} // namespace caftx
