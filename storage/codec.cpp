@@ -292,6 +292,10 @@ std::string log_start(const topic_partition& tp) {
   return tp_prefix("logstart", tp);
 }
 
+std::string cleaner_checkpoint(const topic_partition& tp) {
+  return tp_prefix("cleaner", tp);
+}
+
 std::string aborted_txn_prefix(const topic_partition& tp) {
   return tp_prefix("aborted", tp);
 }

@@ -20,6 +20,8 @@ struct consumer_record {
   std::string key;
   std::string value;
   std::vector<record_header> headers;
+  /// Kafka's null value (`value` is then empty): a tombstone.
+  bool null_value = false;
 };
 
 struct filtered_fetch {
