@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -12,6 +13,14 @@ namespace {
 
 status invalid(std::string message) {
   return {error_code::invalid_config, std::move(message)};
+}
+
+std::string number(double x) {
+  auto s = std::to_string(x);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.')
+    s.pop_back();
+  return s;
 }
 
 std::string trim(const std::string& s) {
@@ -47,6 +56,49 @@ public:
       return invalid("config '" + key + "' = '" + *v + "' is out of range [" + std::to_string(min)
                      + ", " + std::to_string(max) + "]");
     out = x;
+    return {};
+  }
+
+  status real(const std::string& key, double& out, double min, double max) {
+    auto v = take(key);
+    if (!v)
+      return {};
+    errno = 0;
+    char* end = nullptr;
+    double x = std::strtod(v->c_str(), &end);
+    if (v->empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x))
+      return invalid("config '" + key + "' = '" + *v + "' is not a number");
+    if (x < min || x > max)
+      return invalid("config '" + key + "' = '" + *v + "' is out of range [" + number(min) + ", "
+                     + number(max) + "]");
+    out = x;
+    return {};
+  }
+
+  /// Kafka's cleanup.policy list: comma-separated `compact` and `delete`.
+  status cleanup_policy(const std::string& key, bool& del, bool& compact) {
+    auto v = take(key);
+    if (!v)
+      return {};
+    bool d = false, c = false;
+    size_t from = 0;
+    for (;;) {
+      auto comma = v->find(',', from);
+      auto item = trim(v->substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+      if (item == "delete")
+        d = true;
+      else if (item == "compact")
+        c = true;
+      else
+        return invalid("config '" + key + "' = '" + *v
+                       + "' must be a list of compact and delete (compact, delete or "
+                         "compact,delete)");
+      if (comma == std::string::npos)
+        break;
+      from = comma + 1;
+    }
+    del = d;
+    compact = c;
     return {};
   }
 
@@ -163,12 +215,25 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("caftx.marker.retry.backoff.ms", c.marker_retry_backoff_ms, 1, 60000));
   CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1,
                     int_max));
+  CAFTX_TRY(r.cleanup_policy("log.cleanup.policy", c.log_cleanup_delete, c.log_cleanup_compact));
+  CAFTX_TRY(r.boolean("log.cleaner.enable", c.log_cleaner_enable));
+  CAFTX_TRY(r.int32("log.cleaner.backoff.ms", c.log_cleaner_backoff_ms, 1, int_max));
+  CAFTX_TRY(r.int64("log.cleaner.delete.retention.ms", c.log_cleaner_delete_retention_ms, 0,
+                    int64_max));
+  CAFTX_TRY(r.real("log.cleaner.min.cleanable.ratio", c.log_cleaner_min_cleanable_ratio, 0, 1));
+  CAFTX_TRY(r.int64("log.cleaner.min.compaction.lag.ms", c.log_cleaner_min_compaction_lag_ms, 0,
+                    int64_max));
+  CAFTX_TRY(r.int64("log.cleaner.dedupe.buffer.size", c.log_cleaner_dedupe_buffer_size, 1048576,
+                    int64_max));
+  CAFTX_TRY(r.int32("caftx.log.cleaner.step.batches", c.log_cleaner_step_batches, 1, 1000000));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
     "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",
     "offsets.topic.replication.factor", "log.segment.bytes",
     "default.replication.factor", "min.insync.replicas", "num.network.threads", "num.io.threads",
+    "log.cleaner.threads", "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor",
+    "log.cleaner.io.max.bytes.per.second",
   };
   CAFTX_TRY(r.check_unknown(ignored, "broker"));
   return c;
@@ -184,9 +249,15 @@ status_or<topic_config> topic_config::parse(const properties& props, const node_
   if (auto v = r.take("compression.type"); v && *v != "producer" && *v != "uncompressed")
     return invalid("config 'compression.type' = '" + *v
                    + "' is not supported (producer or uncompressed: batches are stored as sent)");
-  if (auto v = r.take("cleanup.policy"); v && *v != "delete")
-    return invalid("config 'cleanup.policy' = '" + *v
-                   + "' is not supported (only delete; compaction is not implemented)");
+  c.cleanup_delete = node.log_cleanup_delete;
+  c.cleanup_compact = node.log_cleanup_compact;
+  c.delete_retention_ms = node.log_cleaner_delete_retention_ms;
+  c.min_cleanable_dirty_ratio = node.log_cleaner_min_cleanable_ratio;
+  c.min_compaction_lag_ms = node.log_cleaner_min_compaction_lag_ms;
+  CAFTX_TRY(r.cleanup_policy("cleanup.policy", c.cleanup_delete, c.cleanup_compact));
+  CAFTX_TRY(r.int64("delete.retention.ms", c.delete_retention_ms, 0, int64_max));
+  CAFTX_TRY(r.real("min.cleanable.dirty.ratio", c.min_cleanable_dirty_ratio, 0, 1));
+  CAFTX_TRY(r.int64("min.compaction.lag.ms", c.min_compaction_lag_ms, 0, int64_max));
   static const std::set<std::string> ignored = {
     "segment.bytes", "segment.ms", "min.insync.replicas",
     "max.message.bytes", "message.timestamp.type", "unclean.leader.election.enable",

@@ -93,6 +93,33 @@ struct node_config {
   /// `caftx.marker.retry.backoff.ms`: wait before re-sending a marker that
   /// a partition did not acknowledge, [1, 60000].
   int32_t marker_retry_backoff_ms = 100;
+  /// `log.cleanup.policy`: the cleanup.policy of topics that set none
+  /// (delete, compact or compact,delete; docs/compaction.md).
+  bool log_cleanup_delete = true;
+  bool log_cleanup_compact = false;
+  /// `log.cleaner.enable`: compacted partitions run their cleaner.
+  bool log_cleaner_enable = true;
+  /// `log.cleaner.backoff.ms`, [1, 2147483647]: how often each compacted
+  /// partition checks whether it is dirty enough to clean.
+  int32_t log_cleaner_backoff_ms = 15000;
+  /// `log.cleaner.delete.retention.ms`, [0, 2^63-1]: the
+  /// delete.retention.ms of topics that set none.
+  int64_t log_cleaner_delete_retention_ms = 86400000;
+  /// `log.cleaner.min.cleanable.ratio`, [0, 1]: the
+  /// min.cleanable.dirty.ratio of topics that set none.
+  double log_cleaner_min_cleanable_ratio = 0.5;
+  /// `log.cleaner.min.compaction.lag.ms`, [0, 2^63-1]: the
+  /// min.compaction.lag.ms of topics that set none.
+  int64_t log_cleaner_min_compaction_lag_ms = 0;
+  /// `log.cleaner.dedupe.buffer.size`, [1048576, 2^63-1]: bytes of one
+  /// cleaning round's key map (24 bytes a key, filled to 90%, as Kafka's
+  /// SkimpyOffsetMap); a dirty part with more keys is cleaned in several
+  /// rounds.
+  int64_t log_cleaner_dedupe_buffer_size = 134217728;
+  /// `caftx.log.cleaner.step.batches`, [1, 1000000]: batches a cleaning
+  /// partition reads (or rewrites) per message to itself, so it serves
+  /// produce and fetch between the steps of a round.
+  int32_t log_cleaner_step_batches = 1000;
 
   /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
   /// without meaning here (replication factors, segment sizes) are ignored.
@@ -107,11 +134,26 @@ struct topic_config {
   int64_t retention_ms = 604800000;
   /// `retention.bytes`, [-1, 2^63-1]: per partition; -1 = unlimited.
   int64_t retention_bytes = -1;
+  /// `cleanup.policy`: a list of `delete` (retention.ms / retention.bytes
+  /// remove old data) and `compact` (the cleaner keeps the newest record of
+  /// each key, docs/compaction.md); default the node's log.cleanup.policy.
+  bool cleanup_delete = true;
+  bool cleanup_compact = false;
+  /// `delete.retention.ms`, [0, 2^63-1]: how long a tombstone (and a
+  /// transaction marker) stays after the cleaner first saw it removable.
+  int64_t delete_retention_ms = 86400000;
+  /// `min.cleanable.dirty.ratio`, [0, 1]: the cleaner starts when the
+  /// uncleaned bytes are this share of the log's cleanable bytes.
+  double min_cleanable_dirty_ratio = 0.5;
+  /// `min.compaction.lag.ms`, [0, 2^63-1]: records younger than this are
+  /// not cleaned yet.
+  int64_t min_compaction_lag_ms = 0;
 
   /// Parses the configs of one topic over the node's defaults: an unknown
   /// key or a value out of range is INVALID_CONFIG naming the key and the
-  /// range; `cleanup.policy` must be `delete`; Kafka topic keys without
-  /// meaning here (segment.bytes, min.insync.replicas, ...) are ignored.
+  /// range; `cleanup.policy` a list of compact and delete; Kafka topic keys
+  /// without meaning here (segment.bytes, min.insync.replicas, ...) are
+  /// ignored.
   static status_or<topic_config> parse(const properties& props, const node_config& node);
 };
 

@@ -30,6 +30,7 @@ const char* to_string(error_code code) {
     case error_code::unknown_producer_id: return "UNKNOWN_PRODUCER_ID";
     case error_code::unsupported_compression_type: return "UNSUPPORTED_COMPRESSION_TYPE";
     case error_code::invalid_record: return "INVALID_RECORD";
+    case error_code::policy_violation: return "POLICY_VIOLATION";
     case error_code::unstable_offset_commit: return "UNSTABLE_OFFSET_COMMIT";
     case error_code::producer_fenced: return "PRODUCER_FENCED";
     case error_code::transaction_abortable: return "TRANSACTION_ABORTABLE";

@@ -22,6 +22,7 @@ enum class error_code : uint8_t {
   invalid_topic_exception = 17, // a client's produce to an internal topic
   not_enough_replicas = 19,
   invalid_request = 42,
+  policy_violation = 44,
   out_of_order_sequence_number = 45,
   duplicate_sequence_number = 46,
   invalid_producer_epoch = 47,

@@ -33,6 +33,8 @@ namespace caftx {
   X(delete_records_request)                                                                        \
   X(delete_records_response)                                                                       \
   X(retention_tick)                                                                                \
+  X(cleaner_tick)                                                                                  \
+  X(cleaner_step)                                                                                  \
   X(write_snapshot_request)                                                                        \
   X(become_leader_request)                                                                         \
   X(become_leader_response)                                                                        \

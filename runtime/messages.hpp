@@ -248,6 +248,14 @@ struct become_leader_response {
 /// log.retention.check.interval.ms).
 struct retention_tick {};
 
+/// To a compacted partition leader: check whether to start a cleaning
+/// round (every log.cleaner.backoff.ms, docs/compaction.md).
+struct cleaner_tick {};
+
+/// To a partition leader from itself: go on with the cleaning round
+/// (one bounded step per message, so produce and fetch are served between).
+struct cleaner_step {};
+
 /// To a partition leader at a clean shutdown: write a producer-state
 /// snapshot at the log end (if nothing is in flight), so the next start
 /// replays nothing; answered with a txn_response once it is durable.
@@ -462,7 +470,7 @@ typename Inspector::result_type inspect(Inspector& f, strong_id<Tag, Rep>& x) {
 
 CAFTX_INSPECT(topic_partition, x.topic, x.partition)
 CAFTX_INSPECT(record_header, x.key, x.value)
-CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms, x.null_value)
+CAFTX_INSPECT(record, x.key, x.value, x.headers, x.timestamp_ms, x.null_value, x.offset_delta)
 CAFTX_INSPECT(aborted_transaction, x.pid, x.first_offset)
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs)
 CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
@@ -538,6 +546,8 @@ CAFTX_INSPECT_EMPTY(txn_expiration_tick)
 CAFTX_INSPECT_EMPTY(coordinator_load_chunk)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
 CAFTX_INSPECT_EMPTY(retention_tick)
+CAFTX_INSPECT_EMPTY(cleaner_tick)
+CAFTX_INSPECT_EMPTY(cleaner_step)
 CAFTX_INSPECT_EMPTY(write_snapshot_request)
 CAFTX_INSPECT_EMPTY(become_leader_request)
 CAFTX_INSPECT_EMPTY(session_retry)

@@ -16,7 +16,7 @@ int32_t add_sequence(int32_t sequence, int32_t delta) {
 int32_t record_batch::last_sequence() const {
   if (base_sequence == no_sequence)
     return no_sequence;
-  return add_sequence(base_sequence, record_count() - 1);
+  return add_sequence(base_sequence, offset_count() - 1);
 }
 
 int32_t batch_info::last_sequence() const {
@@ -28,7 +28,7 @@ int32_t batch_info::last_sequence() const {
 batch_info info_of(const record_batch& b) {
   batch_info i;
   i.base_offset = b.base_offset;
-  i.record_count = b.record_count();
+  i.record_count = b.offset_count();
   i.pid = b.pid;
   i.epoch = b.epoch;
   i.base_sequence = b.base_sequence;

@@ -19,17 +19,26 @@ struct record_header {
   std::string value;
 };
 
-/// One record: key and value are opaque bytes. An empty key is written as
-/// a null key (length -1). `null_value` marks a tombstone: the value is
-/// null (length -1, `value` empty), which a compacted topic reads as the
-/// deletion of the key (Kafka's null-value record).
+/// One record: key and value are opaque bytes. An empty key is Kafka's
+/// null key (no key).
 struct record {
   std::string key;
   std::string value;
   std::vector<record_header> headers;
   int64_t timestamp_ms = -1;
+  /// Kafka's null value (`value` is then empty): a tombstone, which on a
+  /// compacted topic removes the key (docs/compaction.md).
   bool null_value = false;
+  /// Offset delta in its batch as stored (decoded batches); -1 = its index
+  /// in `records` (a batch as a producer builds it). A cleaned batch keeps
+  /// its records' offsets, so its deltas may have gaps (docs/compaction.md).
+  int32_t offset_delta = -1;
 };
+
+/// Batch attribute bit 6 (KIP-534): the base timestamp holds the delete
+/// horizon, the time after which the cleaner drops the batch's tombstones
+/// and (for a control batch) its marker.
+inline constexpr int16_t attr_delete_horizon = 0x40;
 
 /// Kafka's batch attribute bits (magic v2).
 inline constexpr int16_t attr_transactional = 0x10;
@@ -53,13 +62,26 @@ struct record_batch {
   int32_t base_sequence = no_sequence;
   int16_t attributes = 0;
   std::vector<record> records;
+  /// The header's last offset delta as stored (decoded batches); -1 =
+  /// record_count() - 1. A cleaned batch keeps its offset range with fewer
+  /// records, or none (docs/compaction.md).
+  int32_t last_offset_delta = -1;
 
   bool is_transactional() const { return (attributes & attr_transactional) != 0; }
   bool is_control() const { return (attributes & attr_control) != 0; }
-  /// Number of offsets the batch occupies (records; 1 for a control batch).
+  /// Number of records in `records` (1 for a control batch as written).
   int32_t record_count() const { return static_cast<int32_t>(records.size()); }
-  int64_t last_offset() const { return base_offset + record_count() - 1; }
-  /// base_sequence + record_count - 1, wrapping after INT32_MAX to 0.
+  /// Offsets the batch occupies: last_offset() - base_offset + 1.
+  int32_t offset_count() const {
+    return last_offset_delta >= 0 ? last_offset_delta + 1 : record_count();
+  }
+  int64_t last_offset() const { return base_offset + offset_count() - 1; }
+  /// The offset of records[k].
+  int64_t offset_of(size_t k) const {
+    auto d = records[k].offset_delta;
+    return base_offset + (d >= 0 ? d : static_cast<int64_t>(k));
+  }
+  /// base_sequence + offset_count() - 1, wrapping after INT32_MAX to 0.
   int32_t last_sequence() const;
   int64_t max_timestamp_ms() const;
 };

@@ -117,15 +117,15 @@ struct reader {
     return static_cast<int32_t>(v);
   }
   // A length-prefixed byte string; -1 (null) reads as empty and sets
-  // `*null` when given.
-  std::string_view bytes(bool* null = nullptr) {
+  // `*is_null` when given.
+  std::string_view bytes(bool* is_null = nullptr) {
     auto n = varint();
+    if (is_null)
+      *is_null = n == -1;
     if (failed || n < -1) {
       failed = true;
       return {};
     }
-    if (null)
-      *null = n == -1;
     if (n == -1)
       return {};
     if (!need(static_cast<size_t>(n)))
@@ -140,12 +140,18 @@ status corrupt(std::string what) {
   return {error_code::corrupt_message, "RecordBatch v2: " + std::move(what)};
 }
 
-// Walks the records of a batch whose header `h` was read: calls fn for
-// each (when given) and checks offset deltas, the record count and that
-// the records end exactly at the batch's end.
-status walk_records(std::string_view batch, const batch_header& h,
-                    const std::function<void(record&&)>* fn) {
+// Walks the records of a batch whose header `h` was read: calls fn (when
+// given) for each with its view and, with `headers`, its headers; checks
+// the record count and that the records end exactly at the batch's end.
+// Offset deltas: with `dense` (a batch as a producer sends it) 0, 1, 2,
+// ...; otherwise (a stored batch, which the cleaner may have thinned)
+// strictly increasing within [0, last offset delta].
+using record_fn = std::function<void(const record_view&, std::vector<record_header>&&)>;
+
+status walk_records(std::string_view batch, const batch_header& h, const record_fn* fn,
+                    bool dense, bool headers) {
   reader r{batch, header_size};
+  int64_t previous_delta = -1;
   for (int32_t i = 0; i < h.record_count; ++i) {
     auto length = r.varint();
     if (r.failed || length < 0 || r.in.size() - r.pos < static_cast<size_t>(length))
@@ -153,33 +159,35 @@ status walk_records(std::string_view batch, const batch_header& h,
     size_t end = r.pos + static_cast<size_t>(length);
     reader rec{batch.substr(0, end), r.pos};
     (void) rec.i8(); // record attributes: unused in v2
-    auto ts_delta = rec.varlong();
-    auto offset_delta = rec.varint();
-    auto key = rec.bytes();
-    bool null_value = false;
-    auto value = rec.bytes(&null_value);
+    record_view v;
+    v.timestamp_ms = h.base_timestamp + rec.varlong();
+    size_t tail_start = rec.pos;
+    v.offset_delta = rec.varint();
+    bool null_key = false;
+    v.key = rec.bytes(&null_key);
+    v.has_key = !null_key;
+    v.value = rec.bytes(&v.null_value);
     auto header_count = rec.varint();
     if (!rec.failed && header_count < 0)
       rec.failed = true;
-    record out;
+    std::vector<record_header> hs;
     for (int32_t k = 0; !rec.failed && k < header_count; ++k) {
       auto hk = rec.bytes();
       auto hv = rec.bytes();
-      if (fn)
-        out.headers.push_back({std::string(hk), std::string(hv)});
+      if (headers)
+        hs.push_back({std::string(hk), std::string(hv)});
     }
     if (rec.failed || rec.pos != end)
       return corrupt("record " + std::to_string(i) + " is malformed");
-    if (offset_delta != i)
+    bool in_order = dense ? v.offset_delta == i
+                          : v.offset_delta > previous_delta && v.offset_delta <= h.last_offset_delta;
+    if (!in_order)
       return corrupt("record " + std::to_string(i) + " has offset delta "
-                     + std::to_string(offset_delta));
-    if (fn) {
-      out.key.assign(key);
-      out.value.assign(value);
-      out.null_value = null_value;
-      out.timestamp_ms = h.base_timestamp + ts_delta;
-      (*fn)(std::move(out));
-    }
+                     + std::to_string(v.offset_delta));
+    previous_delta = v.offset_delta;
+    v.tail = batch.substr(tail_start, end - tail_start);
+    if (fn)
+      (*fn)(v, std::move(hs));
     r.pos = end;
   }
   if (r.pos != batch.size())
@@ -282,7 +290,10 @@ status_or<batch_header> read_header(std::string_view bytes) {
       || static_cast<size_t>(h.batch_length) + 12 > bytes.size())
     return corrupt("batch length " + std::to_string(h.batch_length) + " outside [49, "
                    + std::to_string(bytes.size() - 12) + "]");
-  if (h.record_count < 0 || (h.record_count > 0 && h.last_offset_delta != h.record_count - 1))
+  // A cleaned batch keeps its offset range with fewer records, or none
+  // (docs/compaction.md); a client's batch must be dense (validate()).
+  if (h.last_offset_delta < 0 || h.record_count < 0
+      || h.record_count > int64_t{h.last_offset_delta} + 1)
     return corrupt("record count " + std::to_string(h.record_count) + " with last offset delta "
                    + std::to_string(h.last_offset_delta));
   return h;
@@ -308,7 +319,12 @@ status_or<batch_header> validate(std::string_view bytes) {
                     + " is not supported (only none)"};
   if (h->record_count == 0)
     return corrupt("a batch without records");
-  if (auto st = walk_records(bytes, *h, nullptr); !st.ok())
+  if (h->last_offset_delta != h->record_count - 1)
+    return corrupt("record count " + std::to_string(h->record_count) + " with last offset delta "
+                   + std::to_string(h->last_offset_delta));
+  if ((h->attributes & attr_delete_horizon) != 0)
+    return corrupt("the delete horizon flag (attributes bit 6) is the cleaner's");
+  if (auto st = walk_records(bytes, *h, nullptr, true, false); !st.ok())
     return st;
   return h;
 }
@@ -329,9 +345,14 @@ status_or<record_batch> decode(std::string_view bytes) {
   b.epoch = producer_epoch{h->producer_epoch};
   b.base_sequence = h->base_sequence;
   b.attributes = static_cast<int16_t>(h->attributes & (attr_transactional | attr_control));
+  b.last_offset_delta = h->last_offset_delta;
   b.records.reserve(static_cast<size_t>(h->record_count));
-  std::function<void(record&&)> add = [&](record&& r) { b.records.push_back(std::move(r)); };
-  if (auto st = walk_records(batch, *h, &add); !st.ok())
+  record_fn add = [&](const record_view& v, std::vector<record_header>&& headers) {
+    record r{std::string(v.key), std::string(v.value), std::move(headers), v.timestamp_ms,
+             v.null_value, v.offset_delta};
+    b.records.push_back(std::move(r));
+  };
+  if (auto st = walk_records(batch, *h, &add, false, true); !st.ok())
     return st;
   return b;
 }
@@ -380,7 +401,7 @@ void stamp(std::string& bytes, int64_t base_offset, int32_t partition_leader_epo
 batch_info info_of(const batch_header& h, std::string_view bytes) {
   batch_info i;
   i.base_offset = h.base_offset;
-  i.record_count = h.record_count;
+  i.record_count = h.last_offset_delta + 1; // offsets, also of a cleaned batch
   i.pid = producer_id{h.producer_id};
   i.epoch = producer_epoch{h.producer_epoch};
   i.base_sequence = h.base_sequence;
@@ -393,6 +414,60 @@ batch_info info_of(const batch_header& h, std::string_view bytes) {
       i.marker = parse_control_batch(*b);
   }
   return i;
+}
+
+status for_each_record(std::string_view bytes, const batch_header& h,
+                       const std::function<void(const record_view&)>& fn) {
+  record_fn each = [&](const record_view& v, std::vector<record_header>&&) { fn(v); };
+  return walk_records(bytes.substr(0, static_cast<size_t>(h.size())), h, &each, false, false);
+}
+
+std::string rebuild(const batch_header& h, const std::vector<record_view>& kept,
+                    std::optional<int64_t> delete_horizon_ms) {
+  if (kept.empty())
+    delete_horizon_ms.reset(); // an empty batch has nothing to drop later
+  int16_t attributes = static_cast<int16_t>(h.attributes & ~attr_delete_horizon);
+  if (delete_horizon_ms)
+    attributes = static_cast<int16_t>(attributes | attr_delete_horizon);
+  int64_t base_ts = delete_horizon_ms ? *delete_horizon_ms
+                    : kept.empty()    ? -1
+                                      : h.base_timestamp;
+  std::string out;
+  size_t estimate = header_size;
+  for (auto& v : kept)
+    estimate += 16 + v.tail.size();
+  out.reserve(estimate);
+  put<int64_t>(out, h.base_offset);
+  put<int32_t>(out, 0); // batch length, below
+  put<int32_t>(out, h.partition_leader_epoch);
+  put<int8_t>(out, magic);
+  put<uint32_t>(out, 0); // CRC, below
+  put<int16_t>(out, attributes);
+  put<int32_t>(out, h.last_offset_delta);
+  put<int64_t>(out, base_ts);
+  put<int64_t>(out, h.max_timestamp);
+  put<int64_t>(out, h.producer_id);
+  put<int16_t>(out, h.producer_epoch);
+  put<int32_t>(out, h.base_sequence);
+  put<int32_t>(out, static_cast<int32_t>(kept.size()));
+  std::string body;
+  for (auto& v : kept) {
+    body.clear();
+    body.push_back(0); // attributes
+    put_varlong(body, v.timestamp_ms - base_ts);
+    body.append(v.tail);
+    put_varlong(out, static_cast<int64_t>(body.size()));
+    out.append(body);
+  }
+  put_at<int32_t>(out, batch_length_pos, static_cast<int32_t>(out.size() - 12));
+  put_at<uint32_t>(out, crc_pos, crc32c(std::string_view{out}.substr(attributes_pos)));
+  return out;
+}
+
+std::optional<int64_t> delete_horizon(const batch_header& h) {
+  if ((h.attributes & attr_delete_horizon) == 0)
+    return std::nullopt;
+  return h.base_timestamp;
 }
 
 } // namespace caftx::v2

@@ -296,6 +296,10 @@ std::string leader_epochs(const topic_partition& tp) {
   return tp_prefix("epoch", tp);
 }
 
+std::string cleaner_checkpoint(const topic_partition& tp) {
+  return tp_prefix("cleaner", tp);
+}
+
 std::string aborted_txn_prefix(const topic_partition& tp) {
   return tp_prefix("aborted", tp);
 }

@@ -79,6 +79,9 @@ std::string log_start(const topic_partition& tp);
 /// `epoch/<topic>\0<partition:010>/`: the partition's leader-epoch
 /// checkpoint (absent: never elected).
 std::string leader_epochs(const topic_partition& tp);
+/// `cleaner/<topic>\0<partition:010>/`: the cleaner checkpoint of a
+/// compacted partition (docs/compaction.md; absent: never cleaned).
+std::string cleaner_checkpoint(const topic_partition& tp);
 /// The offset in the last 20 characters of a log, snapshot or aborted key.
 int64_t offset_of(std::string_view key);
 /// `meta/storage_format`: the storage format of the data directory, a

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake make ccache
   libcaf-dev
+  libssl-dev
   libleveldb-dev libsnappy-dev
   libboost-dev libboost-serialization-dev
   libgtest-dev librapidcheck-dev

@@ -232,11 +232,14 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   for (auto& [t, tc] : topics)
     spawn_topic_leaders(sys, cctx, t.name, t.partitions, tc);
   // The coordinators' own partitions (Kafka's internal topics), before the
-  // coordinators, which write through them: never trimmed by time or size
-  // (Kafka creates them with cleanup.policy=compact).
-  topic_config internal;
+  // coordinators, which write through them: compacted, never trimmed by
+  // time or size (Kafka creates them with cleanup.policy=compact), so a
+  // coordinator's load reads about one record per live key.
+  auto internal = *topic_config::parse({}, config);
   internal.retention_ms = -1;
   internal.retention_bytes = -1;
+  internal.cleanup_delete = false;
+  internal.cleanup_compact = true;
   spawn_topic_leaders(sys, cctx, transaction_state_topic,
                       config.transaction_state_log_num_partitions, internal);
   spawn_topic_leaders(sys, cctx, consumer_offsets_topic, config.offsets_topic_num_partitions,

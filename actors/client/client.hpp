@@ -30,6 +30,9 @@ struct producer_record {
   std::string value;
   std::vector<record_header> headers;
   int64_t timestamp_ms = -1; // -1: the producer stamps the current time
+  /// Kafka's null value (`value` must then be empty): a tombstone, which
+  /// on a compacted topic removes the key (docs/compaction.md).
+  bool null_value = false;
 };
 
 /// Where a sent record landed.

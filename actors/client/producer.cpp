@@ -357,7 +357,8 @@ void producer::send(const producer_record& r, send_callback cb) {
   if (add)
     d.tm.mark_added(tp);
   auto leaders = d.ch.partitions(tp.topic, false, d.request_timeout());
-  record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : d.ch.timestamp_ms()};
+  record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : d.ch.timestamp_ms(),
+             r.null_value};
   auto id = d.next_record_id++;
   d.pending.emplace(id, impl::pending_record{tp, rec.timestamp_ms, std::move(cb)});
   d.ch.self()->send(d.session,

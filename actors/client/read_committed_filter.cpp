@@ -45,16 +45,19 @@ filtered_fetch filter_fetched(const topic_partition& tp, int64_t fetch_offset,
       continue;
     }
     for (size_t k = 0; k < b.records.size(); ++k) {
-      int64_t off = b.base_offset + static_cast<int64_t>(k);
+      int64_t off = b.offset_of(k); // a cleaned batch's offsets have gaps
       if (off < fetch_offset)
         continue;
       if (out.records.size() == max_records)
         return out;
       auto& r = b.records[k];
-      out.records.push_back(
-        {tp.topic, tp.partition, off, r.timestamp_ms, r.key, r.value, r.headers, r.null_value});
+      out.records.push_back({tp.topic, tp.partition, off, r.timestamp_ms, r.key, r.value, r.headers,
+                             r.null_value});
       out.next_offset = off + 1;
     }
+    // Past the batch's last offset also where the cleaner removed its last
+    // records (or all of them: an empty batch kept for its producer).
+    out.next_offset = std::max(out.next_offset, b.last_offset() + 1);
   }
   return out;
 }

@@ -20,8 +20,7 @@ struct consumer_record {
   std::string key;
   std::string value;
   std::vector<record_header> headers;
-  /// The value is null (a tombstone; `value` is empty), as Kafka's
-  /// ConsumerRecord.value() == null.
+  /// Kafka's null value (`value` is then empty): a tombstone.
   bool null_value = false;
 };
 

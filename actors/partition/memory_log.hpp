@@ -14,6 +14,8 @@ class memory_log {
 public:
   /// Stores a batch's RecordBatch v2 bytes under its base offset.
   void put(int64_t base_offset, std::string bytes) { batches_[base_offset] = std::move(bytes); }
+  /// Removes the batch at `base_offset` (the cleaner deleted it).
+  void erase(int64_t base_offset) { batches_.erase(base_offset); }
 
   /// Reads from the batch holding `offset` on (the reader stays valid as
   /// long as this log does).

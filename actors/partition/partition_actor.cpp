@@ -16,6 +16,7 @@
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
+#include "actors/partition/log_cleaner.hpp"
 #include "actors/partition/partition_core.hpp"
 #include "actors/partition/snapshot_codec.hpp"
 #include "runtime/fault_point.hpp"
@@ -57,6 +58,32 @@ struct tail_cache {
   bool covers(int64_t offset) const {
     return !entries.empty() && offset >= entries.front().base_offset;
   }
+  // The cleaner rewrote (or, with nullopt, deleted) the batch at
+  // `base_offset` (docs/compaction.md): the cache holds what storage does.
+  void replace(int64_t base_offset, const std::optional<std::string>& b) {
+    auto i = std::lower_bound(entries.begin(), entries.end(), base_offset,
+                              [](const entry& e, int64_t off) { return e.base_offset < off; });
+    if (i == entries.end() || i->base_offset != base_offset)
+      return;
+    bytes -= i->bytes.size();
+    if (b) {
+      i->bytes = *b;
+      bytes += b->size();
+    } else {
+      entries.erase(i);
+    }
+  }
+};
+
+// A compacted partition's cleaner (docs/compaction.md): the topic's
+// policy, the persisted checkpoint and the round in progress.
+struct compaction_state {
+  bool compact = false;   // cleanup.policy has compact
+  bool remove_old = true; // cleanup.policy has delete: retention, DeleteRecords
+  compaction_policy policy;
+  cleaner_checkpoint checkpoint;
+  std::unique_ptr<cleaning_round> round;
+  bool writing = false; // a step's write (or the snapshot before a round) is in flight
 };
 
 // A produce whose batch bytes passed v2::validate, with what the core
@@ -75,6 +102,8 @@ struct partition_state {
   int64_t bytes_since_snapshot = 0;
   std::optional<std::string> snapshot_key;
   int64_t snapshot_offset = 0; // the log below it is replayed from the snapshot
+  int64_t snapshot_position = 0; // the position counter at snapshot_offset
+  compaction_state compaction;
   retention_policy retention;
   // The leader-epoch checkpoint (oldest first) and the current epoch
   // stamped into every batch (-1 until first elected).
@@ -214,6 +243,7 @@ void add_snapshot(partition_ptr self, leveldb::WriteBatch& wb, producer_snapshot
     wb.Delete(*st.snapshot_key);
   st.snapshot_key = key;
   st.snapshot_offset = snap.offset;
+  st.snapshot_position = snap.log_end_position;
   st.bytes_since_snapshot = 0;
 }
 
@@ -370,6 +400,7 @@ void load(partition_ptr self, const topic_partition& tp) {
     st.core->restore(*s, std::move(aborted));
     st.snapshot_key = snap->first;
     st.snapshot_offset = s->offset;
+    st.snapshot_position = s->log_end_position;
   }
   store.scan_from_floor(keys::log_prefix(tp), keys::log_entry(tp, from),
                         [&](std::string_view key, std::string_view value) {
@@ -403,6 +434,12 @@ void load(partition_ptr self, const topic_partition& tp) {
     if (!ls.ok())
       storage_failure(tp, ls.error().message());
     st.core->apply_log_start({ls->first, ls->second, {}});
+  }
+  if (auto c = store.get(keys::cleaner_checkpoint(tp))) {
+    auto cp = decode_cleaner_checkpoint(*c);
+    if (!cp.ok())
+      storage_failure(tp, cp.error().message());
+    st.compaction.checkpoint = *cp;
   }
 }
 
@@ -467,11 +504,149 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
                });
 }
 
+// -- log compaction (docs/compaction.md) ------------------------------------------
+//
+// Every log.cleaner.backoff.ms a compacted partition checks its dirty
+// ratio; a round then goes caftx.log.cleaner.step.batches batches per
+// cleaner_step message: first the key map over the dirty part, then the
+// rewrite from the log start, each step's rewrites and deletions in one
+// durable write. The round ends at the newest producer-state snapshot
+// (what stands for Kafka's active segment): batches above it are what a
+// restart replays, so they stay as appended.
+
+void cleaner_step_now(partition_ptr self);
+
+void clean_write_failed(partition_ptr self, const status& s) {
+  self->quit(storage_exit(storage_fault::write_failed,
+                          "partition " + to_string(self->state.core->tp()) + ": " + s.message()));
+}
+
+void start_cleaning_round(partition_ptr self) {
+  auto& st = self->state;
+  auto& c = st.compaction;
+  auto& core = *st.core;
+  int64_t bound = std::min({core.last_stable_offset(), core.high_watermark(), st.snapshot_offset});
+  int64_t dirty_position = c.checkpoint.clean_offset >= core.log_start_offset()
+                             ? c.checkpoint.clean_position
+                             : core.log_start_position();
+  c.round = std::make_unique<cleaning_round>(c.policy, c.checkpoint, core.log_start_offset(),
+                                             dirty_position, bound, st.ctx->clock_ms(),
+                                             core.aborted_index());
+  self->send(self, cleaner_step{});
+}
+
+// The cleaner's periodic check (Kafka's LogCleanerManager.grabFilthiestCompactedLog
+// for one log). A log that only the part above the newest snapshot makes
+// dirty gets a snapshot at its end first (Kafka rolls its active segment),
+// when nothing is in flight.
+void cleaner_tick_now(partition_ptr self) {
+  auto& st = self->state;
+  auto& c = st.compaction;
+  if (c.round || c.writing)
+    return;
+  auto& core = *st.core;
+  auto now = st.ctx->clock_ms();
+  auto ratio_below = [&](int64_t end, int64_t end_position) {
+    return dirty_ratio(c.checkpoint, core.log_start_offset(), core.log_start_position(), end,
+                       end_position);
+  };
+  if (should_clean(c.policy, ratio_below(st.snapshot_offset, st.snapshot_position), c.checkpoint,
+                   now)) {
+    start_cleaning_round(self);
+    return;
+  }
+  bool idle = core.high_watermark() == core.log_end_offset();
+  if (!idle || st.snapshot_offset == core.log_end_offset()
+      || !should_clean(c.policy, ratio_below(core.log_end_offset(), core.log_end_position()),
+                       cleaner_checkpoint{c.checkpoint.clean_offset, c.checkpoint.clean_position, -1},
+                       now))
+    return;
+  leveldb::WriteBatch wb;
+  add_snapshot(self, wb, core.snapshot());
+  c.writing = true;
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self](const status& s) {
+    if (!s.ok())
+      return clean_write_failed(self, s);
+    self->state.compaction.writing = false;
+    start_cleaning_round(self);
+  });
+}
+
+// One step of the round: a part of the map, or the next chunk of
+// rewrites written durably. The log start position moves with the write
+// (as move_log_start's does), so every write of `logstart/` carries the
+// counters in the order the durable queue applies them; the tail cache
+// follows once the write is durable. A crash leaves each step's write
+// whole and the checkpoint of the last finished round: the next start
+// cleans again from there.
+void cleaner_step_now(partition_ptr self) {
+  auto& st = self->state;
+  auto& c = st.compaction;
+  if (!c.round || c.writing)
+    return;
+  auto& core = *st.core;
+  auto& tp = core.tp();
+  auto step = static_cast<size_t>(st.ctx->config.log_cleaner_step_batches);
+  auto read = reader_of(self);
+  auto mapped = c.round->build_map(read, step);
+  if (!mapped.ok())
+    throw storage_read_error("partition " + to_string(tp) + ": " + mapped.error().message());
+  if (!*mapped || c.round->end() < 0) {
+    self->send(self, cleaner_step{});
+    return;
+  }
+  auto chunk = c.round->clean(read, core.log_start_offset(), core.producers(), step);
+  if (!chunk.ok())
+    throw storage_read_error("partition " + to_string(tp) + ": " + chunk.error().message());
+  leveldb::WriteBatch wb;
+  for (auto& r : chunk->rewrites) {
+    if (r.bytes)
+      wb.Put(keys::log_entry(tp, r.base_offset), *r.bytes);
+    else
+      wb.Delete(keys::log_entry(tp, r.base_offset));
+  }
+  for (auto off : chunk->dropped_aborted)
+    wb.Delete(keys::aborted_txn(tp, off));
+  if (chunk->bytes_removed != 0)
+    wb.Put(keys::log_start(tp),
+           snapshot_codec::encode_log_start(core.log_start_offset(),
+                                            core.log_start_position() + chunk->bytes_removed));
+  if (chunk->done)
+    wb.Put(keys::cleaner_checkpoint(tp), encode(c.round->checkpoint()));
+  if (chunk->rewrites.empty() && chunk->dropped_aborted.empty() && !chunk->done) {
+    self->send(self, cleaner_step{}); // nothing to change in these batches
+    return;
+  }
+  core.apply_cleaned(chunk->bytes_removed, chunk->dropped_aborted);
+  c.writing = true;
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, ch = std::move(chunk).value()](const status& s) {
+                 if (!s.ok())
+                   return clean_write_failed(self, s);
+                 auto& st = self->state;
+                 auto& c = st.compaction;
+                 c.writing = false;
+                 for (auto& r : ch.rewrites)
+                   st.cache.replace(r.base_offset, r.bytes);
+                 if (!ch.done) {
+                   self->send(self, cleaner_step{});
+                   return;
+                 }
+                 c.checkpoint = c.round->checkpoint();
+                 c.round.reset();
+               });
+}
+
 caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
                            topic_partition tp, topic_config topic) {
   auto& st = self->state;
   st.ctx = ctx;
   st.retention = {topic.retention_ms, topic.retention_bytes};
+  st.compaction.compact = topic.cleanup_compact;
+  st.compaction.remove_old = topic.cleanup_delete;
+  st.compaction.policy = {topic.delete_retention_ms, topic.min_cleanable_dirty_ratio,
+                          topic.min_compaction_lag_ms,
+                          max_map_keys(ctx->config.log_cleaner_dedupe_buffer_size)};
   stop_on_storage_faults(self, "partition " + to_string(tp));
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
@@ -488,10 +663,21 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
   self->delayed_send(self, check_interval, producer_expiration_tick{});
   auto retention_interval = std::chrono::milliseconds(ctx->config.log_retention_check_interval_ms);
   self->delayed_send(self, retention_interval, retention_tick{});
+  auto cleaner_backoff = std::chrono::milliseconds(ctx->config.log_cleaner_backoff_ms);
+  bool cleaner_on = topic.cleanup_compact && ctx->config.log_cleaner_enable;
+  if (cleaner_on)
+    self->delayed_send(self, cleaner_backoff, cleaner_tick{});
   return {
+    [=](const cleaner_tick&) {
+      self->delayed_send(self, cleaner_backoff, cleaner_tick{});
+      cleaner_tick_now(self);
+    },
+    [=](const cleaner_step&) { cleaner_step_now(self); },
     [=](const retention_tick&) {
       auto& st = self->state;
       self->delayed_send(self, retention_interval, retention_tick{});
+      if (!st.compaction.remove_old)
+        return; // compact only: nothing is removed for its age or size
       auto m = st.core->plan_retention(reader_of(self), st.retention, st.ctx->clock_ms());
       if (!m.ok())
         throw storage_read_error(m.error().message());
@@ -535,6 +721,12 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       if (req.tp != st.core->tp())
         return delete_records_response{error_code::unknown_topic_or_partition,
                                        "this leader does not host " + to_string(req.tp), -1};
+      if (!st.compaction.remove_old) // Kafka's Partition.deleteRecordsOnLeader
+        return delete_records_response{error_code::policy_violation,
+                                       "Records of partition " + to_string(req.tp)
+                                         + " can not be deleted due to the configured policy "
+                                           "(cleanup.policy without delete)",
+                                       st.core->log_start_offset()};
       auto m = st.core->plan_delete_records(reader_of(self), req.offset);
       if (!m.ok())
         return delete_records_response{m.error().code(), m.error().message(),
@@ -587,6 +779,12 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
         rp.deliver(produce_response{h.error().code(), h.error().message(), -1,
                                     st.core->log_start_offset()});
         return rp;
+      }
+      if (st.compaction.compact) { // keyless records on a compacted topic (docs/compaction.md)
+        if (auto k = check_keys_for_compaction(req.records, *h, st.core->tp()); !k.ok()) {
+          rp.deliver(produce_response{k.code(), k.message(), -1, st.core->log_start_offset()});
+          return rp;
+        }
       }
       checked_produce c{std::move(req.transactional_id), std::move(req.records), {}};
       c.info = v2::info_of(*h, c.records);

@@ -145,7 +145,7 @@ partition_core::append_marker(producer_id pid, producer_epoch epoch, end_txn_mar
 }
 
 status partition_core::replay(const batch_info& batch) {
-  if (batch.base_offset != log_end_offset_ || batch.record_count <= 0)
+  if (batch.base_offset < log_end_offset_ || batch.record_count <= 0)
     return {error_code::kafka_storage_error,
             "partition " + to_string(tp_) + ": stored batch at offset "
               + std::to_string(batch.base_offset) + " (" + std::to_string(batch.record_count)
@@ -172,6 +172,20 @@ void partition_core::restore(const producer_snapshot& s, std::vector<aborted_txn
     if (e.current_txn_first_offset)
       ongoing_txns_[*e.current_txn_first_offset] = pid;
   aborted_index_ = std::move(aborted);
+}
+
+void partition_core::apply_cleaned(int64_t bytes_removed,
+                                   const std::vector<int64_t>& dropped_aborted) {
+  log_start_position_ += bytes_removed;
+  if (dropped_aborted.empty())
+    return;
+  aborted_index_.erase(std::remove_if(aborted_index_.begin(), aborted_index_.end(),
+                                      [&](const aborted_txn_entry& a) {
+                                        return std::find(dropped_aborted.begin(),
+                                                         dropped_aborted.end(), a.last_offset)
+                                               != dropped_aborted.end();
+                                      }),
+                       aborted_index_.end());
 }
 
 void partition_core::apply(const batch_info& b) {
@@ -417,7 +431,7 @@ status_or<int64_t> partition_core::list_offset(const batch_reader& read, int64_t
     }
     for (size_t k = 0; k < b->records.size(); ++k)
       if (b->records[k].timestamp_ms >= timestamp) {
-        found = h.base_offset + static_cast<int64_t>(k);
+        found = b->offset_of(k); // a cleaned batch's offsets have gaps
         return false;
       }
     return true;

@@ -194,8 +194,10 @@ public:
   // -- recovery ------------------------------------------------------------
 
   /// Re-applies a batch read back from storage (origin REPLICATION: no
-  /// producer checks) and makes it durable (HW = log end). Errors
-  /// (KAFKA_STORAGE_ERROR): the batch does not start at the log end offset.
+  /// producer checks) and makes it durable (HW = log end). The batch may
+  /// start above the log end offset (the cleaner removed the batches
+  /// between, docs/compaction.md): the log end moves past the gap. Errors
+  /// (KAFKA_STORAGE_ERROR): the batch starts below the log end offset.
   status replay(const batch_info& batch);
 
   /// The state to persist as a snapshot: only valid while every appended
@@ -238,6 +240,18 @@ public:
 
   /// Bytes of the batches from the log start's batch to the log end.
   int64_t log_size_bytes() const { return log_end_position_ - log_start_position_; }
+  /// The position counters: bytes ever appended before the log end, and
+  /// that minus the log's size (log_size_bytes()).
+  int64_t log_start_position() const { return log_start_position_; }
+  int64_t log_end_position() const { return log_end_position_; }
+
+  // -- compaction (docs/compaction.md) -------------------------------------
+
+  /// Applies a written step of the cleaner: the log is `bytes_removed`
+  /// smaller (the log start position moves up by that, so log_size_bytes()
+  /// stays the stored size) and the aborted-index entries of the deleted
+  /// ABORT markers `dropped_aborted` go.
+  void apply_cleaned(int64_t bytes_removed, const std::vector<int64_t>& dropped_aborted);
 
   // -- expiration ------------------------------------------------------------
 

@@ -82,6 +82,8 @@ std::vector<caf::message> samples() {
     caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_uncommitted, 500}),
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(retention_tick{}),
+    caf::make_message(cleaner_tick{}),
+    caf::make_message(cleaner_step{}),
     caf::make_message(write_snapshot_request{}),
     caf::make_message(become_leader_request{}),
     caf::make_message(become_leader_response{error_code::none, "ok", 3, 10, 20}),

@@ -136,8 +136,9 @@ TEST_F(RetentionTest, TopicConfigsOutOfRangeOrUnknownAreInvalidConfig) {
   auto unknown = call<txn_response>(broker(), create_topic_request{"u", 1, {{"retention.mss", "1"}}});
   EXPECT_EQ(unknown.error, error_code::invalid_config);
   EXPECT_NE(unknown.message.find("retention.mss"), std::string::npos) << unknown.message;
-  auto compact = call<txn_response>(broker(), create_topic_request{"u", 1, {{"cleanup.policy", "compact"}}});
-  EXPECT_EQ(compact.error, error_code::invalid_config);
+  auto policy = call<txn_response>(broker(), create_topic_request{"u", 1, {{"cleanup.policy", "compacted"}}});
+  EXPECT_EQ(policy.error, error_code::invalid_config);
+  EXPECT_NE(policy.message.find("cleanup.policy"), std::string::npos) << policy.message;
   auto ok = call<txn_response>(broker(), create_topic_request{"u", 1, {{"retention.bytes", "-1"},
                                                                       {"segment.bytes", "1073741824"}}});
   EXPECT_EQ(ok.error, error_code::none) << ok.message;

@@ -310,8 +310,6 @@ TEST(Config, TopicConfigsOverTheNodesDefaults) {
   EXPECT_EQ(own->retention_bytes, 10);
   EXPECT_EQ(error_of(topic_config::parse({{"retention.ms", "x"}}, n)),
             "config 'retention.ms' = 'x' is not an integer");
-  EXPECT_NE(error_of(topic_config::parse({{"cleanup.policy", "compact"}}, n)).find("cleanup.policy"),
-            std::string::npos);
   EXPECT_TRUE(topic_config::parse({{"cleanup.policy", "delete"}, {"segment.ms", "1"}}, n).ok());
   EXPECT_NE(error_of(topic_config::parse({{"compression.type", "gzip"}}, n)).find("compression.type"),
             std::string::npos);
@@ -322,6 +320,80 @@ TEST(Config, ProducerCompressionOtherThanNoneIsRefused) {
   EXPECT_EQ(error_of(producer_config::parse({{"compression.type", "gzip"}})),
             "config 'compression.type' = 'gzip' is not supported (only none: caftx writes "
             "uncompressed RecordBatch v2)");
+}
+
+} // namespace
+} // namespace caftx
+
+namespace caftx {
+namespace {
+
+TEST(Config, CleanupPolicyIsKafkasListOfCompactAndDelete) {
+  node_config n;
+  auto d = topic_config::parse({}, n);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->cleanup_delete);
+  EXPECT_FALSE(d->cleanup_compact);
+  EXPECT_EQ(d->delete_retention_ms, 86400000);
+  EXPECT_DOUBLE_EQ(d->min_cleanable_dirty_ratio, 0.5);
+  EXPECT_EQ(d->min_compaction_lag_ms, 0);
+  auto c = topic_config::parse({{"cleanup.policy", "compact"}}, n);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->cleanup_delete);
+  EXPECT_TRUE(c->cleanup_compact);
+  auto both = topic_config::parse({{"cleanup.policy", "compact, delete"}}, n);
+  ASSERT_TRUE(both.ok());
+  EXPECT_TRUE(both->cleanup_delete);
+  EXPECT_TRUE(both->cleanup_compact);
+  for (auto bad : {"compacted", "", "compact,", "delete;compact"})
+    EXPECT_EQ(error_of(topic_config::parse({{"cleanup.policy", bad}}, n)),
+              std::string("config 'cleanup.policy' = '") + bad
+                + "' must be a list of compact and delete (compact, delete or compact,delete)");
+}
+
+TEST(Config, CompactionSettingsWithTheNodesDefaults) {
+  auto n = node_config::parse({{"log.cleanup.policy", "compact"},
+                               {"log.cleaner.delete.retention.ms", "1000"},
+                               {"log.cleaner.min.cleanable.ratio", "0.25"},
+                               {"log.cleaner.min.compaction.lag.ms", "5"},
+                               {"log.cleaner.backoff.ms", "200"},
+                               {"log.cleaner.enable", "false"},
+                               {"log.cleaner.threads", "4"}});
+  ASSERT_TRUE(n.ok()) << n.error().to_string();
+  EXPECT_EQ(n->log_cleaner_backoff_ms, 200);
+  EXPECT_FALSE(n->log_cleaner_enable);
+  auto t = topic_config::parse({}, *n);
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->cleanup_compact);
+  EXPECT_FALSE(t->cleanup_delete);
+  EXPECT_EQ(t->delete_retention_ms, 1000);
+  EXPECT_DOUBLE_EQ(t->min_cleanable_dirty_ratio, 0.25);
+  EXPECT_EQ(t->min_compaction_lag_ms, 5);
+  auto own = topic_config::parse({{"delete.retention.ms", "7"}, {"min.cleanable.dirty.ratio", "1"},
+                                  {"min.compaction.lag.ms", "9"}}, *n);
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(own->delete_retention_ms, 7);
+  EXPECT_DOUBLE_EQ(own->min_cleanable_dirty_ratio, 1.0);
+  EXPECT_EQ(own->min_compaction_lag_ms, 9);
+  node_config d;
+  EXPECT_EQ(error_of(topic_config::parse({{"min.cleanable.dirty.ratio", "1.5"}}, d)),
+            "config 'min.cleanable.dirty.ratio' = '1.5' is out of range [0, 1]");
+  EXPECT_EQ(error_of(topic_config::parse({{"min.cleanable.dirty.ratio", "half"}}, d)),
+            "config 'min.cleanable.dirty.ratio' = 'half' is not a number");
+  EXPECT_EQ(error_of(topic_config::parse({{"delete.retention.ms", "-1"}}, d)),
+            "config 'delete.retention.ms' = '-1' is out of range [0, 9223372036854775807]");
+  EXPECT_EQ(error_of(node_config::parse({{"log.cleaner.backoff.ms", "0"}})),
+            "config 'log.cleaner.backoff.ms' = '0' is out of range [1, 2147483647]");
+  EXPECT_EQ(error_of(node_config::parse({{"log.cleaner.min.cleanable.ratio", "-0.1"}})),
+            "config 'log.cleaner.min.cleanable.ratio' = '-0.1' is out of range [0, 1]");
+  EXPECT_EQ(error_of(node_config::parse({{"log.cleaner.dedupe.buffer.size", "1000"}})),
+            "config 'log.cleaner.dedupe.buffer.size' = '1000' is out of range [1048576, "
+            "9223372036854775807]");
+  EXPECT_EQ(error_of(node_config::parse({{"log.cleanup.policy", "none"}})),
+            "config 'log.cleanup.policy' = 'none' must be a list of compact and delete (compact, "
+            "delete or compact,delete)");
+  EXPECT_EQ(error_of(node_config::parse({{"log.cleaner.enable", "yes"}})),
+            "config 'log.cleaner.enable' = 'yes' must be true or false");
 }
 
 } // namespace

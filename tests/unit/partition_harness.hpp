@@ -66,6 +66,9 @@ public:
   }
 
   batch_reader reader() const { return log_.reader(); }
+  /// The stored batches (the cleaner's tests rewrite them).
+  memory_log& stored() { return log_; }
+  const memory_log& stored() const { return log_; }
 
   status_or<decoded_fetch> fetch(int64_t offset, int32_t max_bytes, isolation_level iso) const {
     auto r = partition_core::fetch(reader(), offset, max_bytes, iso);

@@ -1052,7 +1052,7 @@ void world::collect_final_state() {
                                                 m ? m->type : control_type::abort, b.pid, b.epoch));
           } else {
             for (size_t k = 0; k < b.records.size(); ++k)
-              ps.log.push_back(log_entry::data(b.base_offset + static_cast<int64_t>(k),
+              ps.log.push_back(log_entry::data(b.offset_of(k),
                                                std::stoull(b.records[k].value), b.pid, b.epoch,
                                                b.is_transactional()));
           }
