@@ -103,9 +103,14 @@ public:
   void commit_transaction();
 
   /// Drops records not sent yet, waits for those in flight, then
-  /// EndTxn(abort). After an error that
-  /// left the sequences unusable it also bumps the producer epoch
-  /// (KIP-360).
+  /// EndTxn(abort). After an error that left the sequences unusable it also
+  /// bumps the producer epoch (KIP-360: InitProducerId with the current
+  /// producer id and epoch). After INVALID_PRODUCER_ID_MAPPING (the
+  /// transactional id expired at its coordinator,
+  /// transactional.id.expiration.ms) it skips EndTxn, which could only
+  /// fail the same way, and the InitProducerId gives the producer a new
+  /// producer id at epoch 0, as Kafka's producer does. Throws fatal
+  /// PRODUCER_FENCED if another producer took the id meanwhile.
   void abort_transaction();
 
   /// Flushes (except records of an open transaction) and releases the
