@@ -12,7 +12,9 @@
 // Batching: send() hands the record to the producer's session actor and
 // returns; the session seals a partition's batch at batch.size bytes or
 // after linger.ms, keeps up to max.in.flight.requests.per.connection
-// batches in flight per partition, and retries retriable errors in order
+// batches in flight per partition (one until the partition acknowledged a
+// batch of the producer's current producer id, docs/producer-state.md
+// §First-batches), and retries retriable errors in order
 // with the same sequences until delivery.timeout.ms (see
 // actors/client/producer_session.hpp). In a transaction the session also
 // adds each new partition (AddPartitionsToTxn, one request for the new
