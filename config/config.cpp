@@ -349,6 +349,8 @@ status_or<consumer_config> consumer_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("max.poll.records", c.max_poll_records, 1, int_max));
   CAFTX_TRY(r.int32("max.partition.fetch.bytes", c.max_partition_fetch_bytes, 1, int_max));
   CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("retry.backoff.ms", c.retry_backoff_ms, 0, int_max));
+  CAFTX_TRY(r.int32("default.api.timeout.ms", c.default_api_timeout_ms, 1, int_max));
   CAFTX_TRY(r.boolean("enable.auto.commit", c.enable_auto_commit));
   if (c.enable_auto_commit)
     return invalid("config 'enable.auto.commit' = 'true' is not supported; commit with "

@@ -201,6 +201,13 @@ struct consumer_config {
   int32_t max_partition_fetch_bytes = 1048576;
   /// `request.timeout.ms`, [1, 2147483647].
   int32_t request_timeout_ms = 30000;
+  /// `retry.backoff.ms`, [0, 2147483647]: the wait before fetching a
+  /// committed offset again after UNSTABLE_OFFSET_COMMIT.
+  int32_t retry_backoff_ms = 100;
+  /// `default.api.timeout.ms`, [1, 2147483647]: how long position(),
+  /// committed() and commit() wait for a committed offset held by a
+  /// transaction (poll() waits at most its own timeout).
+  int32_t default_api_timeout_ms = 60000;
   /// `enable.auto.commit`: only false is supported (offsets are committed
   /// with commit() or inside a transaction); the default is false.
   bool enable_auto_commit = false;

@@ -1,5 +1,6 @@
 #include "actors/client/consumer.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <iterator>
 #include <limits>
@@ -82,16 +83,40 @@ struct consumer::impl {
     return c.value();
   }
 
-  std::optional<int64_t> fetch_committed(const topic_partition& tp) {
-    auto r = ch.call<offset_fetch_response>(group_coordinator(),
-                                            offset_fetch_request{group(), {tp}, false}, timeout());
-    if (!r.ok())
-      raise(r.error());
-    if (r->error != error_code::none)
-      raise(status{r->error, "OffsetFetch " + to_string(tp)});
-    if (r->offsets.empty() || r->offsets.front() < 0)
-      return std::nullopt;
-    return r->offsets.front();
+  // The deadline of a call that waits default.api.timeout.ms.
+  int64_t api_deadline() const { return ch.deadline_clock_ms() + cfg.default_api_timeout_ms; }
+
+  // The group's committed offset of `tp` (nullopt: none). Always fetched
+  // with require_stable, as Kafka's consumer does (KIP-447): while a
+  // transaction holds offsets of the group for `tp` (open, or committed
+  // with its marker still on the way) the coordinator answers
+  // UNSTABLE_OFFSET_COMMIT, and the fetch is repeated every
+  // retry.backoff.ms, so the offset read is never one a transaction is
+  // about to replace. REQUEST_TIMED_OUT once `deadline_ms` (deadline clock)
+  // passes while it is still unstable; other errors are raised.
+  status_or<std::optional<int64_t>> fetch_committed(const topic_partition& tp,
+                                                    int64_t deadline_ms) {
+    for (;;) {
+      auto r = ch.call<offset_fetch_response>(group_coordinator(),
+                                              offset_fetch_request{group(), {tp}, true},
+                                              timeout());
+      if (!r.ok())
+        raise(r.error());
+      if (r->error == error_code::none) {
+        if (r->offsets.empty() || r->offsets.front() < 0)
+          return std::optional<int64_t>{};
+        return std::optional<int64_t>{r->offsets.front()};
+      }
+      if (r->error != error_code::unstable_offset_commit)
+        raise(status{r->error, "OffsetFetch " + to_string(tp)});
+      auto now = ch.deadline_clock_ms();
+      if (now >= deadline_ms)
+        return status{error_code::request_timed_out,
+                      "the committed offset of " + to_string(tp) + " for group '" + group()
+                        + "' is still held by a transaction (UNSTABLE_OFFSET_COMMIT) when the "
+                          "call's timeout expired"};
+      ch.sleep_ms(std::min<int64_t>(cfg.retry_backoff_ms, deadline_ms - now));
+    }
   }
 
   // auto.offset.reset; `why` says what left the consumer without a
@@ -104,24 +129,35 @@ struct consumer::impl {
     raise(status{error_code::offset_out_of_range, why + " and auto.offset.reset=none"});
   }
 
-  int64_t position_of(const topic_partition& tp) {
+  // The fetch position of `tp`: the group's committed offset, else
+  // auto.offset.reset. Not found yet (still unstable) when `deadline_ms`
+  // passes: the REQUEST_TIMED_OUT of fetch_committed.
+  status_or<int64_t> position_of(const topic_partition& tp, int64_t deadline_ms) {
     auto i = positions.find(tp);
     if (i != positions.end())
       return i->second;
     std::optional<int64_t> pos;
-    if (cfg.group_id)
-      pos = fetch_committed(tp);
+    if (cfg.group_id) {
+      auto c = fetch_committed(tp, deadline_ms);
+      if (!c.ok())
+        return c.error();
+      pos = *c;
+    }
     if (!pos)
       pos = reset_position(tp, "no committed offset for " + to_string(tp));
     positions[tp] = *pos;
     return *pos;
   }
 
-  // The next offset the application gets for `tp`.
+  // The next offset the application gets for `tp`; waits up to
+  // default.api.timeout.ms for a position.
   int64_t consumed_position(const topic_partition& tp) {
     if (auto b = buffered.find(tp); b != buffered.end() && !b->second.empty())
       return b->second.front().offset;
-    return position_of(tp);
+    auto pos = position_of(tp, api_deadline());
+    if (!pos.ok())
+      raise(pos.error());
+    return *pos;
   }
 
   // Moves up to `room` records from the front of `from` to the end of `out`.
@@ -136,10 +172,15 @@ struct consumer::impl {
 
   // Fetches `tp` from its leader (held there up to `max_wait_ms` while it
   // has nothing to return) and moves up to `max` - out.size() records to
-  // `out`, keeping the rest for the next polls.
+  // `out`, keeping the rest for the next polls. A partition whose position
+  // is not known by `deadline_ms` (its committed offset still unstable) is
+  // skipped: a later poll asks again, as Kafka's poll does.
   void fetch_partition(const topic_partition& tp, int32_t max_wait_ms, size_t max,
-                       std::vector<consumer_record>& out) {
-    auto pos = position_of(tp);
+                       std::vector<consumer_record>& out, int64_t deadline_ms) {
+    auto position = position_of(tp, deadline_ms);
+    if (!position.ok())
+      return;
+    auto pos = *position;
     auto r = ch.call<fetch_response>(
       leader(tp),
       fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation, max_wait_ms},
@@ -182,7 +223,7 @@ struct consumer::impl {
 
   // One round over the assignment: a partition's buffered records, else a
   // fetch from its leader.
-  std::vector<consumer_record> fetch_once() {
+  std::vector<consumer_record> fetch_once(int64_t deadline_ms) {
     std::vector<consumer_record> out;
     size_t max = static_cast<size_t>(cfg.max_poll_records);
     for (size_t k = 0; k < assigned.size() && out.size() < max; ++k) {
@@ -193,7 +234,7 @@ struct consumer::impl {
           buffered.erase(b);
         continue;
       }
-      fetch_partition(tp, 0, max, out);
+      fetch_partition(tp, 0, max, out, deadline_ms);
     }
     if (!assigned.empty())
       next_partition = (next_partition + 1) % assigned.size();
@@ -203,13 +244,13 @@ struct consumer::impl {
   // Nothing was visible in a round: waits up to `wait_ms` at one partition
   // (each time the next), whose leader answers as soon as it has something
   // (Kafka's fetch.max.wait.ms, held by the leader), and returns what came.
-  std::vector<consumer_record> wait_for_data(int32_t wait_ms) {
+  std::vector<consumer_record> wait_for_data(int32_t wait_ms, int64_t deadline_ms) {
     std::vector<consumer_record> out;
     if (assigned.empty())
       ch.sleep_ms(wait_ms);
     else
       fetch_partition(assigned[next_partition % assigned.size()], wait_ms,
-                      static_cast<size_t>(cfg.max_poll_records), out);
+                      static_cast<size_t>(cfg.max_poll_records), out, deadline_ms);
     return out;
   }
 };
@@ -253,13 +294,14 @@ std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
   auto& ch = impl_->ch;
   auto deadline = ch.deadline_clock_ms() + timeout.count();
   for (;;) {
-    auto records = impl_->fetch_once();
+    auto records = impl_->fetch_once(deadline);
     auto now = ch.deadline_clock_ms();
     if (!records.empty() || now >= deadline)
       return records;
     // Nothing visible: wait at most 5 ms at one partition before the next
     // round, so that data at the others waits no longer than that.
-    records = impl_->wait_for_data(static_cast<int32_t>(std::min<int64_t>(5, deadline - now)));
+    records = impl_->wait_for_data(static_cast<int32_t>(std::min<int64_t>(5, deadline - now)),
+                                   deadline);
     if (!records.empty())
       return records;
   }
@@ -308,7 +350,10 @@ void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
 
 std::optional<int64_t> consumer::committed(const topic_partition& tp) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
-  return impl_->fetch_committed(tp);
+  auto c = impl_->fetch_committed(tp, impl_->api_deadline());
+  if (!c.ok())
+    raise(c.error());
+  return *c;
 }
 
 void consumer::close() {

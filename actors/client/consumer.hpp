@@ -6,6 +6,14 @@
 // calling thread. Errors: kafka_exception with Kafka's error code
 // (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE with
 // auto.offset.reset=none, INVALID_REQUEST without group.id, REQUEST_TIMED_OUT).
+//
+// Committed offsets are always fetched with require_stable, as Kafka's
+// consumer does (KIP-447): while a transaction holds offsets of the group
+// for a partition — open, or committed with its marker still on its way to
+// the group coordinator — the coordinator answers UNSTABLE_OFFSET_COMMIT
+// and the consumer asks again every retry.backoff.ms, so a consumer started
+// right after commit_transaction() returned starts at the offsets that
+// transaction committed, never at the older ones.
 #pragma once
 
 #include <chrono>
@@ -30,8 +38,9 @@ public:
   ~consumer();
 
   /// Replaces the assignment. Positions of newly assigned partitions start
-  /// at the group's committed offset, else at auto.offset.reset.
-  /// Throws UNKNOWN_TOPIC_OR_PARTITION.
+  /// at the group's committed offset (once stable, see above), else at
+  /// auto.offset.reset; they are looked up by the next poll() or
+  /// position(). Throws UNKNOWN_TOPIC_OR_PARTITION.
   void assign(const std::vector<topic_partition>& partitions);
   std::vector<topic_partition> assignment() const;
 
@@ -45,10 +54,14 @@ public:
   /// next polls before that partition is fetched again (seek() drops it).
   /// read_committed never returns records of aborted or open transactions,
   /// nor anything at or above the last stable offset; control records are
-  /// never returned in either level.
+  /// never returned in either level. A partition whose committed offset is
+  /// still held by a transaction when `timeout` passes returns nothing
+  /// (no error); the next poll asks again.
   std::vector<consumer_record> poll(std::chrono::milliseconds timeout);
 
-  /// The offset of the next record poll() returns for `tp`.
+  /// The offset of the next record poll() returns for `tp`. Throws
+  /// REQUEST_TIMED_OUT (retriable) if the group's committed offset is still
+  /// held by a transaction after default.api.timeout.ms.
   int64_t position(const topic_partition& tp);
   void seek(const topic_partition& tp, int64_t offset);
 
@@ -57,11 +70,14 @@ public:
   int64_t end_offset(const topic_partition& tp);
 
   /// Commits the current positions of all assigned partitions (or the
-  /// given offsets) for group.id. Throws INVALID_REQUEST without group.id.
+  /// given offsets) for group.id. Throws INVALID_REQUEST without group.id;
+  /// position()'s errors while a position is looked up.
   void commit();
   void commit(const std::map<topic_partition, int64_t>& offsets);
 
-  /// The group's committed offset, or nullopt if none.
+  /// The group's committed offset, or nullopt if none; waits while a
+  /// transaction holds one (REQUEST_TIMED_OUT, retriable, after
+  /// default.api.timeout.ms).
   std::optional<int64_t> committed(const topic_partition& tp);
 
   void close();

@@ -123,14 +123,11 @@ struct producer::impl {
   }
 
   [[noreturn]] void fail(api_kind api, const status& st) {
+    // docs/errors.md §Classification †: the core notes the KIP-360 epoch
+    // bump an abortable UNKNOWN_PRODUCER_ID / INVALID_PRODUCER_ID_MAPPING
+    // requires after the abort.
     auto cls = classify(api, st.code());
     tm.fail(cls, st);
-    // docs/errors.md §Classification †: abortable with a KIP-360 epoch
-    // bump after the abort.
-    if (cls == error_class::abortable
-        && (st.code() == error_code::unknown_producer_id
-            || st.code() == error_code::invalid_producer_id_mapping))
-      tm.require_epoch_bump();
     throw kafka_exception(st, cls);
   }
 
@@ -418,6 +415,9 @@ void producer::abort_transaction() {
   d.check(d.tm.begin_abort());
   (void) d.settle(true); // unsent records are dropped, sent ones resolve
   bool bump = d.tm.epoch_bump_required();
+  // After INVALID_PRODUCER_ID_MAPPING the coordinator would refuse EndTxn
+  // with the same error: the InitProducerId below gives the producer a
+  // new identity instead (Kafka's beginCompletingTransaction).
   if (d.tm.needs_end_txn())
     d.end_txn(false, nullptr);
   d.tm.end_succeeded();

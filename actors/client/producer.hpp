@@ -12,7 +12,9 @@
 // Batching: send() hands the record to the producer's session actor and
 // returns; the session seals a partition's batch at batch.size bytes or
 // after linger.ms, keeps up to max.in.flight.requests.per.connection
-// batches in flight per partition, and retries retriable errors in order
+// batches in flight per partition (one until the partition acknowledged a
+// batch of the producer's current producer id, docs/producer-state.md
+// §First-batches), and retries retriable errors in order
 // with the same sequences until delivery.timeout.ms (see
 // actors/client/producer_session.hpp). In a transaction the session also
 // adds each new partition (AddPartitionsToTxn, one request for the new
@@ -103,9 +105,14 @@ public:
   void commit_transaction();
 
   /// Drops records not sent yet, waits for those in flight, then
-  /// EndTxn(abort). After an error that
-  /// left the sequences unusable it also bumps the producer epoch
-  /// (KIP-360).
+  /// EndTxn(abort). After an error that left the sequences unusable it also
+  /// bumps the producer epoch (KIP-360: InitProducerId with the current
+  /// producer id and epoch). After INVALID_PRODUCER_ID_MAPPING (the
+  /// transactional id expired at its coordinator,
+  /// transactional.id.expiration.ms) it skips EndTxn, which could only
+  /// fail the same way, and the InitProducerId gives the producer a new
+  /// producer id at epoch 0, as Kafka's producer does. Throws fatal
+  /// PRODUCER_FENCED if another producer took the id meanwhile.
   void abort_transaction();
 
   /// Flushes (except records of an open transaction) and releases the

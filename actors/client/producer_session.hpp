@@ -2,8 +2,10 @@
 // records into one open batch per partition, seals a batch when it reaches
 // batch.size bytes, when linger.ms passes or on a flush, assigns base
 // sequences, and keeps up to max.in.flight.requests.per.connection batches
-// in flight per partition. Retriable errors (and OUT_OF_ORDER_SEQUENCE_NUMBER
-// caused by an earlier batch that failed) resend the same batches, in
+// in flight per partition (one until a batch of the current producer id is
+// acknowledged there, docs/producer-state.md §First-batches). Retriable
+// errors (and OUT_OF_ORDER_SEQUENCE_NUMBER caused by an earlier batch that
+// failed) resend the same batches, in
 // sequence order, with the same sequences, until delivery.timeout.ms or
 // `retries` runs out, so a retry is deduplicated by the partition and order
 // is kept. A batch that fails for good fails every later batch of its

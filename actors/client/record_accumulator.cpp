@@ -5,10 +5,14 @@
 namespace caftx {
 
 void record_accumulator::set_identity(producer_id pid, producer_epoch epoch) {
+  bool new_pid = pid != pid_;
   pid_ = pid;
   epoch_ = epoch;
-  for (auto& [tp, p] : partitions_)
+  for (auto& [tp, p] : partitions_) {
     p.next_sequence = 0;
+    if (new_pid)
+      p.pid_acknowledged = false;
+  }
 }
 
 bool record_accumulator::append(const topic_partition& tp, uint64_t id, record rec,
@@ -124,8 +128,14 @@ std::vector<batch_to_send> record_accumulator::ready() {
         break;
       flying += b.in_flight;
     }
+    // docs/producer-state.md §First-batches: until the partition has
+    // acknowledged a batch of this producer id it may have no state for
+    // it, and a later batch written there before an earlier one that was
+    // lost on the way (a leader restart) would be out of order for good;
+    // so one at a time until then.
+    int32_t window = pid_ == no_producer_id || p.pid_acknowledged ? settings_.max_in_flight : 1;
     for (auto& b : p.queue) {
-      if (flying >= settings_.max_in_flight)
+      if (flying >= window)
         break;
       if (b.in_flight)
         continue;
@@ -181,10 +191,13 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
   // OUT_OF_ORDER for the oldest unresolved batch is never taken as "written
   // before": with at most five batches in flight a written batch is still
   // in the partition's window and comes back as a duplicate, while a later
-  // batch may have been accepted without this one (a partition that did
-  // not know the producer takes any sequence, KIP-360). As in Kafka, the
+  // batch may have been accepted without this one (a partition that dropped
+  // producer state by expiry takes a producer it has no state for at any
+  // sequence, docs/producer-state.md §First-batches). As in Kafka, the
   // batch fails and the idempotent producer bumps its epoch.
   if (error == error_code::none) {
+    if (b.batch.pid == pid_)
+      p.pid_acknowledged = true;
     complete(b, error_code::none, {}, base_offset);
     p.queue.erase(p.queue.begin() + static_cast<std::ptrdiff_t>(pos));
   } else {

@@ -1,8 +1,10 @@
 // The pure core of the producer session (Kafka's RecordAccumulator plus
 // the sequence bookkeeping of its TransactionManager): one open batch per
 // partition, sealed at batch.size bytes, on linger or on flush; base
-// sequences; at most max.in.flight batches in flight per partition; retries
-// in sequence order with the same sequences; failure of a batch for good
+// sequences; at most max.in.flight batches in flight per partition (one
+// until a batch of the current producer id is acknowledged there,
+// docs/producer-state.md §First-batches); retries in sequence order with
+// the same sequences; failure of a batch for good
 // fails every later batch of its partition; for an idempotent producer a
 // local epoch bump (KIP-360) once nothing is in flight, re-sequencing only
 // batches never sent. No CAF, no clock (now_ms is a parameter). Owned by
@@ -82,8 +84,14 @@ public:
   void fail_held(const topic_partition& tp, error_code error, const std::string& message);
 
   /// Batches to send now, in sequence order per partition, within the
-  /// in-flight window. Nothing while a retry backoff or an epoch bump is
-  /// pending for them.
+  /// in-flight window: max.in.flight, but 1 at a partition until a batch of
+  /// the current producer id is acknowledged there (an idempotent or
+  /// transactional producer; docs/producer-state.md §First-batches), so
+  /// that a partition without state for the producer never sees a later
+  /// first batch before the earliest. A new epoch of the same producer id
+  /// keeps the window: the partition knows the id and takes a new epoch
+  /// only from sequence 0. Nothing while a retry backoff or an epoch bump
+  /// is pending for them.
   std::vector<batch_to_send> ready();
 
   /// The reply (or no reply: REQUEST_TIMED_OUT) for a send.
@@ -119,6 +127,9 @@ private:
     std::deque<sealed> queue; // sealed, in sequence order
     int32_t next_sequence = 0;
     bool held = false; // waiting for AddPartitionsToTxn
+    // A batch of the current producer id was acknowledged here: the
+    // partition has state for it, so batches may be pipelined.
+    bool pid_acknowledged = false;
   };
 
   void seal(partition& p, int64_t now_ms);

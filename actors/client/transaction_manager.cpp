@@ -53,6 +53,7 @@ void transaction_manager::init_succeeded(producer_id pid, producer_epoch epoch) 
   added_.clear();
   offsets_added_ = false;
   epoch_bump_required_ = false;
+  pid_mapping_lost_ = false;
   state_ = client_txn_state::ready;
 }
 
@@ -107,9 +108,14 @@ void transaction_manager::fail(error_class cls, status error) {
                 || state_ == client_txn_state::committing_transaction
                 || state_ == client_txn_state::aborting_transaction
                 || state_ == client_txn_state::abortable_error;
-  if (cls == error_class::abortable && transactional_ && in_txn)
+  if (cls == error_class::abortable && transactional_ && in_txn) {
     state_ = client_txn_state::abortable_error;
-  else if (cls == error_class::abortable && !transactional_)
+    auto code = last_error_.code();
+    if (code == error_code::unknown_producer_id || code == error_code::invalid_producer_id_mapping)
+      epoch_bump_required_ = true;
+    if (code == error_code::invalid_producer_id_mapping)
+      pid_mapping_lost_ = true;
+  } else if (cls == error_class::abortable && !transactional_)
     return; // idempotent producer: the failed send reports it, state stays
   else
     state_ = client_txn_state::fatal_error;

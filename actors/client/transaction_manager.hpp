@@ -73,7 +73,10 @@ public:
   }
   /// Records an error from a request with its classification: abortable
   /// moves to abortable_error (fatal if not in a transaction), fatal to
-  /// fatal_error. Retriable errors are not reported here.
+  /// fatal_error. Retriable errors are not reported here. An abortable
+  /// UNKNOWN_PRODUCER_ID or INVALID_PRODUCER_ID_MAPPING also requires the
+  /// epoch bump after the abort (KIP-360, docs/errors.md §Classification);
+  /// the latter sets pid_mapping_lost() too.
   void fail(error_class cls, status error);
 
   // -- partitions of the transaction ----------------------------------------
@@ -86,12 +89,22 @@ public:
   bool offsets_added() const { return offsets_added_; }
   void mark_offsets_added() { offsets_added_ = true; }
   /// True once something was added to the coordinator's transaction, so
-  /// EndTxn must be sent (the Java client completes empty ones locally).
-  bool needs_end_txn() const { return !added_.empty() || offsets_added_; }
+  /// EndTxn must be sent (the Java client completes empty ones locally) —
+  /// unless the coordinator no longer maps the transactional id to this
+  /// producer id (pid_mapping_lost()): it could only answer EndTxn with
+  /// INVALID_PRODUCER_ID_MAPPING again.
+  bool needs_end_txn() const { return (!added_.empty() || offsets_added_) && !pid_mapping_lost_; }
   /// A produce error left sequences or epoch unusable: the next abort is
   /// followed by an epoch bump (KIP-360).
   void require_epoch_bump() { epoch_bump_required_ = true; }
   bool epoch_bump_required() const { return epoch_bump_required_; }
+  /// Set by an abortable INVALID_PRODUCER_ID_MAPPING (the transactional id
+  /// expired at its coordinator, transactional.id.expiration.ms, or was
+  /// never known), until the next init_succeeded(): the abort skips EndTxn
+  /// and goes straight to InitProducerId with the current producer id and
+  /// epoch, which for an unknown id answers a new producer id at epoch 0
+  /// (Kafka's TransactionManager.beginCompletingTransaction, KIP-360).
+  bool pid_mapping_lost() const { return pid_mapping_lost_; }
 
   // -- observers -------------------------------------------------------------
 
@@ -112,6 +125,7 @@ private:
   std::set<topic_partition> added_;
   bool offsets_added_ = false;
   bool epoch_bump_required_ = false;
+  bool pid_mapping_lost_ = false;
   status last_error_;
 };
 

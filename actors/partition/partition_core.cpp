@@ -49,8 +49,17 @@ status_or<produce_decision> partition_core::validate_produce(const batch_info& b
     return status{error_code::invalid_record,
                   "producer id, producer epoch and base sequence must be >= 0"};
   auto i = producers_.find(b.pid);
-  if (i == producers_.end() || i->second.epoch == no_producer_epoch)
-    return next(); // Q1: unknown producer, any sequence
+  if (i == producers_.end() || i->second.epoch == no_producer_epoch) {
+    // Q1 (§First-batches): a producer without state starts at 0, unless
+    // it may be one whose state was dropped here.
+    if (b.base_sequence != 0 && !producer_state_dropped_)
+      return status{error_code::out_of_order_sequence_number,
+                    "producer " + std::to_string(b.pid.value)
+                      + " has no state on this partition: its first batch must start at "
+                        "sequence 0, got "
+                      + std::to_string(b.base_sequence)};
+    return next();
+  }
   auto& e = i->second;
   int32_t first = b.base_sequence;
   int32_t last = b.last_sequence();
@@ -157,7 +166,8 @@ status partition_core::replay(const batch_info& batch) {
 }
 
 producer_snapshot partition_core::snapshot() const {
-  return {log_end_offset_, log_start_offset_, log_start_position_, log_end_position_, producers_};
+  return {log_end_offset_,   log_start_offset_,       log_start_position_,
+          log_end_position_, producer_state_dropped_, producers_};
 }
 
 void partition_core::restore(const producer_snapshot& s, std::vector<aborted_txn_entry> aborted) {
@@ -166,6 +176,7 @@ void partition_core::restore(const producer_snapshot& s, std::vector<aborted_txn
   log_end_position_ = s.log_end_position;
   log_end_offset_ = s.offset;
   high_watermark_ = s.offset;
+  producer_state_dropped_ = s.producer_state_dropped;
   producers_ = s.producers;
   ongoing_txns_.clear();
   for (auto& [pid, e] : producers_)
@@ -307,6 +318,7 @@ size_t partition_core::remove_expired_producers(int64_t now_ms, int64_t expirati
     if (!e.current_txn_first_offset && now_ms - e.last_timestamp_ms >= expiration_ms) {
       i = producers_.erase(i);
       ++removed;
+      producer_state_dropped_ = true;
     } else {
       ++i;
     }

@@ -117,6 +117,10 @@ struct producer_snapshot {
   /// `offset`: the log's size is their difference (log_size_bytes()).
   int64_t log_start_position = 0;
   int64_t log_end_position = 0;
+  /// The partition ever dropped a producer's state (producer.id.expiration.ms):
+  /// a producer it has no state for may then be one that comes back, so it
+  /// is accepted at any sequence (docs/producer-state.md §First-batches).
+  bool producer_state_dropped = false;
   std::map<producer_id, producer_state_entry> producers;
 };
 
@@ -154,8 +158,13 @@ public:
   /// (success, original offsets), epoch (INVALID_PRODUCER_EPOCH), sequence
   /// (OUT_OF_ORDER_SEQUENCE_NUMBER), transaction state (INVALID_TXN_STATE);
   /// malformed batches get INVALID_RECORD. Never mutates.
-  /// Policy for a producer without state (Q1): any sequence is accepted, as
-  /// in Kafka >= 2.5 (KIP-360), so a producer whose state expired resumes.
+  /// Policy for a producer without state (§Sequences Q1, §First-batches):
+  /// its first batch must start at sequence 0 (OUT_OF_ORDER_SEQUENCE_NUMBER
+  /// otherwise: an earlier batch of a new producer is missing, so a later
+  /// one must not be written first), unless this partition ever dropped a
+  /// producer's state by expiry (producer_state_dropped()): then any
+  /// sequence is accepted, as in Kafka >= 2.5 (KIP-360), so a producer whose
+  /// state expired resumes.
   status_or<produce_decision> validate_produce(const batch_info& batch) const;
 
   /// Appends a batch that validate_produce accepted (not a duplicate), or a
@@ -258,8 +267,15 @@ public:
   /// Drops the state of every producer without an open transaction whose
   /// last timestamp is at least `expiration_ms` before `now_ms` (Kafka's
   /// producer.id.expiration.ms, docs/producer-state.md §Expiration). A producer with an open transaction
-  /// never expires. Returns the number of producers dropped.
+  /// never expires. Returns the number of producers dropped; if any, the
+  /// partition has dropped producer state from then on
+  /// (producer_state_dropped(), kept in its snapshots).
   size_t remove_expired_producers(int64_t now_ms, int64_t expiration_ms);
+
+  /// True once the partition dropped some producer's state by expiry
+  /// (here, or before a restart: restored from the snapshot, or found
+  /// again by the expiry check at load). Never reset.
+  bool producer_state_dropped() const { return producer_state_dropped_; }
 
   // -- high watermark --------------------------------------------------------
 
@@ -315,6 +331,7 @@ private:
   int64_t log_start_position_ = 0;
   int64_t log_end_position_ = 0;
   int64_t high_watermark_ = 0;
+  bool producer_state_dropped_ = false;
   std::map<producer_id, producer_state_entry> producers_;
   // first offset -> producer id of open transactions (Kafka's ongoingTxns)
   std::map<int64_t, producer_id> ongoing_txns_;

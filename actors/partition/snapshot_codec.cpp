@@ -36,6 +36,9 @@ status corrupt(const char* what, std::string why) {
   return {error_code::kafka_storage_error, std::string(what) + ": " + std::move(why)};
 }
 
+// Snapshot flags (version 2).
+constexpr uint8_t flag_producer_state_dropped = 0x01;
+
 } // namespace
 
 std::string encode(const producer_snapshot& s) {
@@ -45,6 +48,7 @@ std::string encode(const producer_snapshot& s) {
   put<int64_t>(body, s.log_start_offset);
   put<int64_t>(body, s.log_start_position);
   put<int64_t>(body, s.log_end_position);
+  put<uint8_t>(body, static_cast<uint8_t>(s.producer_state_dropped ? flag_producer_state_dropped : 0));
   put<uint32_t>(body, static_cast<uint32_t>(s.producers.size()));
   for (auto& [pid, e] : s.producers) {
     put<int64_t>(body, pid.value);
@@ -75,7 +79,7 @@ status_or<producer_snapshot> decode(std::string_view bytes) {
   auto crc = r.get<uint32_t>();
   if (r.failed)
     return corrupt(what, "cut short");
-  if (v != version)
+  if (v != version && v != 1)
     return corrupt(what, "unknown version " + std::to_string(v));
   if (v2::crc32c(bytes.substr(r.pos)) != crc)
     return corrupt(what, "CRC-32C mismatch");
@@ -84,6 +88,14 @@ status_or<producer_snapshot> decode(std::string_view bytes) {
   s.log_start_offset = r.get<int64_t>();
   s.log_start_position = r.get<int64_t>();
   s.log_end_position = r.get<int64_t>();
+  if (v == 1) {
+    s.producer_state_dropped = true; // unknown before version 2
+  } else {
+    auto flags = r.get<uint8_t>();
+    if ((flags & ~flag_producer_state_dropped) != 0)
+      return corrupt(what, "unknown flags " + std::to_string(flags));
+    s.producer_state_dropped = (flags & flag_producer_state_dropped) != 0;
+  }
   auto count = r.get<uint32_t>();
   for (uint32_t i = 0; i < count && !r.failed; ++i) {
     producer_id pid{r.get<int64_t>()};

@@ -13,20 +13,26 @@
 namespace caftx::snapshot_codec {
 
 /// Snapshot value version written now.
-inline constexpr uint8_t version = 1;
+inline constexpr uint8_t version = 2;
 
-/// Encodes `s`: version uint8, CRC-32C uint32 of the rest, offset int64,
-/// log start offset int64, log start and end positions int64 (bytes ever
-/// appended before them), producer count uint32, then per producer (in
-/// producer id order) pid int64, epoch int16, coordinator epoch int32, last
-/// timestamp int64, open transaction's first offset int64 (-1: none),
-/// batch count uint8 (<= 5) and per batch (oldest first) first sequence
-/// int32, base offset int64, last offset int64; integers little-endian.
+/// Encodes `s` as version 2: version uint8, CRC-32C uint32 of the rest,
+/// offset int64, log start offset int64, log start and end positions int64
+/// (bytes ever appended before them), flags uint8 (bit 0:
+/// producer_state_dropped; the others 0), producer count uint32, then per
+/// producer (in producer id order) pid int64, epoch int16, coordinator
+/// epoch int32, last timestamp int64, open transaction's first offset int64
+/// (-1: none), batch count uint8 (<= 5) and per batch (oldest first) first
+/// sequence int32, base offset int64, last offset int64; integers
+/// little-endian.
 std::string encode(const producer_snapshot& s);
 
+/// Reads versions 2 and 1. Version 1 is version 2 without the flags byte;
+/// it cannot tell whether producer state was dropped, so it reads as
+/// producer_state_dropped = true (the partition keeps accepting producers
+/// it has no state for at any sequence, as before version 2).
 /// Errors (KAFKA_STORAGE_ERROR naming what is wrong): unknown version,
-/// CRC mismatch, a value cut short or with bytes left over, more than 5
-/// batches for a producer.
+/// CRC mismatch, unknown flags, a value cut short or with bytes left over,
+/// more than 5 batches for a producer.
 status_or<producer_snapshot> decode(std::string_view bytes);
 
 /// The persisted log start (`logstart/` key): version uint8 (1), log start

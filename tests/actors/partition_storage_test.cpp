@@ -201,6 +201,35 @@ TEST_F(PartitionStorageTest, AbortedTransactionsBeforeTheSnapshotStayFilteredAft
   EXPECT_EQ(visible_values(t0, iso::read_uncommitted), (std::vector<std::string>{"aborted", "kept"}));
 }
 
+// docs/producer-state.md §First-batches: a partition takes a producer it
+// has no state for at any sequence only once it dropped producer state by
+// expiry, and remembers that across restarts (the expiry at load finds it
+// again; a snapshot keeps it).
+TEST_F(PartitionStorageTest, ProducerStateDroppedByExpiryIsRememberedAcrossRestarts) {
+  ncfg.producer_id_expiration_ms = 60000;
+  start_node();
+  create_topic("t", 1);
+  auto idem = [&](int64_t pid, int32_t sequence) {
+    return produce(t0, "", batch(producer_id{pid}, producer_epoch{0}, sequence, {"x"}, false)).error;
+  };
+  EXPECT_EQ(idem(8, 3), error_code::out_of_order_sequence_number); // never dropped anything
+  produce_n(2); // producer 7: sequences 0, 1
+  // Idle beyond producer.id.expiration.ms while the node is down: the load
+  // drops producer 7, which comes back with its next sequence.
+  stop_node();
+  now_ms += 61000;
+  start_node();
+  EXPECT_EQ(idem(7, 2), error_code::none);
+  EXPECT_EQ(idem(8, 3), error_code::none);
+  // Written into the snapshot: remembered by a restart that expires nothing.
+  EXPECT_EQ(call<txn_response>(leader("t", 0), write_snapshot_request{}).error, error_code::none);
+  stop_node();
+  start_node();
+  EXPECT_EQ(idem(9, 5), error_code::none);
+  EXPECT_EQ(visible_values(t0, iso::read_uncommitted),
+            (std::vector<std::string>{"v0", "v1", "x", "x", "x"}));
+}
+
 TEST_F(PartitionStorageTest, FetchesReadTheSameBytesFromStorageAsFromTheTailCache) {
   ncfg.log_tail_cache_bytes = 0; // every fetch reads LevelDB
   start_node();

@@ -372,7 +372,9 @@ TEST_F(TransactionsTest, IdleProducerExpiresAfterProducerIdExpirationButNotWithA
   now_ms += 1;
   sched.advance_time(std::chrono::milliseconds(600000));
   sched.run();
-  // The idle producer is unknown now: any sequence is accepted (KIP-360).
+  // The idle producer is unknown now, and the partition dropped producer
+  // state: any sequence is accepted (KIP-360, docs/producer-state.md
+  // §First-batches).
   EXPECT_EQ(produce(t0, "", batch(idle, producer_epoch{0}, 5, {"resumed"}, false)).error,
             error_code::none);
   // The producer with an open transaction kept its state.

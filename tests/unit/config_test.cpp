@@ -73,6 +73,8 @@ TEST(Config, ConsumerDefaultsEqualKafka) {
   EXPECT_EQ(c->max_poll_records, 500);
   EXPECT_EQ(c->max_partition_fetch_bytes, 1048576);
   EXPECT_EQ(c->request_timeout_ms, 30000);
+  EXPECT_EQ(c->retry_backoff_ms, 100);
+  EXPECT_EQ(c->default_api_timeout_ms, 60000);
   // Deliberately unlike Kafka: only explicit commits are supported.
   EXPECT_FALSE(c->enable_auto_commit);
 }
@@ -105,6 +107,10 @@ TEST(Config, OutOfRangeValueErrorNamesKeyAndRange) {
             "config 'transaction.timeout.ms' = '-1' is out of range [1, 2147483647]");
   EXPECT_EQ(error_of(consumer_config::parse({{"max.poll.records", "2147483648"}})),
             "config 'max.poll.records' = '2147483648' is out of range [1, 2147483647]");
+  EXPECT_EQ(error_of(consumer_config::parse({{"retry.backoff.ms", "-1"}})),
+            "config 'retry.backoff.ms' = '-1' is out of range [0, 2147483647]");
+  EXPECT_EQ(error_of(consumer_config::parse({{"default.api.timeout.ms", "0"}})),
+            "config 'default.api.timeout.ms' = '0' is out of range [1, 2147483647]");
 }
 
 TEST(Config, ExpirationKeysAreParsedWithTheirRanges) {

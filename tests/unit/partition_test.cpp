@@ -91,6 +91,15 @@ protected:
   }
 
   const producer_state_entry& entry(int64_t pid) { return p.producers().at(producer_id{pid}); }
+
+  // A fresh partition restored from a snapshot saying it once dropped
+  // producer state by expiry: a producer it has no state for is then
+  // accepted at any sequence (docs/producer-state.md §First-batches).
+  void once_dropped_producer_state() {
+    producer_snapshot s;
+    s.producer_state_dropped = true;
+    p.restore(s, {});
+  }
 };
 
 using index_row = std::tuple<int64_t, int64_t, int64_t, int64_t>;
@@ -121,7 +130,23 @@ using offsets = std::vector<int64_t>;
 
 // -- sequence validation, docs/producer-state.md §Sequences -------------------
 
-TEST_F(PartitionCore, Q1_FirstBatchOfUnknownProducerAcceptedWithAnySequence) {
+TEST_F(PartitionCore, Q1_UnknownProducersFirstBatchMustStartAtSequenceZero) {
+  // A later batch of a new producer whose first batch was lost on the way
+  // (docs/producer-state.md §First-batches): not written before it.
+  auto refused = p.validate_produce(idem_batch(7, 3, 1, 3));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().to_string(),
+            "OUT_OF_ORDER_SEQUENCE_NUMBER: producer 7 has no state on this partition: its first "
+            "batch must start at sequence 0, got 1");
+  EXPECT_EQ(produce_error(txn_batch(8, 0, 5, 1)), error_code::out_of_order_sequence_number);
+  EXPECT_FALSE(p.producer_state_dropped());
+  EXPECT_EQ(produce(idem_batch(7, 3, 0, 3)), 0);
+  EXPECT_EQ(produce(idem_batch(7, 3, 3, 1)), 3);
+  EXPECT_EQ(entry(7).batches.back().last_sequence, 3);
+}
+
+TEST_F(PartitionCore, Q1_AfterProducerStateWasDroppedAnUnknownProducerIsAcceptedAtAnySequence) {
+  once_dropped_producer_state();
   auto d = p.validate_produce(idem_batch(7, 3, 42, 3));
   ASSERT_TRUE(d.ok()) << d.error().to_string();
   EXPECT_FALSE(d->duplicate);
@@ -264,6 +289,7 @@ TEST_F(PartitionCore, Q11_LowerEpochIsInvalidProducerEpochBeforeSequenceChecks) 
 }
 
 TEST_F(PartitionCore, Q12_SequenceWrapsToZeroAfterIntMax) {
+  once_dropped_producer_state(); // to start near the wrap
   produce(idem_batch(7, 0, INT32_MAX - 2, 3)); // last = 2147483647
   ASSERT_EQ(entry(7).batches.back().last_sequence, INT32_MAX);
   EXPECT_EQ(produce(idem_batch(7, 0, 0, 2)), 3);
@@ -271,12 +297,14 @@ TEST_F(PartitionCore, Q12_SequenceWrapsToZeroAfterIntMax) {
 }
 
 TEST_F(PartitionCore, Q13_SequenceOneAfterIntMaxIsOutOfOrderSequence) {
+  once_dropped_producer_state(); // to start near the wrap
   produce(idem_batch(7, 0, INT32_MAX, 1));
   EXPECT_EQ(produce_error(idem_batch(7, 0, 1, 1)), error_code::out_of_order_sequence_number);
   EXPECT_EQ(produce_error(idem_batch(7, 0, 0, 1)), error_code::none);
 }
 
 TEST_F(PartitionCore, Q14_BatchThatWrapsItselfEndsAtWrappedLastSequence) {
+  once_dropped_producer_state(); // to start near the wrap
   // 20 records starting at 2147483637: 2147483637..2147483647 (11) then
   // 0..8 (9), so lastSeq = 8 (Kafka's DefaultRecordBatch.incrementSequence).
   produce(idem_batch(7, 0, INT32_MAX - 10, 20));
@@ -741,11 +769,21 @@ TEST_F(PartitionCore, ProducerExpiresAtExactlyExpirationMsUnlessItHasAnOpenTrans
   const int64_t expiration = 86400000;
   EXPECT_EQ(p.remove_expired_producers(now + 1 + expiration - 1, expiration), 0u);
   EXPECT_EQ(p.producers().size(), 2u);
+  EXPECT_FALSE(p.producer_state_dropped());
+  EXPECT_EQ(produce_error(idem_batch(9, 0, 40, 1)), error_code::out_of_order_sequence_number);
   EXPECT_EQ(p.remove_expired_producers(now + 1 + expiration, expiration), 1u);
   EXPECT_EQ(p.producers().count(producer_id{7}), 0u);
   EXPECT_EQ(p.producers().count(producer_id{8}), 1u);
-  // Unknown again: any sequence is accepted (Q1).
+  // Unknown again, and the partition knows it dropped state: any sequence
+  // is accepted (Q1, §First-batches), for any producer it has no state for.
+  EXPECT_TRUE(p.producer_state_dropped());
   EXPECT_EQ(produce_error(idem_batch(7, 0, 40, 1)), error_code::none);
+  EXPECT_EQ(produce_error(idem_batch(9, 0, 40, 1)), error_code::none);
+  // Snapshots keep it.
+  partition_core restored{p.tp()};
+  restored.restore(p.snapshot(), {});
+  EXPECT_TRUE(restored.producer_state_dropped());
+  EXPECT_TRUE(restored.validate_produce(info_of(idem_batch(9, 0, 40, 1))).ok());
 }
 
 // -- DescribeProducers, docs/producer-state.md §DescribeProducers ----------------

@@ -1,6 +1,7 @@
-// The producer session's core: batches, sequences, the in-flight window,
-// in-order retries and the KIP-360 epoch bump (docs/errors.md §Produce-errors,
-// §Classification).
+// The producer session's core: batches, sequences, the in-flight window
+// (one batch until a partition acknowledged one of the producer id,
+// docs/producer-state.md §First-batches), in-order retries and the KIP-360 epoch bump
+// (docs/errors.md §Produce-errors, §Classification).
 #include <gtest/gtest.h>
 
 #include "actors/client/record_accumulator.hpp"
@@ -30,6 +31,18 @@ protected:
       acc.append(tp, next_id++, rec(std::to_string(i)), 0);
   }
 
+  /// Sends one batch of `tp` (sequence 0) and acknowledges it, so that
+  /// `tp`'s window opens to max.in.flight; its outcome is taken.
+  void open_window(record_accumulator& a, const topic_partition& tp) {
+    a.append(tp, next_id++, rec("first"), 0);
+    a.seal_all(0);
+    auto sent = a.ready();
+    ASSERT_EQ(sent.size(), 1u);
+    ASSERT_EQ(sent[0].batch.base_sequence, 0);
+    a.on_reply(tp, sent[0].generation, error_code::none, {}, 0, 0);
+    ASSERT_EQ(a.take_outcomes().size(), 1u);
+  }
+
   static std::vector<int32_t> sequences(const std::vector<batch_to_send>& v) {
     std::vector<int32_t> out;
     for (auto& b : v)
@@ -53,10 +66,59 @@ TEST_F(RecordAccumulator, SealsAtBatchSizeAndNumbersBatchesWithConsecutiveSequen
   EXPECT_EQ(sent[0].batch.epoch, producer_epoch{3});
   big.append(tp0, 4, rec("d"), 0);
   big.seal_all(0);
+  EXPECT_TRUE(big.ready().empty()); // behind the epoch's first batch
+  big.on_reply(tp0, sent[0].generation, error_code::none, {}, 0, 0);
   EXPECT_EQ(sequences(big.ready()), std::vector<int32_t>{3});
 }
 
+TEST_F(RecordAccumulator, FirstBatchOfAProducerIdAtAPartitionGoesAloneUntilAcknowledged) {
+  add(tp0, 3);
+  add(tp1, 1);
+  auto first = acc.ready();
+  ASSERT_EQ(first.size(), 2u); // one per partition
+  EXPECT_EQ(first[0].tp, tp0);
+  EXPECT_EQ(first[0].batch.base_sequence, 0);
+  EXPECT_TRUE(acc.ready().empty());
+  // Lost (a leader restart): it goes out again alone.
+  acc.on_reply(tp0, first[0].generation, error_code::request_timed_out, "lost", -1, 0);
+  ASSERT_TRUE(acc.wants_retry_timer());
+  acc.retry_backoff_elapsed();
+  auto again = acc.ready();
+  EXPECT_EQ(sequences(again), std::vector<int32_t>{0});
+  // Acknowledged: the partition knows the producer, the rest is pipelined.
+  acc.on_reply(tp0, again[0].generation, error_code::none, {}, 0, 0);
+  auto rest = acc.ready();
+  EXPECT_EQ(sequences(rest), (std::vector<int32_t>{1, 2}));
+  for (auto& b : rest)
+    acc.on_reply(tp0, b.generation, error_code::none, {}, b.batch.base_sequence, 0);
+  // A new epoch of the same producer id (EndTxn, InitProducerId): the
+  // partition knows the id and takes the new epoch only from sequence 0,
+  // so the window stays open.
+  acc.set_identity(producer_id{7}, producer_epoch{1});
+  add(tp0, 2);
+  auto bumped = acc.ready();
+  EXPECT_EQ(sequences(bumped), (std::vector<int32_t>{0, 1}));
+  for (auto& b : bumped)
+    acc.on_reply(tp0, b.generation, error_code::none, {}, 10 + b.batch.base_sequence, 0);
+  // A new producer id (rotation at epoch exhaustion, a new session): alone again.
+  acc.set_identity(producer_id{8}, producer_epoch{0});
+  add(tp0, 2);
+  auto next = acc.ready();
+  ASSERT_EQ(sequences(next), std::vector<int32_t>{0});
+  acc.on_reply(tp0, next[0].generation, error_code::none, {}, 12, 0);
+  EXPECT_EQ(sequences(acc.ready()), std::vector<int32_t>{1});
+}
+
+TEST_F(RecordAccumulator, WithoutIdempotenceBatchesArePipelinedFromTheStart) {
+  record_accumulator plain{{/*batch_size=*/1, 5, 100, 1000, false}};
+  for (uint64_t id = 1; id <= 3; ++id)
+    plain.append(tp0, id, rec("a"), 0);
+  EXPECT_EQ(plain.ready().size(), 3u);
+}
+
 TEST_F(RecordAccumulator, AtMostMaxInFlightBatchesPerPartition) {
+  open_window(acc, tp0);
+  open_window(acc, tp1);
   add(tp0, 7);
   add(tp1, 2);
   auto sent = acc.ready();
@@ -66,16 +128,17 @@ TEST_F(RecordAccumulator, AtMostMaxInFlightBatchesPerPartition) {
   EXPECT_EQ(on_tp0, 5);
   EXPECT_EQ(sent.size(), 7u);
   EXPECT_TRUE(acc.ready().empty());
-  acc.on_reply(tp0, sent[0].generation, error_code::none, {}, 0, 0);
+  acc.on_reply(tp0, sent[0].generation, error_code::none, {}, 1, 0);
   auto more = acc.ready();
   ASSERT_EQ(more.size(), 1u);
-  EXPECT_EQ(more[0].batch.base_sequence, 5);
+  EXPECT_EQ(more[0].batch.base_sequence, 6);
 }
 
 TEST_F(RecordAccumulator, RetriesResendTheSameSequencesInOrderAfterTheBackoff) {
+  open_window(acc, tp0);
   add(tp0, 3);
   auto sent = acc.ready();
-  ASSERT_EQ(sequences(sent), (std::vector<int32_t>{0, 1, 2}));
+  ASSERT_EQ(sequences(sent), (std::vector<int32_t>{1, 2, 3}));
   acc.on_reply(tp0, sent[0].generation, error_code::request_timed_out, "lost", -1, 0);
   acc.on_reply(tp0, sent[1].generation, error_code::out_of_order_sequence_number, "gap", -1, 0);
   acc.on_reply(tp0, sent[2].generation, error_code::out_of_order_sequence_number, "gap", -1, 0);
@@ -84,7 +147,7 @@ TEST_F(RecordAccumulator, RetriesResendTheSameSequencesInOrderAfterTheBackoff) {
   EXPECT_TRUE(acc.ready().empty());       // nothing before the backoff
   acc.retry_backoff_elapsed();
   auto again = acc.ready();
-  EXPECT_EQ(sequences(again), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(sequences(again), (std::vector<int32_t>{1, 2, 3}));
   for (size_t i = 0; i < again.size(); ++i)
     acc.on_reply(tp0, again[i].generation, error_code::none, {}, 10 + static_cast<int64_t>(i), 0);
   auto outcomes = acc.take_outcomes();
@@ -110,11 +173,14 @@ TEST_F(RecordAccumulator, ReplyOfASupersededSendIsIgnored) {
 }
 
 TEST_F(RecordAccumulator, OutOfOrderBehindAnAcknowledgedBatchFailsItInsteadOfGuessingItWasWritten) {
-  // The later batch may have landed first at a partition that did not know
-  // the producer (any sequence accepted): the earlier one was not written.
+  // The later batch may have landed first at a partition that dropped the
+  // producer's state meanwhile (expired: any sequence accepted): the
+  // earlier one was not written.
+  open_window(acc, tp0);
   add(tp0, 2);
   auto sent = acc.ready();
-  acc.on_reply(tp0, sent[1].generation, error_code::none, {}, 0, 0); // the later one landed
+  ASSERT_EQ(sent.size(), 2u);
+  acc.on_reply(tp0, sent[1].generation, error_code::none, {}, 1, 0); // the later one landed
   acc.on_reply(tp0, sent[0].generation, error_code::request_timed_out, "lost", -1, 0);
   (void) acc.wants_retry_timer();
   acc.retry_backoff_elapsed();
@@ -124,16 +190,18 @@ TEST_F(RecordAccumulator, OutOfOrderBehindAnAcknowledgedBatchFailsItInsteadOfGue
   auto outcomes = acc.take_outcomes();
   ASSERT_EQ(outcomes.size(), 2u);
   EXPECT_EQ(outcomes[0].error, error_code::none);
-  EXPECT_EQ(outcomes[0].offset, 0);
+  EXPECT_EQ(outcomes[0].offset, 1);
   EXPECT_EQ(outcomes[1].error, error_code::out_of_order_sequence_number); // reported, not lost
   EXPECT_EQ(outcomes[1].offset, -1);
   EXPECT_EQ(acc.epoch(), producer_epoch{1}); // KIP-360 bump
 }
 
 TEST_F(RecordAccumulator, GenuineGapFailsLaterBatchesAndBumpsTheIdempotentEpoch) {
+  open_window(acc, tp0);
   add(tp0, 3);
   auto sent = acc.ready();
-  acc.on_reply(tp0, sent[0].generation, error_code::none, {}, 0, 0);
+  ASSERT_EQ(sent.size(), 3u);
+  acc.on_reply(tp0, sent[0].generation, error_code::none, {}, 1, 0);
   acc.on_reply(tp0, sent[1].generation, error_code::out_of_order_sequence_number, "gap", -1, 0);
   // The third is still in flight: the bump waits for it; its reply is moot.
   EXPECT_EQ(acc.epoch(), producer_epoch{0});
@@ -141,7 +209,7 @@ TEST_F(RecordAccumulator, GenuineGapFailsLaterBatchesAndBumpsTheIdempotentEpoch)
   ASSERT_EQ(outcomes.size(), 3u);
   EXPECT_EQ(outcomes[1].error, error_code::out_of_order_sequence_number);
   EXPECT_EQ(outcomes[2].error, error_code::out_of_order_sequence_number);
-  acc.on_reply(tp0, sent[2].generation, error_code::none, {}, 2, 0);
+  acc.on_reply(tp0, sent[2].generation, error_code::none, {}, 3, 0);
   EXPECT_TRUE(acc.take_outcomes().empty());
   add(tp0, 1);
   auto next = acc.ready();
@@ -201,7 +269,9 @@ TEST_F(RecordAccumulator, LingerSealsOnlyTheBatchItWasArmedFor) {
   ASSERT_TRUE(big.append(tp0, 1, rec("a"), 0));
   auto generation = big.linger_generation(tp0);
   big.seal_all(0); // a flush sealed it already
-  ASSERT_EQ(big.ready().size(), 1u);
+  auto first = big.ready();
+  ASSERT_EQ(first.size(), 1u);
+  big.on_reply(tp0, first[0].generation, error_code::none, {}, 0, 0);
   ASSERT_TRUE(big.append(tp0, 2, rec("b"), 0));
   big.linger_expired(tp0, generation, 5); // stale timer
   EXPECT_TRUE(big.ready().empty());
@@ -226,7 +296,10 @@ TEST_F(RecordAccumulator, HeldPartitionSendsNothingUntilReleasedThenInSequenceOr
   EXPECT_TRUE(txn.ready().empty());
   txn.release(tp0);
   EXPECT_FALSE(txn.held(tp0));
-  EXPECT_EQ(sequences(txn.ready()), (std::vector<int32_t>{0, 1}));
+  auto released = txn.ready();
+  EXPECT_EQ(sequences(released), std::vector<int32_t>{0}); // the epoch's first, alone
+  txn.on_reply(tp0, released[0].generation, error_code::none, {}, 0, 0);
+  EXPECT_EQ(sequences(txn.ready()), std::vector<int32_t>{1});
 }
 
 TEST_F(RecordAccumulator, FailedAddFailsEveryHeldRecordMarkedAndReusesTheirSequences) {

@@ -187,6 +187,39 @@ TEST(TransactionManager, PartitionsAreForgottenAtTheEndOfATransactionAndOnInit) 
   EXPECT_EQ(tm.epoch(), producer_epoch{1});
 }
 
+TEST(TransactionManager, InvalidProducerIdMappingSkipsEndTxnUntilTheNextIdentity) {
+  auto tm = in_transaction_manager();
+  tm.mark_added(tp0);
+  ASSERT_TRUE(tm.needs_end_txn());
+  // AddPartitionsToTxn of an expired transactional id (Kafka's
+  // beginCompletingTransaction: EndTxn skipped, InitProducerId instead).
+  tm.fail(error_class::abortable, status{error_code::invalid_producer_id_mapping, "expired"});
+  EXPECT_EQ(tm.state(), client_txn_state::abortable_error);
+  EXPECT_TRUE(tm.pid_mapping_lost());
+  EXPECT_TRUE(tm.epoch_bump_required());
+  EXPECT_FALSE(tm.needs_end_txn());
+  ASSERT_TRUE(tm.begin_abort().ok());
+  EXPECT_FALSE(tm.needs_end_txn());
+  tm.end_succeeded();
+  ASSERT_TRUE(tm.begin_init().ok());
+  tm.init_succeeded(producer_id{4050}, producer_epoch{0});
+  EXPECT_FALSE(tm.pid_mapping_lost());
+  EXPECT_FALSE(tm.epoch_bump_required());
+  ASSERT_TRUE(tm.begin_transaction().ok());
+  tm.mark_added(tp0);
+  EXPECT_TRUE(tm.needs_end_txn());
+}
+
+TEST(TransactionManager, UnknownProducerIdBumpsTheEpochAfterAnAbortThatStillSendsEndTxn) {
+  auto tm = in_transaction_manager();
+  tm.mark_added(tp0);
+  tm.fail(error_class::abortable, status{error_code::unknown_producer_id, "unknown"});
+  EXPECT_TRUE(tm.epoch_bump_required());
+  EXPECT_FALSE(tm.pid_mapping_lost());
+  ASSERT_TRUE(tm.begin_abort().ok());
+  EXPECT_TRUE(tm.needs_end_txn());
+}
+
 TEST(TransactionManager, EndTxnNeededOnlyAfterSomethingWasAdded) {
   auto tm = in_transaction_manager();
   EXPECT_FALSE(tm.needs_end_txn());
