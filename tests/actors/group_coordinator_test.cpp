@@ -83,8 +83,8 @@ TEST_F(GroupCoordinatorTest, OffsetFetchWhileTheCommitIsWrittenAnswersThePreviou
   EXPECT_EQ(fetched, std::vector<int64_t>{10});
   EXPECT_EQ(fetch_offset("g", t0), 20);
   EXPECT_EQ(offsets_log("g"), (std::vector<std::string>{
-                                "group=g topic=t partition=0 offset=10 metadata=",
-                                "group=g topic=t partition=0 offset=20 metadata="}));
+                                "group=g topic=t partition=0 offset=10 metadata= commitTimestamp=1700000000000",
+                                "group=g topic=t partition=0 offset=20 metadata= commitTimestamp=1700000000000"}));
 }
 
 // Defect (b): TxnOffsetCommit(foo-0 -> 37), then OffsetCommit(foo-0 -> 57),
@@ -139,8 +139,8 @@ TEST_F(GroupCoordinatorTest, CommittedAndPendingOffsetsComeBackFromThePartitionA
   ASSERT_EQ(end("tx", p, true).error, error_code::none);
   EXPECT_EQ(fetch_offset("g", foo0), 9);
   EXPECT_EQ(offsets_log("g"), (std::vector<std::string>{
-                                "group=g topic=t partition=0 offset=4 metadata=",
-                                "txn group=g topic=foo partition=0 offset=9 metadata="}));
+                                "group=g topic=t partition=0 offset=4 metadata= commitTimestamp=1700000000000",
+                                "txn group=g topic=foo partition=0 offset=9 metadata= commitTimestamp=1700000000000"}));
 }
 
 // Defect (c): a group coordinator that crashes right after a durable write
@@ -189,8 +189,8 @@ TEST_F(GroupCoordinatorTest, CommittedOffsetsExpireAfterTheRetentionByTombstones
   EXPECT_EQ(fetch_offset("g", t0), -1);
   EXPECT_EQ(fetch_offset("g", t1), 8);
   EXPECT_EQ(offsets_log("g"), (std::vector<std::string>{
-                                "group=g topic=t partition=0 offset=3 metadata=",
-                                "group=g topic=t partition=1 offset=8 metadata=",
+                                "group=g topic=t partition=0 offset=3 metadata= commitTimestamp=1700000000000",
+                                "group=g topic=t partition=1 offset=8 metadata= commitTimestamp=1700000300000",
                                 "group=g topic=t partition=0 <null>"}));
   stop_node();
   start_node();
@@ -216,8 +216,8 @@ TEST_F(GroupCoordinatorTest, ConsumerReadsTheOffsetsPartitionAndDescribeShowsThe
     for (auto& r : c.poll(std::chrono::milliseconds(100)))
       lines.push_back(std::to_string(r.offset) + " "
                       + coordinator_records::describe(r.topic, r.key, r.value, false));
-  EXPECT_EQ(lines, (std::vector<std::string>{"0 group=g topic=t partition=0 offset=5 metadata=",
-                                             "1 group=g topic=t partition=0 offset=6 metadata="}));
+  EXPECT_EQ(lines, (std::vector<std::string>{"0 group=g topic=t partition=0 offset=5 metadata= commitTimestamp=1700000000000",
+                                             "1 group=g topic=t partition=0 offset=6 metadata= commitTimestamp=1700000000000"}));
   c.close();
 }
 
