@@ -181,6 +181,9 @@ status_or<node_config> node_config::parse(const properties& props) {
     c.data_dir = *v;
   CAFTX_TRY(r.int32("transaction.state.log.num.partitions", c.transaction_state_log_num_partitions, 1, 1000));
   CAFTX_TRY(r.int32("offsets.topic.num.partitions", c.offsets_topic_num_partitions, 1, 1000));
+  CAFTX_TRY(r.int32("offsets.retention.minutes", c.offsets_retention_minutes, 1, int_max));
+  CAFTX_TRY(r.int32("offsets.retention.check.interval.ms", c.offsets_retention_check_interval_ms, 1,
+                    int_max));
   CAFTX_TRY(r.int32("transaction.max.timeout.ms", c.transaction_max_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("transaction.abort.timed.out.transaction.cleanup.interval.ms",
                     c.transaction_abort_timed_out_transaction_cleanup_interval_ms, 1, int_max));

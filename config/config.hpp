@@ -32,6 +32,15 @@ struct node_config {
   int32_t transaction_state_log_num_partitions = 50;
   /// `offsets.topic.num.partitions`, [1, 1000].
   int32_t offsets_topic_num_partitions = 50;
+  /// `offsets.retention.minutes`, [1, 2147483647]: a committed offset of
+  /// an empty group (every group here: caftx has no group membership yet)
+  /// whose commit is this old is removed, a tombstone appended to its
+  /// `__consumer_offsets` partition (Kafka's GroupMetadataManager
+  /// cleanupGroupMetadata). Offsets pending in a transaction never expire.
+  int32_t offsets_retention_minutes = 10080;
+  /// `offsets.retention.check.interval.ms`, [1, 2147483647]: period of that
+  /// check in each group coordinator.
+  int32_t offsets_retention_check_interval_ms = 600000;
   /// `transaction.max.timeout.ms`, [1, 2147483647].
   int32_t transaction_max_timeout_ms = 900000;
   /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`, [1, 2147483647].

@@ -1,5 +1,4 @@
-// Committed consumer offsets and offsets pending inside a transaction.
-// Value types.
+// Committed consumer offsets: value types.
 #pragma once
 
 #include <cstdint>
@@ -30,12 +29,6 @@ struct group_offset_key {
   friend bool operator==(const group_offset_key& a, const group_offset_key& b) {
     return a.group == b.group && a.tp == b.tp;
   }
-};
-
-/// Offsets one producer committed in its open transaction.
-struct pending_txn_offsets {
-  producer_epoch epoch = no_producer_epoch;
-  std::map<group_offset_key, offset_and_metadata> offsets;
 };
 
 } // namespace caftx

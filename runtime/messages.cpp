@@ -58,6 +58,7 @@ namespace caftx {
   X(parked_request_expired)                                                                        \
   X(fetch_wait_expired)                                                                            \
   X(producer_expiration_tick)                                                                      \
+  X(offsets_retention_tick)                                                                        \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \
   X(session_identity)                                                                              \

@@ -275,6 +275,11 @@ struct write_txn_marker_request {
   bool committed = false;
   topic_partition tp;
   int8_t transaction_version = 2;
+  /// -1 from the transaction coordinator. A group coordinator forwarding a
+  /// marker to its own `__consumer_offsets` partition sends the leader
+  /// epoch it was elected with; another current epoch there is
+  /// FENCED_LEADER_EPOCH, nothing written.
+  int32_t leader_epoch = -1;
 };
 
 // -- group coordinator -------------------------------------------------------
@@ -360,6 +365,10 @@ struct coordinator_load_chunk {};
 
 /// Periodic timer of a partition leader: expire idle producers.
 struct producer_expiration_tick {};
+
+/// A group coordinator to itself every offsets.retention.check.interval.ms:
+/// expire old committed offsets and idle producers' marker epochs.
+struct offsets_retention_tick {};
 
 /// Re-send the markers of a transaction that are not acknowledged yet.
 struct marker_retry {
@@ -503,7 +512,7 @@ CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
 CAFTX_INSPECT(delete_records_request, x.tp, x.offset)
 CAFTX_INSPECT(delete_records_response, x.error, x.message, x.low_watermark)
 CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,
-              x.transaction_version)
+              x.transaction_version, x.leader_epoch)
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
               x.partitions, x.offsets)
 CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
@@ -545,6 +554,7 @@ CAFTX_INSPECT_EMPTY(coordinator_tick)
 CAFTX_INSPECT_EMPTY(txn_expiration_tick)
 CAFTX_INSPECT_EMPTY(coordinator_load_chunk)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
+CAFTX_INSPECT_EMPTY(offsets_retention_tick)
 CAFTX_INSPECT_EMPTY(retention_tick)
 CAFTX_INSPECT_EMPTY(cleaner_tick)
 CAFTX_INSPECT_EMPTY(cleaner_step)

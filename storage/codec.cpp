@@ -39,21 +39,6 @@ void serialize(Archive& ar, caftx::txn_card& x, unsigned version) {
     ar & x.next_pid & x.ended_by_pid & x.ended_by_epoch;
 }
 
-template <class Archive>
-void serialize(Archive& ar, caftx::group_offset_key& x, unsigned) {
-  ar & x.group & x.tp;
-}
-
-template <class Archive>
-void serialize(Archive& ar, caftx::offset_and_metadata& x, unsigned) {
-  ar & x.offset & x.metadata;
-}
-
-template <class Archive>
-void serialize(Archive& ar, caftx::pending_txn_offsets& x, unsigned) {
-  ar & x.epoch & x.offsets;
-}
-
 } // namespace boost::serialization
 
 BOOST_CLASS_VERSION(caftx::txn_card, 1)
@@ -211,28 +196,6 @@ status_or<txn_card> decode_card(std::string_view bytes) {
   return card;
 }
 
-std::string encode(const group_offset_key& key, const offset_and_metadata& value) {
-  return encode_values(const_cast<group_offset_key&>(key), const_cast<offset_and_metadata&>(value));
-}
-
-status_or<std::pair<group_offset_key, offset_and_metadata>> decode_committed(std::string_view bytes) {
-  std::pair<group_offset_key, offset_and_metadata> r;
-  if (auto st = decode_values(bytes, "committed offset", r.first, r.second); !st.ok())
-    return st;
-  return r;
-}
-
-std::string encode(producer_id pid, const pending_txn_offsets& pending) {
-  return encode_values(pid, const_cast<pending_txn_offsets&>(pending));
-}
-
-status_or<std::pair<producer_id, pending_txn_offsets>> decode_pending(std::string_view bytes) {
-  std::pair<producer_id, pending_txn_offsets> r;
-  if (auto st = decode_values(bytes, "pending offsets", r.first, r.second); !st.ok())
-    return st;
-  return r;
-}
-
 std::string encode(const topic_record& topic) {
   auto t = topic;
   return encode_values(t.name, t.partitions, t.configs);
@@ -338,24 +301,6 @@ std::string coordinator_epoch(int32_t shard) {
 
 std::string next_pid(int32_t shard) {
   return "txnmeta/" + padded(shard, 2) + "/next_pid";
-}
-
-std::string committed_prefix(int32_t partition) {
-  return "offsets/" + padded(partition, 2) + "/c/";
-}
-
-std::string committed_offset(int32_t partition, const group_offset_key& key) {
-  std::string sep(1, '\0');
-  return committed_prefix(partition) + key.group + sep + key.tp.topic + sep
-         + padded(key.tp.partition, 10);
-}
-
-std::string pending_prefix(int32_t partition) {
-  return "offsets/" + padded(partition, 2) + "/p/";
-}
-
-std::string pending_offsets(int32_t partition, producer_id pid) {
-  return pending_prefix(partition) + padded(pid.value, 20);
 }
 
 } // namespace caftx::keys

@@ -11,7 +11,6 @@
 #include <string_view>
 #include <utility>
 
-#include "runtime/group_offsets.hpp"
 #include "runtime/record_batch.hpp"
 #include "runtime/status.hpp"
 #include "runtime/txn_card.hpp"
@@ -35,14 +34,6 @@ status_or<txn_card> decode_card(std::string_view bytes);
 /// that layout, and decode_card lets the archive decide. `bytes` include
 /// the value version byte.
 std::optional<txn_card> read_card_layout(std::string_view bytes);
-
-/// A committed consumer offset with its key (keys are only for ordering).
-std::string encode(const group_offset_key& key, const offset_and_metadata& value);
-status_or<std::pair<group_offset_key, offset_and_metadata>> decode_committed(std::string_view bytes);
-
-/// The offsets one producer committed in its open transaction.
-std::string encode(producer_id pid, const pending_txn_offsets& pending);
-status_or<std::pair<producer_id, pending_txn_offsets>> decode_pending(std::string_view bytes);
 
 /// A topic's metadata: its name, partition count and configs (CreateTopics
 /// configs as given, e.g. retention.ms).
@@ -99,11 +90,5 @@ std::string card_prefix(int32_t shard);
 /// `txnmeta/<shard:02>/coordinator_epoch` and `.../next_pid`.
 std::string coordinator_epoch(int32_t shard);
 std::string next_pid(int32_t shard);
-/// `offsets/<partition:02>/c/<group>\0<topic>\0<partition:010>`.
-std::string committed_offset(int32_t partition, const group_offset_key& key);
-std::string committed_prefix(int32_t partition);
-/// `offsets/<partition:02>/p/<producer id:020>`.
-std::string pending_offsets(int32_t partition, producer_id pid);
-std::string pending_prefix(int32_t partition);
 
 } // namespace caftx::keys

@@ -86,14 +86,34 @@ struct consumer::impl {
   // The deadline of a call that waits default.api.timeout.ms.
   int64_t api_deadline() const { return ch.deadline_clock_ms() + cfg.default_api_timeout_ms; }
 
+  // Errors of OffsetFetch / OffsetCommit that Kafka's consumer retries
+  // after retry.backoff.ms until the call's timeout: the coordinator is
+  // loading its partition, or it moved or is down (looked up again).
+  static bool coordinator_retriable(error_code e) {
+    return e == error_code::unstable_offset_commit || e == error_code::coordinator_load_in_progress
+           || e == error_code::not_coordinator || e == error_code::coordinator_not_available;
+  }
+
+  // Waits retry.backoff.ms (at most up to `deadline_ms`); false once the
+  // deadline passed.
+  bool back_off(int64_t deadline_ms) {
+    auto now = ch.deadline_clock_ms();
+    if (now >= deadline_ms)
+      return false;
+    ch.sleep_ms(std::min<int64_t>(cfg.retry_backoff_ms, deadline_ms - now));
+    return true;
+  }
+
   // The group's committed offset of `tp` (nullopt: none). Always fetched
   // with require_stable, as Kafka's consumer does (KIP-447): while a
   // transaction holds offsets of the group for `tp` (open, or committed
   // with its marker still on the way) the coordinator answers
   // UNSTABLE_OFFSET_COMMIT, and the fetch is repeated every
   // retry.backoff.ms, so the offset read is never one a transaction is
-  // about to replace. REQUEST_TIMED_OUT once `deadline_ms` (deadline clock)
-  // passes while it is still unstable; other errors are raised.
+  // about to replace. COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR and
+  // COORDINATOR_NOT_AVAILABLE are retried the same way. REQUEST_TIMED_OUT
+  // once `deadline_ms` (deadline clock) passes while it is still unstable;
+  // other errors are raised.
   status_or<std::optional<int64_t>> fetch_committed(const topic_partition& tp,
                                                     int64_t deadline_ms) {
     for (;;) {
@@ -107,15 +127,16 @@ struct consumer::impl {
           return std::optional<int64_t>{};
         return std::optional<int64_t>{r->offsets.front()};
       }
-      if (r->error != error_code::unstable_offset_commit)
+      if (!coordinator_retriable(r->error))
         raise(status{r->error, "OffsetFetch " + to_string(tp)});
-      auto now = ch.deadline_clock_ms();
-      if (now >= deadline_ms)
+      if (!back_off(deadline_ms)) {
+        if (r->error != error_code::unstable_offset_commit)
+          raise(status{r->error, "OffsetFetch " + to_string(tp)});
         return status{error_code::request_timed_out,
                       "the committed offset of " + to_string(tp) + " for group '" + group()
                         + "' is still held by a transaction (UNSTABLE_OFFSET_COMMIT) when the "
                           "call's timeout expired"};
-      ch.sleep_ms(std::min<int64_t>(cfg.retry_backoff_ms, deadline_ms - now));
+      }
     }
   }
 
@@ -341,11 +362,19 @@ void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
     req.partitions.push_back(tp);
     req.offsets.push_back(off);
   }
-  auto r = d.ch.call<txn_response>(d.group_coordinator(), req, d.timeout());
-  if (!r.ok())
-    raise(r.error());
-  if (r->error != error_code::none)
-    raise(status{r->error, r->message});
+  // As Kafka's commitSync: a loading, moved or unavailable coordinator is
+  // retried every retry.backoff.ms until default.api.timeout.ms.
+  auto deadline = d.api_deadline();
+  for (;;) {
+    auto r = d.ch.call<txn_response>(d.group_coordinator(), req, d.timeout());
+    if (!r.ok())
+      raise(r.error());
+    if (r->error == error_code::none)
+      return;
+    if (r->error == error_code::unstable_offset_commit
+        || !impl::coordinator_retriable(r->error) || !d.back_off(deadline))
+      raise(status{r->error, r->message});
+  }
 }
 
 std::optional<int64_t> consumer::committed(const topic_partition& tp) {

@@ -4,19 +4,25 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
-#include <leveldb/write_batch.h>
 
+#include <chrono>
+#include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "actors/broker/node_context.hpp"
-#include "actors/common/durable_queue.hpp"
+#include "actors/common/coordinator_log.hpp"
+#include "actors/common/pending_replies.hpp"
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/group/group_coordinator_core.hpp"
+#include "actors/group/group_offsets_loader.hpp"
+#include "runtime/coordinator_records.hpp"
 #include "runtime/fault_point.hpp"
 #include "runtime/partitioner.hpp"
-#include "storage/codec.hpp"
+#include "runtime/record_batch_v2.hpp"
 
 namespace caftx {
 
@@ -24,57 +30,108 @@ namespace {
 
 struct group_state {
   group_coordinator_core core;
-  durable_queue dq;
+  // While loading: replays the fetched records of the partition.
+  std::unique_ptr<group_offsets_loader> loader;
+  // The coordinator's own partition `__consumer_offsets-N`: every offset
+  // record and marker is written there first.
+  coordinator_log log;
+  // Replies owed after a write: answered request_receiver_down if the
+  // coordinator dies first.
+  pending_replies replies;
   std::shared_ptr<const node_context> ctx;
   int32_t partition = 0;
+  bool loading = true;
+  // Why the last election of the partition failed: answered instead of
+  // COORDINATOR_LOAD_IN_PROGRESS until an election succeeds.
+  std::optional<status> load_error;
   static inline const char* name = "caftx.group_coordinator";
 };
 
 using group_ptr = caf::stateful_actor<group_state>*;
 
-// The core already applied the change (writes complete in submission
-// order, so memory = disk + what is in flight); the reply waits for the
-// disk. A failed write leaves memory ahead of the disk: the reply is
-// KAFKA_STORAGE_ERROR and the actor stops (storage_fault::write_failed);
-// its supervisor restarts it from what is durable once the store writes
-// again, as a partition leader's does.
-void reply_when_durable(group_ptr self, leveldb::WriteBatch wb, caf::response_promise rp) {
-  self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-                        [self, rp](const status& s) mutable {
-                          if (s.ok())
-                            CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
-                          rp.deliver(txn_response{s.code(), s.message()});
-                          if (!s.ok())
-                            self->quit(storage_exit(
-                              storage_fault::write_failed,
-                              "group-coordinator-" + std::to_string(self->state.partition) + ": "
-                                + s.message()));
-                        },
-                        rp);
+std::string component(group_ptr self) {
+  return "group-coordinator-" + std::to_string(self->state.partition);
 }
 
-caf::result<caf::message> reply_when_durable(group_ptr self, leveldb::WriteBatch wb) {
-  auto rp = self->make_response_promise();
-  reply_when_durable(self, std::move(wb), rp);
-  return rp;
-}
-
-// Keeps the offsets of a verified TxnOffsetCommit pending
-// (docs/transactions.md §TxnOffsetCommit steps 8-9).
-void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
-                       caf::response_promise rp) {
+// COORDINATOR_LOAD_IN_PROGRESS while loading (or why the partition cannot
+// be loaded), NONE once serving.
+status load_status(group_ptr self) {
   auto& st = self->state;
-  std::vector<std::pair<group_offset_key, offset_and_metadata>> offsets;
-  for (size_t i = 0; i < req.partitions.size(); ++i)
-    offsets.push_back({{req.group_id, req.partitions[i]}, {req.offsets[i], {}}});
-  auto p = st.core.txn_offset_commit(req.pid, req.epoch, offsets);
-  if (!p.ok()) {
-    rp.deliver(txn_response{p.error().code(), p.error().message()});
+  if (st.load_error)
+    return *st.load_error;
+  if (st.loading)
+    return {error_code::coordinator_load_in_progress, "group coordinator is loading"};
+  return {};
+}
+
+// A write failed: whether its record is in the log is unknown, so the
+// coordinator stops and its restart reads the partition back (a storage
+// error as storage_fault::write_failed, so the supervisor waits for the
+// store; any other, a fenced leader epoch say, as a plain failure).
+void stop_on_failed_write(group_ptr self, const status& s) {
+  auto what = component(self) + ": " + s.message();
+  if (s.code() == error_code::kafka_storage_error)
+    self->quit(storage_exit(storage_fault::write_failed, what));
+  else
+    self->quit(caf::make_error(caf::sec::runtime_error, what));
+}
+
+// The offset records of `offsets` in one batch: plain (producer id -1), or
+// the producer's transactional batch (base sequence -1), as Kafka's
+// GroupMetadataManager.storeOffsets writes them.
+std::string offsets_batch(const std::vector<std::pair<group_offset_key, offset_and_metadata>>& offsets,
+                          int64_t now_ms, producer_id pid = no_producer_id,
+                          producer_epoch epoch = no_producer_epoch) {
+  record_batch b;
+  if (pid != no_producer_id) {
+    b.pid = pid;
+    b.epoch = epoch;
+    b.base_sequence = no_sequence;
+    b.attributes = attr_transactional;
+  }
+  for (auto& [k, v] : offsets)
+    b.records.push_back(record{coordinator_records::encode_offset_key(k),
+                               coordinator_records::encode_offset_value(v, now_ms), {}, now_ms,
+                               false});
+  return v2::encode(b);
+}
+
+using offset_list = std::vector<std::pair<group_offset_key, offset_and_metadata>>;
+
+offset_list offsets_of(const std::string& group, const std::vector<topic_partition>& tps,
+                       const std::vector<int64_t>& offsets) {
+  offset_list out;
+  for (size_t i = 0; i < tps.size(); ++i)
+    out.push_back({{group, tps[i]}, {offsets[i], {}}});
+  return out;
+}
+
+// Appends the offsets of a verified TxnOffsetCommit as the producer's
+// transactional batch; they are pending once durable (docs/transactions.md
+// §TxnOffsetCommit steps 8-9).
+void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
+                       pending_replies::ticket t) {
+  auto& st = self->state;
+  if (auto s = st.core.check_txn_offset_commit(req.pid, req.epoch); !s.ok()) {
+    st.replies.deliver(t, txn_response{s.code(), s.message()});
     return;
   }
-  leveldb::WriteBatch wb;
-  wb.Put(keys::pending_offsets(st.partition, req.pid), codec::encode(req.pid, p.value()));
-  reply_when_durable(self, std::move(wb), rp);
+  auto offsets = offsets_of(req.group_id, req.partitions, req.offsets);
+  auto now = st.ctx->clock_ms();
+  append(self, st.log, offsets_batch(offsets, now, req.pid, req.epoch),
+         [self, t, offsets, now, pid = req.pid, epoch = req.epoch](const status& s, int64_t base) {
+           auto& st = self->state;
+           if (!s.ok()) {
+             st.replies.deliver(t, txn_response{s.code(), s.message()});
+             stop_on_failed_write(self, s);
+             return;
+           }
+           CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
+           for (size_t i = 0; i < offsets.size(); ++i)
+             st.core.apply_txn_offset_commit(pid, epoch, offsets[i].first, offsets[i].second, now,
+                                             base + static_cast<int64_t>(i));
+           st.replies.deliver(t, txn_response{});
+         });
 }
 
 status check_request(group_ptr self, const std::string& group,
@@ -95,41 +152,48 @@ status check_request(group_ptr self, const std::string& group,
   }
   if (partition_for(group, ctx.config.offsets_topic_num_partitions) != self->state.partition)
     return {error_code::not_coordinator, "group " + group + " belongs to another partition"};
-  return {};
+  return load_status(self);
 }
+
+void start_load(group_ptr self);
+void load_chunk(group_ptr self);
+void expire_offsets(group_ptr self);
 
 caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, int32_t partition) {
   auto& st = self->state;
   st.ctx = ctx;
   st.partition = partition;
-  stop_on_storage_faults(self, "group-coordinator-" + std::to_string(partition));
-  st.dq = durable_queue{ctx->store};
-  std::map<group_offset_key, offset_and_metadata> committed;
-  std::map<producer_id, pending_txn_offsets> pending;
-  ctx->store->scan(keys::committed_prefix(partition), [&](const std::string& k, const std::string& v) {
-    auto c = codec::decode_committed(v);
-    if (!c.ok())
-      throw storage_read_error(c.error().message() + " (key " + k + ")");
-    committed.emplace(std::move(c).value());
-    return true;
-  });
-  ctx->store->scan(keys::pending_prefix(partition), [&](const std::string& k, const std::string& v) {
-    auto p = codec::decode_pending(v);
-    if (!p.ok())
-      throw storage_read_error(p.error().message() + " (key " + k + ")");
-    pending.emplace(std::move(p).value());
-    return true;
-  });
-  st.core.load(std::move(committed), std::move(pending));
+  stop_on_storage_faults(self, component(self));
+  auto partitions = ctx->directory->topic(consumer_offsets_topic);
+  if (!partitions || partition >= static_cast<int32_t>(partitions->size()))
+    throw std::logic_error("no partition " + std::to_string(partition) + " of "
+                           + consumer_offsets_topic);
+  st.log.partition = partitions->at(static_cast<size_t>(partition));
+  st.log.tp = {consumer_offsets_topic, partition};
+  st.log.timeout = std::chrono::milliseconds(ctx->config.request_timeout_ms);
+  start_load(self);
+  auto retention_interval = std::chrono::milliseconds(ctx->config.offsets_retention_check_interval_ms);
+  self->delayed_send(self, retention_interval, offsets_retention_tick{});
   return {
-    [=](storage_done& done) { self->state.dq.complete(done); },
+    [=](const coordinator_load_chunk&) {
+      if (self->state.loader)
+        load_chunk(self);
+      else if (self->state.loading)
+        start_load(self); // the election failed before
+    },
+    [=](const offsets_retention_tick&) {
+      if (!self->state.loading)
+        expire_offsets(self);
+      self->delayed_send(self, retention_interval, offsets_retention_tick{});
+    },
     [=](const txn_offset_commit_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
       auto rp = self->make_response_promise();
+      auto t = st.replies.add(rp);
       if (!st.core.needs_verification(req.pid, req.epoch)) {
-        txn_offset_commit(self, req, rp);
+        txn_offset_commit(self, req, t);
         return rp;
       }
       // KIP-890 part 1 (docs/transactions.md §TxnOffsetCommit step 5): the
@@ -138,11 +202,11 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
       // of a later one.
       verify_in_transaction(self, *st.ctx, api_kind::txn_offset_commit, req.transactional_id,
                             req.pid, req.epoch, {consumer_offsets_topic, st.partition},
-                            [self, req, rp](error_code e, std::string msg) mutable {
+                            [self, req, t](error_code e, std::string msg) {
                               if (e == error_code::none)
-                                txn_offset_commit(self, req, rp);
+                                txn_offset_commit(self, req, t);
                               else
-                                rp.deliver(txn_response{e, std::move(msg)});
+                                self->state.replies.deliver(t, txn_response{e, std::move(msg)});
                             });
       return rp;
     },
@@ -150,18 +214,41 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
       auto& st = self->state;
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
         return caf::make_message(txn_response{s.code(), s.message()});
-      leveldb::WriteBatch wb;
-      for (size_t i = 0; i < req.partitions.size(); ++i) {
-        group_offset_key k{req.group_id, req.partitions[i]};
-        offset_and_metadata v{req.offsets[i], {}};
-        st.core.commit(k, v);
-        wb.Put(keys::committed_offset(st.partition, k), codec::encode(k, v));
-      }
-      return reply_when_durable(self, std::move(wb));
+      // Memory changes once the records are durable: an OffsetFetch in
+      // between still answers the previous offset.
+      auto offsets = offsets_of(req.group_id, req.partitions, req.offsets);
+      std::vector<group_offset_key> keys;
+      for (auto& [k, v] : offsets)
+        keys.push_back(k);
+      st.core.begin_commit(keys);
+      auto now = st.ctx->clock_ms();
+      auto rp = self->make_response_promise();
+      auto t = st.replies.add(rp);
+      append(self, st.log, offsets_batch(offsets, now),
+             [self, t, offsets, keys, now](const status& s, int64_t base) {
+               auto& st = self->state;
+               st.core.end_commit(keys);
+               if (!s.ok()) {
+                 st.replies.deliver(t, txn_response{s.code(), s.message()});
+                 stop_on_failed_write(self, s);
+                 return;
+               }
+               CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
+               for (size_t i = 0; i < offsets.size(); ++i)
+                 st.core.apply_commit(offsets[i].first, offsets[i].second, now,
+                                      base + static_cast<int64_t>(i));
+               st.replies.deliver(t, txn_response{});
+             });
+      return rp;
     },
     [=](const offset_fetch_request& req) {
       auto& st = self->state;
       offset_fetch_response r;
+      if (auto s = load_status(self); !s.ok()) {
+        r.error = s.code();
+        r.offsets.assign(req.partitions.size(), -1);
+        return r;
+      }
       for (auto& tp : req.partitions) {
         group_offset_key k{req.group_id, tp};
         if (req.require_stable && st.core.has_pending(k))
@@ -172,22 +259,132 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
     },
     [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
-      if (req.tp != topic_partition{consumer_offsets_topic, st.partition})
+      if (req.tp != st.log.tp)
         return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
                                               "this group coordinator does not host "
                                                 + to_string(req.tp)});
-      auto done = st.core.complete_txn(req.pid, req.epoch,
-                                       req.committed ? control_type::commit : control_type::abort,
-                                       req.transaction_version);
-      if (!done.ok())
-        return caf::make_message(txn_response{done.error().code(), done.error().message()});
-      leveldb::WriteBatch wb;
-      wb.Delete(keys::pending_offsets(st.partition, req.pid));
-      for (auto& [k, v] : done.value())
-        wb.Put(keys::committed_offset(st.partition, k), codec::encode(k, v));
-      return reply_when_durable(self, std::move(wb));
+      if (auto s = load_status(self); !s.ok())
+        return caf::make_message(txn_response{s.code(), s.message()});
+      if (auto s = st.core.check_marker(req.pid, req.epoch, req.transaction_version); !s.ok())
+        return caf::make_message(txn_response{s.code(), s.message()});
+      // The marker goes into the partition (which checks it against its
+      // producer state too); the pending offsets complete once it is
+      // durable.
+      auto forward = req;
+      forward.leader_epoch = st.log.leader_epoch;
+      auto rp = self->make_response_promise();
+      auto t = st.replies.add(rp);
+      auto done = [self, t, req](const txn_response& r) {
+        auto& st = self->state;
+        if (r.error != error_code::none) {
+          st.replies.deliver(t, r);
+          // Refused by the partition's checks: nothing was written.
+          if (r.error != error_code::invalid_producer_epoch
+              && r.error != error_code::transaction_coordinator_fenced)
+            stop_on_failed_write(self, status{r.error, r.message});
+          return;
+        }
+        CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
+        st.core.apply_marker(req.pid, req.epoch,
+                             req.committed ? control_type::commit : control_type::abort,
+                             st.ctx->clock_ms());
+        st.replies.deliver(t, txn_response{});
+      };
+      self->request(st.log.partition, st.log.timeout, std::move(forward))
+        .then(done, [self, done](const caf::error& e) {
+          done(txn_response{error_code::coordinator_not_available,
+                            "partition " + to_string(self->state.log.tp)
+                              + " did not answer: " + caf::to_string(e)});
+        });
+      return rp;
     },
   };
+}
+
+// The start of a load: the partition becomes leader at its next leader
+// epoch; the replay reads it from its log start to the log end offset it
+// had then.
+void start_load(group_ptr self) {
+  auto& st = self->state;
+  elect(self, st.log, [self](const status& s, const become_leader_response& r) {
+    auto& st = self->state;
+    if (!s.ok()) {
+      // The partition is down (a storage fault it waits out, or one it
+      // stays down for): requests get its error, and the election is
+      // tried again a second later.
+      st.load_error = status{s.code(), "partition " + to_string(st.log.tp) + ": " + s.message()};
+      self->delayed_send(self, std::chrono::seconds(1), coordinator_load_chunk{});
+      return;
+    }
+    st.load_error.reset();
+    st.loader = std::make_unique<group_offsets_loader>(r.log_end_offset);
+    st.loader->set_next_offset(r.log_start_offset);
+    load_chunk(self);
+  });
+}
+
+// Bytes a load fetches at a time from the partition.
+constexpr int32_t load_fetch_bytes = 1 << 20;
+
+// One chunk of the load: caftx.coordinator.load.chunk.cards records of what
+// was fetched, the next fetch when it is used up; after the last the
+// coordinator serves.
+void load_chunk(group_ptr self) {
+  auto& st = self->state;
+  auto fail = [self](const status& s) {
+    self->quit(storage_exit(storage_fault::corrupt, component(self) + ": " + s.message()));
+  };
+  auto used_up = st.loader->next_chunk(
+    st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
+  if (!used_up.ok()) {
+    fail(used_up.error());
+    return;
+  }
+  if (!used_up.value()) {
+    self->send(self, coordinator_load_chunk{});
+    return;
+  }
+  if (!st.loader->done()) {
+    read(self, st.log, st.loader->next_offset(), load_fetch_bytes,
+         [self, fail](status_or<fetch_response> r) {
+           if (!r.ok()) {
+             if (r.error().code() == error_code::kafka_storage_error)
+               fail(r.error());
+             else
+               stop_on_failed_write(self, r.error());
+             return;
+           }
+           self->state.loader->feed(std::move(r->records));
+           load_chunk(self);
+         });
+    return;
+  }
+  st.loader.reset();
+  st.loading = false;
+}
+
+// offsets.retention.minutes: tombstones for the expired committed offsets
+// in one batch; the core forgets them once it is durable. Idle producers'
+// marker epochs go at the same time (producer.id.expiration.ms).
+void expire_offsets(group_ptr self) {
+  auto& st = self->state;
+  auto now = st.ctx->clock_ms();
+  st.core.expire_producers(now, st.ctx->config.producer_id_expiration_ms);
+  auto keys = st.core.expired_offsets(
+    now, static_cast<int64_t>(st.ctx->config.offsets_retention_minutes) * 60000);
+  if (keys.empty())
+    return;
+  record_batch b;
+  for (auto& k : keys)
+    b.records.push_back(record{coordinator_records::encode_offset_key(k), {}, {}, now, true});
+  append(self, st.log, v2::encode(b), [self, keys](const status& s, int64_t) {
+    if (!s.ok()) {
+      stop_on_failed_write(self, s);
+      return;
+    }
+    for (auto& k : keys)
+      self->state.core.apply_tombstone(k);
+  });
 }
 
 } // namespace

@@ -789,6 +789,19 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       checked_produce c{std::move(req.transactional_id), std::move(req.records), {}};
       c.info = v2::info_of(*h, c.records);
       auto& b = c.info;
+      if (req.from_coordinator) {
+        // Kafka's AppendOrigin.COORDINATOR: the coordinator checked the
+        // request; no sequence checks, no verification.
+        if (auto v = st.core->validate_coordinator_append(b); !v.ok()) {
+          rp.deliver(
+            produce_response{v.code(), v.message(), -1, st.core->log_start_offset()});
+          return rp;
+        }
+        append_and_reply(self, std::move(c.records), c.info,
+                         produce_response{error_code::none, {}, -1, st.core->log_start_offset()},
+                         true, rp);
+        return rp;
+      }
       if (b.is_transactional() && c.transactional_id.empty()) {
         rp.deliver(produce_response{error_code::invalid_request,
                                     "transactional batch without transactional id", -1,
@@ -849,6 +862,13 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       if (req.tp != st.core->tp()) // docs/transactions.md §WriteTxnMarkers step 2, before the producer checks
         return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
                                               "this leader does not host " + to_string(req.tp)});
+      // A coordinator's own partition takes the markers its coordinator
+      // forwards, at the leader epoch it was elected with (as its appends).
+      if (is_internal_topic(req.tp.topic) && req.leader_epoch != st.leader_epoch)
+        return caf::make_message(
+          txn_response{error_code::fenced_leader_epoch,
+                       "leader epoch " + std::to_string(req.leader_epoch) + " is not the current "
+                         + std::to_string(st.leader_epoch) + " of " + to_string(req.tp)});
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,
                             coordinator_epoch{req.coordinator_epoch}};
       auto v = st.core->validate_marker(req.pid, req.epoch, marker, req.transaction_version);

@@ -102,6 +102,20 @@ status_or<produce_decision> partition_core::validate_produce(const batch_info& b
   return next();
 }
 
+status partition_core::validate_coordinator_append(const batch_info& b) const {
+  if (b.record_count <= 0)
+    return {error_code::invalid_record, "empty batch"};
+  if (b.is_control())
+    return {error_code::invalid_record, "control batches are written as markers"};
+  if (b.pid == no_producer_id)
+    return {};
+  if (auto i = producers_.find(b.pid); i != producers_.end() && b.epoch < i->second.epoch)
+    return {error_code::invalid_producer_epoch,
+            "producer epoch " + std::to_string(b.epoch.value) + " is older than "
+              + std::to_string(i->second.epoch.value)};
+  return {};
+}
+
 append_result partition_core::append(batch_info batch) {
   batch.base_offset = log_end_offset_;
   auto aborted_before = aborted_index_.size();

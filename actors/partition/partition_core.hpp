@@ -172,6 +172,16 @@ public:
   /// base offset is ignored) and applies it to the producer state.
   append_result append(batch_info batch);
 
+  /// A batch a coordinator appends to its own partition (Kafka's
+  /// AppendOrigin.COORDINATOR: a group coordinator's offset records, plain
+  /// or transactional with the producer's id and epoch and base sequence
+  /// -1): no sequence checks and no KIP-890 verification (the coordinator
+  /// checked the request), but an epoch older than the producer's here is
+  /// INVALID_PRODUCER_EPOCH; append() then updates the producer state (a
+  /// transactional batch opens the producer's transaction: LSO, markers).
+  /// Empty or control batches are INVALID_RECORD.
+  status validate_coordinator_append(const batch_info& batch) const;
+
   // -- markers (origin COORDINATOR) ---------------------------------------
 
   /// KIP-890 part 1: true for a transactional batch whose producer has no

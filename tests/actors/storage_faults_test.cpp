@@ -237,7 +237,7 @@ TEST_F(TableCorruptionTest, FlippedBitInAPartitionsLogTakesThatPartitionDownForG
   EXPECT_EQ(p.error, error_code::none);
 }
 
-TEST_F(TableCorruptionTest, FlippedBitInAGroupsOffsetsTakesThatGroupCoordinatorDown) {
+TEST_F(TableCorruptionTest, FlippedBitInAGroupsOffsetsPartitionTakesItDownAndItsCoordinatorAnswersItsError) {
   start_node();
   create_topic("t", 1);
   // Many groups of one __consumer_offsets partition, named by markers.
@@ -257,8 +257,11 @@ TEST_F(TableCorruptionTest, FlippedBitInAGroupsOffsetsTakesThatGroupCoordinatorD
   start_node();
   auto failed = n->failed_components();
   ASSERT_EQ(failed.size(), 1u);
-  auto name = "group-coordinator-" + std::to_string(target);
-  EXPECT_EQ(failed[0].rfind(name + ": KAFKA_STORAGE_ERROR: reading keys offsets/", 0), 0u)
+  // The offsets are records of the group's __consumer_offsets partition:
+  // that partition is down, and its group coordinator answers its error.
+  auto name = "partition __consumer_offsets-" + std::to_string(target);
+  EXPECT_EQ(failed[0].rfind(name + ": KAFKA_STORAGE_ERROR: reading keys log/__consumer_offsets", 0),
+            0u)
     << failed[0];
   EXPECT_NE(failed[0].find("Corruption"), std::string::npos) << failed[0];
   auto r = call<offset_fetch_response>(group_coordinator(groups[0]),
@@ -266,6 +269,12 @@ TEST_F(TableCorruptionTest, FlippedBitInAGroupsOffsetsTakesThatGroupCoordinatorD
   EXPECT_EQ(r.error, error_code::kafka_storage_error);
   EXPECT_EQ(call<txn_response>(group_coordinator(groups[0]),
                                offset_commit_request{groups[0], {t0}, {6}})
+              .error,
+            error_code::kafka_storage_error);
+  let_time_pass(30000);
+  EXPECT_EQ(n->failed_components().size(), 1u);
+  EXPECT_EQ(call<offset_fetch_response>(group_coordinator(groups[0]),
+                                        offset_fetch_request{groups[0], {t0}})
               .error,
             error_code::kafka_storage_error);
   // Another group coordinator and the partitions serve.
@@ -325,8 +334,12 @@ TEST_F(TableCorruptionTest, FlippedBitInTheTopicRecordsRefusesTheNodeStartNaming
     create_topic(topics.back(), 1);
   }
   move_into_table_files();
-  ASSERT_TRUE(flip_bit_in_table_at(dir, markers_from(topics, 50)));
+  // The first topic record key of a table block holds "topic/" literally
+  // (LevelDB shares key prefixes only within a block): a bit of it flipped
+  // damages that block.
+  ASSERT_TRUE(flip_bit_in_table_at(dir, {"topic/"}));
   node_options o;
+  o.wait_on_stop = false;
   o.background_writer = false;
   auto started = node::start(sys, ncfg, o);
   ASSERT_FALSE(started.ok());

@@ -32,6 +32,8 @@ TEST(Config, BrokerDefaultsEqualKafka) {
   ASSERT_TRUE(c.ok()) << c.error().to_string();
   EXPECT_EQ(c->transaction_state_log_num_partitions, 50);
   EXPECT_EQ(c->offsets_topic_num_partitions, 50);
+  EXPECT_EQ(c->offsets_retention_minutes, 10080);
+  EXPECT_EQ(c->offsets_retention_check_interval_ms, 600000);
   EXPECT_EQ(c->transaction_max_timeout_ms, 900000);
   EXPECT_EQ(c->transaction_abort_timed_out_transaction_cleanup_interval_ms, 10000);
   EXPECT_EQ(c->transactional_id_expiration_ms, 604800000);
@@ -326,6 +328,16 @@ TEST(Config, ProducerCompressionOtherThanNoneIsRefused) {
   EXPECT_EQ(error_of(producer_config::parse({{"compression.type", "gzip"}})),
             "config 'compression.type' = 'gzip' is not supported (only none: caftx writes "
             "uncompressed RecordBatch v2)");
+}
+
+TEST(Config, OffsetsRetentionMinutesOutsideItsRangeIsInvalidConfig) {
+  EXPECT_EQ(error_of(node_config::parse({{"offsets.retention.minutes", "0"}})),
+            "config 'offsets.retention.minutes' = '0' is out of range [1, 2147483647]");
+  EXPECT_EQ(error_of(node_config::parse({{"offsets.retention.check.interval.ms", "-5"}})),
+            "config 'offsets.retention.check.interval.ms' = '-5' is out of range [1, 2147483647]");
+  auto c = node_config::parse({{"offsets.retention.minutes", "3"}});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->offsets_retention_minutes, 3);
 }
 
 } // namespace

@@ -113,27 +113,6 @@ TEST(Codec, TxnCardRoundTrip) {
   }
 }
 
-TEST(Codec, CommittedOffsetRoundTrip) {
-  group_offset_key key{"group", topic_partition{"in", 4}};
-  offset_and_metadata value{45, "meta"};
-  auto back = codec::decode_committed(codec::encode(key, value));
-  ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(back->first, key);
-  EXPECT_EQ(back->second, value);
-}
-
-TEST(Codec, PendingOffsetsRoundTrip) {
-  pending_txn_offsets p;
-  p.epoch = producer_epoch{2};
-  p.offsets[{"group", topic_partition{"in", 0}}] = {45, ""};
-  p.offsets[{"group", topic_partition{"in", 1}}] = {7, "m"};
-  auto back = codec::decode_pending(codec::encode(producer_id{4000}, p));
-  ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(back->first, producer_id{4000});
-  EXPECT_EQ(back->second.epoch, producer_epoch{2});
-  EXPECT_EQ(back->second.offsets, p.offsets);
-}
-
 TEST(Codec, TopicAndCounterRoundTrip) {
   auto t = codec::decode_topic(codec::encode(codec::topic_record{"orders", 12, {{"retention.ms", "1000"}}}));
   ASSERT_TRUE(t.ok());
@@ -286,8 +265,6 @@ TEST(Codec, TruncatedBytesAreKafkaStorageError) {
     ASSERT_FALSE(r.ok()) << "batch prefix of " << n << " bytes";
     EXPECT_EQ(r.error().code(), error_code::corrupt_message);
   }
-  auto committed = codec::encode(group_offset_key{"g", {"in", 0}}, offset_and_metadata{1, "m"});
-  EXPECT_FALSE(codec::decode_committed(std::string_view(committed).substr(0, committed.size() - 1)).ok());
 }
 
 // -- key layout ------------------------------------------------------------------------
@@ -300,9 +277,6 @@ TEST(Keys, LayoutAndOffsetOrder) {
   EXPECT_EQ(keys::card(3, "txn-A"), "txn/03/txn-A");
   EXPECT_EQ(keys::next_pid(3), "txnmeta/03/next_pid");
   EXPECT_EQ(keys::coordinator_epoch(49), "txnmeta/49/coordinator_epoch");
-  EXPECT_EQ(keys::pending_offsets(7, producer_id{4000}), "offsets/07/p/00000000000000004000");
-  EXPECT_EQ(keys::committed_offset(7, {"g", {"in", 1}}),
-            std::string("offsets/07/c/g\0in\0", 18) + "0000000001");
   EXPECT_EQ(keys::topic("orders"), "topic/orders");
 }
 
