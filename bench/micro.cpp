@@ -1,6 +1,6 @@
 // Google Benchmark micro-benchmarks of the hot paths, run inside
 // caftx-bench (repetitions randomly interleaved by Google Benchmark):
-//   card encode/decode   a state card with 4 partitions through the codec
+//   card encode/decode   a state card with 4 partitions as a TransactionLogValue
 //   sequence check       partition_core::validate_produce of an in-order batch
 //   aborted-index lookup a read_committed fetch of one batch from a log with
 //                        N aborted transactions (the index is searched per fetch)
@@ -21,6 +21,7 @@
 #include "actors/partition/memory_log.hpp"
 #include "actors/partition/partition_core.hpp"
 #include "runtime/record_batch_v2.hpp"
+#include "runtime/coordinator_records.hpp"
 #include "storage/codec.hpp"
 
 namespace caftx::bench {
@@ -56,13 +57,13 @@ record_batch data_batch(producer_id pid, producer_epoch epoch, int32_t seq, int 
 void card_encode(benchmark::State& state) {
   auto card = sample_card();
   for (auto _ : state)
-    benchmark::DoNotOptimize(codec::encode(card));
+    benchmark::DoNotOptimize(coordinator_records::encode_txn_value(card));
 }
 
 void card_decode(benchmark::State& state) {
-  auto bytes = codec::encode(sample_card());
+  auto bytes = coordinator_records::encode_txn_value(sample_card());
   for (auto _ : state) {
-    auto c = codec::decode_card(bytes);
+    auto c = coordinator_records::decode_txn_value("txn-A", bytes);
     benchmark::DoNotOptimize(c);
   }
 }

@@ -13,7 +13,6 @@
 
 #include "runtime/record_batch.hpp"
 #include "runtime/status.hpp"
-#include "runtime/txn_card.hpp"
 
 namespace caftx::codec {
 
@@ -22,18 +21,6 @@ inline constexpr uint8_t value_version = 1;
 
 // Record batches are stored as their RecordBatch v2 bytes
 // (runtime/record_batch_v2.hpp), not through this codec.
-
-std::string encode(const txn_card& card);
-/// Errors: KAFKA_STORAGE_ERROR for an empty value, an unknown value
-/// version, a corrupt archive or a state that is never persisted.
-status_or<txn_card> decode_card(std::string_view bytes);
-
-/// decode_card's fast path (exposed for tests): the card read straight from
-/// the byte layout that card class versions 0 and 1 have (storage/FORMAT.md),
-/// without a Boost archive; nullopt where the value does not have exactly
-/// that layout, and decode_card lets the archive decide. `bytes` include
-/// the value version byte.
-std::optional<txn_card> read_card_layout(std::string_view bytes);
 
 /// A topic's metadata: its name, partition count and configs (CreateTopics
 /// configs as given, e.g. retention.ms).
@@ -84,11 +71,7 @@ inline constexpr int storage_format_version = 3;
 /// `topic/<topic>`: topic metadata.
 std::string topic(const std::string& name);
 inline const std::string topic_prefix = "topic/";
-/// `txn/<shard:02>/<transactional id>`: the state card.
-std::string card(int32_t shard, const std::string& transactional_id);
-std::string card_prefix(int32_t shard);
-/// `txnmeta/<shard:02>/coordinator_epoch` and `.../next_pid`.
-std::string coordinator_epoch(int32_t shard);
+/// `txnmeta/<shard:02>/next_pid`: the shard's producer id counter.
 std::string next_pid(int32_t shard);
 
 } // namespace caftx::keys

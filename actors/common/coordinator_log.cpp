@@ -2,6 +2,8 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include "actors/common/partition_replay.hpp"
+
 namespace caftx {
 
 namespace {
@@ -52,6 +54,36 @@ void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offs
           then(std::move(r));
       },
       [then, log](const caf::error& e) { then(actor_error(log, e)); });
+}
+
+void load_step(caf::event_based_actor* self, const coordinator_log& log,
+               partition_replay& loader, std::function<status_or<bool>()> replay,
+               std::function<void()> next_step, std::function<void(const status&, bool)> fail,
+               std::function<void()> finished) {
+  auto used_up = replay();
+  if (!used_up.ok()) {
+    fail(used_up.error(), true);
+    return;
+  }
+  if (!used_up.value()) {
+    next_step();
+    return;
+  }
+  if (loader.done()) {
+    finished();
+    return;
+  }
+  read(self, log, loader.next_offset(), load_fetch_bytes,
+       [self, &log, &loader, replay = std::move(replay), next_step = std::move(next_step),
+        fail = std::move(fail), finished = std::move(finished)](status_or<fetch_response> r) mutable {
+         if (!r.ok()) {
+           fail(r.error(), r.error().code() == error_code::kafka_storage_error);
+           return;
+         }
+         loader.feed(std::move(r->records));
+         load_step(self, log, loader, std::move(replay), std::move(next_step), std::move(fail),
+                   std::move(finished));
+       });
 }
 
 } // namespace caftx

@@ -46,6 +46,25 @@ void elect(caf::event_based_actor* self, coordinator_log& log,
 void append(caf::event_based_actor* self, const coordinator_log& log, std::string records,
             std::function<void(const status&, int64_t base_offset)> then);
 
+class partition_replay;
+
+/// Bytes a coordinator's load fetches at a time from its partition.
+inline constexpr int32_t load_fetch_bytes = 1 << 20;
+
+/// One step of a coordinator's load (docs/transactions.md §Load): `replay`
+/// replays the next chunk of what `loader` was fed (true: the fed bytes are
+/// used up). While some remain, `next_step` sends the next step as a
+/// message to the actor itself (so requests are answered in between);
+/// once they are used up, the next load_fetch_bytes of the partition are
+/// read and fed, and the step goes on; once the loader is done,
+/// `finished`. `fail(error, corrupt)`: records that do not decode or a
+/// storage error reading them (`corrupt`), or another error of the read.
+/// `loader` and `log` must live as long as the actor.
+void load_step(caf::event_based_actor* self, const coordinator_log& log,
+               partition_replay& loader, std::function<status_or<bool>()> replay,
+               std::function<void()> next_step, std::function<void(const status&, bool)> fail,
+               std::function<void()> finished);
+
 /// Reads batches from `offset` (read_uncommitted, up to `max_bytes`, at
 /// least one batch); `then` gets the fetch response or the error.
 void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offset,

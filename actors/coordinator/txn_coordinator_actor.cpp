@@ -118,6 +118,7 @@ void stop_on_failed_write(coordinator_ptr self, const status& s);
 void wake_parked(coordinator_ptr self, const std::string& tid);
 void load_chunk(coordinator_ptr self);
 void start_load(coordinator_ptr self);
+void finish_load(coordinator_ptr self);
 void expire_transactional_ids(coordinator_ptr self);
 
 // The fault point after a card of state `s` is durable (compiled out with
@@ -625,45 +626,35 @@ void start_load(coordinator_ptr self) {
   });
 }
 
-// Bytes a load fetches at a time from the shard's partition.
-constexpr int32_t load_fetch_bytes = 1 << 20;
-
 // One chunk of the load: caftx.coordinator.load.chunk.cards records of
 // what was fetched, the next fetch when it is used up; after the last, the
 // shard serves and re-sends the markers of every PrepareCommit/PrepareAbort
 // card (docs/transactions.md §Load).
 void load_chunk(coordinator_ptr self) {
   auto& st = self->state;
-  auto fail = [self](const status& s) {
-    self->quit(storage_exit(storage_fault::corrupt,
-                            "txn-coordinator-" + std::to_string(self->state.shard) + ": "
-                              + s.message()));
-  };
-  auto used_up = st.loader->next_chunk(
-    *st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
-  if (!used_up.ok()) {
-    fail(used_up.error());
-    return;
-  }
-  if (!used_up.value()) {
-    self->send(self, coordinator_load_chunk{});
-    return;
-  }
-  if (!st.loader->done()) {
-    read(self, st.log, st.loader->next_offset(), load_fetch_bytes,
-         [self, fail](status_or<fetch_response> r) {
-           if (!r.ok()) {
-             if (r.error().code() == error_code::kafka_storage_error)
-               fail(r.error());
-             else
-               stop_on_failed_write(self, r.error());
-             return;
-           }
-           self->state.loader->feed(std::move(r->records));
-           load_chunk(self);
-         });
-    return;
-  }
+  load_step(
+    self, st.log, *st.loader,
+    [self] {
+      auto& st = self->state;
+      return st.loader->next_chunk(
+        *st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
+    },
+    [self] { self->send(self, coordinator_load_chunk{}); },
+    [self](const status& s, bool corrupt) {
+      if (!corrupt) {
+        stop_on_failed_write(self, s);
+        return;
+      }
+      self->quit(storage_exit(storage_fault::corrupt,
+                              "txn-coordinator-" + std::to_string(self->state.shard) + ": "
+                                + s.message()));
+    },
+    [self] { finish_load(self); });
+}
+
+// The load is done: the shard serves and completes what it had decided.
+void finish_load(coordinator_ptr self) {
+  auto& st = self->state;
   auto resume = st.loader->in_prepare(*st.core);
   st.loader.reset();
   st.loading = false;
@@ -672,8 +663,8 @@ void load_chunk(coordinator_ptr self) {
       start_markers(self, *card);
 }
 
-// Transactional-id expiration (T11): the expired ids' card keys are deleted
-// in one write; only then does the core forget them.
+// Transactional-id expiration (T11): the expired ids' tombstones are
+// appended in one batch; only once it is durable does the core forget them.
 void expire_transactional_ids(coordinator_ptr self) {
   auto& st = self->state;
   auto ids = st.core->expire_transactional_ids(st.ctx->clock_ms(),

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "runtime/coordinator_records.hpp"
+#include "runtime/record_batch.hpp"
 #include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 #include "storage/node_store.hpp"
@@ -21,54 +22,59 @@ status_or<txn_shard_meta> read_txn_shard_meta(const node_store& store, int32_t s
   return meta;
 }
 
-void txn_state_loader::feed(std::string records) {
-  fed_ = std::move(records);
-  pos_ = 0;
-}
-
 status_or<bool> txn_state_loader::next_chunk(txn_coordinator_core& core, size_t max_cards) {
-  auto bad = [&](int64_t offset, const std::string& what) {
-    core.install(chunk_, in_prepare_); // the records before it
-    return status{error_code::kafka_storage_error, "__transaction_state record at offset "
-                                                     + std::to_string(offset) + ": " + what};
-  };
+  constexpr const char* what = "__transaction_state";
   size_t read = 0;
-  std::string_view all{fed_};
-  while (pos_ < all.size() && read < max_cards && !done()) {
-    auto h = v2::read_header(all.substr(pos_));
-    if (!h.ok())
-      return bad(next_offset_, h.error().message());
-    auto bytes = all.substr(pos_, static_cast<size_t>(h->size()));
-    pos_ += bytes.size();
-    if (h->last_offset() < next_offset_)
-      continue; // the batch holding the offset a fetch started before
-    auto b = v2::decode(bytes);
-    if (!b.ok())
-      return bad(h->base_offset, b.error().message());
-    next_offset_ = h->last_offset() + 1;
-    if (b->is_control())
+  v2::batch_header h;
+  std::string_view bytes;
+  while (read < max_cards) {
+    auto more = next_batch(what, h, bytes);
+    if (!more.ok() || !*more) {
+      core.install(chunk_, in_prepare_);
+      if (!more.ok())
+        return more.error();
+      break;
+    }
+    if ((h.attributes & attr_control) != 0) {
+      replayed(h, 0);
       continue;
-    int64_t offset = h->base_offset;
-    for (auto& r : b->records) {
-      ++read;
-      ++loaded_;
+    }
+    status failed;
+    size_t records = 0;
+    // Views into the fetched bytes: only the cards are built.
+    auto walked = v2::for_each_record(bytes, h, [&](const v2::record_view& r) {
+      if (!failed.ok())
+        return;
+      ++records;
+      auto offset = h.base_offset + r.offset_delta;
       auto id = coordinator_records::decode_txn_key(r.key);
-      if (!id.ok())
-        return bad(offset, id.error().message());
+      if (!id.ok()) {
+        failed = bad(what, offset, id.error().message());
+        return;
+      }
       if (r.null_value) {
         core.install(chunk_, in_prepare_); // in log order
         core.forget(*id);
-      } else {
-        auto card = coordinator_records::decode_txn_value(*id, r.value);
-        if (!card.ok())
-          return bad(offset, card.error().message());
-        chunk_.push_back(std::move(card).value());
+        return;
       }
-      ++offset;
+      auto card = coordinator_records::decode_txn_value(*id, r.value);
+      if (!card.ok()) {
+        failed = bad(what, offset, card.error().message());
+        return;
+      }
+      chunk_.push_back(std::move(card).value());
+    });
+    if (!walked.ok())
+      failed = bad(what, h.base_offset, walked.message());
+    if (!failed.ok()) {
+      core.install(chunk_, in_prepare_); // the records before it
+      return failed;
     }
+    read += records;
+    replayed(h, records);
   }
   core.install(chunk_, in_prepare_);
-  return pos_ >= all.size() || done();
+  return used_up();
 }
 
 std::vector<std::string> txn_state_loader::in_prepare(const txn_coordinator_core& core) const {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/common/partition_replay.hpp"
 #include "actors/coordinator/txn_coordinator_core.hpp"
 #include "runtime/status.hpp"
 #include "runtime/txn_card.hpp"
@@ -34,15 +35,9 @@ struct txn_shard_meta {
 /// the key for a value that cannot be decoded.
 status_or<txn_shard_meta> read_txn_shard_meta(const node_store& store, int32_t shard);
 
-class txn_state_loader {
+class txn_state_loader : public partition_replay {
 public:
-  /// Replays the records below `end_offset` (the log end offset at the
-  /// election) only.
-  explicit txn_state_loader(int64_t end_offset) : end_offset_(end_offset) {}
-
-  /// Hands over the next fetched bytes (whole RecordBatch v2 batches,
-  /// concatenated); the ones fed before must have been consumed.
-  void feed(std::string records);
+  using partition_replay::partition_replay;
 
   /// Installs the cards of the fed batches into `core`, whole batches
   /// until at least `max_cards` (>= 1) records were read or the fed bytes
@@ -51,27 +46,13 @@ public:
   /// holds the records before it).
   status_or<bool> next_chunk(txn_coordinator_core& core, size_t max_cards);
 
-  /// The offset to read next: one past the last batch replayed.
-  int64_t next_offset() const { return next_offset_; }
-  void set_next_offset(int64_t offset) { next_offset_ = offset; }
-  /// True once every record below the end offset was replayed.
-  bool done() const { return next_offset_ >= end_offset_; }
-
   /// The ids whose current card is PrepareCommit/PrepareAbort, in the order
   /// their last card was read (call once done()).
   std::vector<std::string> in_prepare(const txn_coordinator_core& core) const;
 
-  /// Records read so far (cards and tombstones).
-  size_t loaded() const { return loaded_; }
-
 private:
-  int64_t end_offset_;
-  int64_t next_offset_ = 0;
-  std::string fed_;
-  size_t pos_ = 0;
   std::vector<txn_card> chunk_;
   std::vector<std::string> in_prepare_;
-  size_t loaded_ = 0;
 };
 
 } // namespace caftx

@@ -323,44 +323,30 @@ void start_load(group_ptr self) {
   });
 }
 
-// Bytes a load fetches at a time from the partition.
-constexpr int32_t load_fetch_bytes = 1 << 20;
-
 // One chunk of the load: caftx.coordinator.load.chunk.cards records of what
 // was fetched, the next fetch when it is used up; after the last the
 // coordinator serves.
 void load_chunk(group_ptr self) {
   auto& st = self->state;
-  auto fail = [self](const status& s) {
-    self->quit(storage_exit(storage_fault::corrupt, component(self) + ": " + s.message()));
-  };
-  auto used_up = st.loader->next_chunk(
-    st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
-  if (!used_up.ok()) {
-    fail(used_up.error());
-    return;
-  }
-  if (!used_up.value()) {
-    self->send(self, coordinator_load_chunk{});
-    return;
-  }
-  if (!st.loader->done()) {
-    read(self, st.log, st.loader->next_offset(), load_fetch_bytes,
-         [self, fail](status_or<fetch_response> r) {
-           if (!r.ok()) {
-             if (r.error().code() == error_code::kafka_storage_error)
-               fail(r.error());
-             else
-               stop_on_failed_write(self, r.error());
-             return;
-           }
-           self->state.loader->feed(std::move(r->records));
-           load_chunk(self);
-         });
-    return;
-  }
-  st.loader.reset();
-  st.loading = false;
+  load_step(
+    self, st.log, *st.loader,
+    [self] {
+      auto& st = self->state;
+      return st.loader->next_chunk(
+        st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
+    },
+    [self] { self->send(self, coordinator_load_chunk{}); },
+    [self](const status& s, bool corrupt) {
+      if (!corrupt) {
+        stop_on_failed_write(self, s);
+        return;
+      }
+      self->quit(storage_exit(storage_fault::corrupt, component(self) + ": " + s.message()));
+    },
+    [self] {
+      self->state.loader.reset();
+      self->state.loading = false;
+    });
 }
 
 // offsets.retention.minutes: tombstones for the expired committed offsets

@@ -8,11 +8,6 @@
 
 namespace caftx {
 
-void group_offsets_loader::feed(std::string records) {
-  fed_ = std::move(records);
-  pos_ = 0;
-}
-
 namespace {
 
 // One decoded offset record of a data batch.
@@ -28,49 +23,45 @@ struct offset_entry {
 
 status_or<bool> group_offsets_loader::next_chunk(group_coordinator_core& core,
                                                  size_t max_records) {
-  auto bad = [&](int64_t offset, const std::string& what) {
-    return status{error_code::kafka_storage_error, "__consumer_offsets record at offset "
-                                                     + std::to_string(offset) + ": " + what};
-  };
+  constexpr const char* what = "__consumer_offsets";
   size_t read = 0;
-  std::string_view all{fed_};
-  while (pos_ < all.size() && read < max_records && !done()) {
-    auto h = v2::read_header(all.substr(pos_));
-    if (!h.ok())
-      return bad(next_offset_, h.error().message());
-    auto bytes = all.substr(pos_, static_cast<size_t>(h->size()));
-    pos_ += bytes.size();
-    if (h->last_offset() < next_offset_)
-      continue; // the batch holding the offset a fetch started before
+  v2::batch_header h;
+  std::string_view bytes;
+  while (read < max_records) {
+    auto more = next_batch(what, h, bytes);
+    if (!more.ok())
+      return more.error();
+    if (!*more)
+      break;
     auto b = v2::decode(bytes);
     if (!b.ok())
-      return bad(h->base_offset, b.error().message());
+      return bad(what, h.base_offset, b.error().message());
     if (b->is_control()) {
       auto marker = parse_control_batch(*b);
       if (!marker)
-        return bad(h->base_offset, "control batch without a marker record");
-      core.apply_marker(b->pid, b->epoch, marker->type, h->max_timestamp);
-      next_offset_ = h->last_offset() + 1;
+        return bad(what, h.base_offset, "control batch without a marker record");
+      core.apply_marker(b->pid, b->epoch, marker->type, h.max_timestamp);
+      replayed(h, 1);
       ++read;
-      ++loaded_;
       continue;
     }
     // The whole batch decodes before any of it is applied.
     std::vector<offset_entry> entries;
-    int64_t offset = h->base_offset;
-    for (auto& r : b->records) {
+    for (size_t i = 0; i < b->records.size(); ++i) {
+      auto& r = b->records[i];
+      // Its offset in the log (a cleaned batch keeps its records' offsets).
+      int64_t offset = h.base_offset + (r.offset_delta >= 0 ? r.offset_delta : static_cast<int64_t>(i));
       auto key = coordinator_records::decode_offset_key(r.key);
       if (!key.ok())
-        return bad(offset, key.error().message());
+        return bad(what, offset, key.error().message());
       offset_entry e{std::move(key).value(), {}, -1, r.null_value, offset};
       if (!r.null_value) {
         auto v = coordinator_records::decode_offset_value(r.value, &e.commit_timestamp_ms);
         if (!v.ok())
-          return bad(offset, v.error().message());
+          return bad(what, offset, v.error().message());
         e.value = std::move(v).value();
       }
       entries.push_back(std::move(e));
-      ++offset;
     }
     for (auto& e : entries) {
       if (b->is_transactional()) {
@@ -85,10 +76,9 @@ status_or<bool> group_offsets_loader::next_chunk(group_coordinator_core& core,
       }
     }
     read += entries.size();
-    loaded_ += entries.size();
-    next_offset_ = h->last_offset() + 1;
+    replayed(h, entries.size());
   }
-  return pos_ >= all.size() || done();
+  return used_up();
 }
 
 } // namespace caftx

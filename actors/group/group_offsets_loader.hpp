@@ -22,18 +22,15 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/common/partition_replay.hpp"
 #include "actors/group/group_coordinator_core.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {
 
-class group_offsets_loader {
+class group_offsets_loader : public partition_replay {
 public:
-  explicit group_offsets_loader(int64_t end_offset) : end_offset_(end_offset) {}
-
-  /// Hands over the next fetched bytes (whole RecordBatch v2 batches,
-  /// concatenated); the ones fed before must have been consumed.
-  void feed(std::string records);
+  using partition_replay::partition_replay;
 
   /// Applies the fed batches to `core`, whole batches until at least
   /// `max_records` (>= 1) records were read or the fed bytes end. Returns
@@ -41,21 +38,6 @@ public:
   /// a batch or record that does not decode (the core then holds the
   /// records before its batch).
   status_or<bool> next_chunk(group_coordinator_core& core, size_t max_records);
-
-  /// The offset to read next: one past the last batch replayed.
-  int64_t next_offset() const { return next_offset_; }
-  void set_next_offset(int64_t offset) { next_offset_ = offset; }
-  /// True once every record below the end offset was replayed.
-  bool done() const { return next_offset_ >= end_offset_; }
-  /// Records read so far (offsets, tombstones, markers).
-  size_t loaded() const { return loaded_; }
-
-private:
-  int64_t end_offset_;
-  int64_t next_offset_ = 0;
-  std::string fed_;
-  size_t pos_ = 0;
-  size_t loaded_ = 0;
 };
 
 } // namespace caftx

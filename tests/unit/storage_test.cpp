@@ -41,20 +41,8 @@ record_batch fixed_batch() {
   return b;
 }
 
-// A fixed PrepareCommit card of a rotated producer id.
-txn_card fixed_card() {
-  txn_card c;
-  c.transactional_id = "txn-A";
-  c.pid = producer_id{53};
-  c.previous_pid = producer_id{3};
-  c.epoch = producer_epoch{2};
-  c.txn_timeout_ms = 60000;
-  c.state = txn_state::prepare_commit;
-  c.partitions = {topic_partition{"orders", 0}, topic_partition{"orders", 1}};
-  c.txn_start_ms = 1500;
-  c.last_update_ms = 2000;
-  return c;
-}
+// A topic record with one config.
+codec::topic_record fixed_topic() { return {"orders", 12, {{"retention.ms", "1000"}}}; }
 
 void expect_same_batch(const record_batch& a, const record_batch& b) {
   EXPECT_EQ(a.base_offset, b.base_offset);
@@ -101,18 +89,6 @@ TEST(Codec, ControlBatchRoundTripKeepsMarker) {
   EXPECT_EQ(marker->cepoch, coordinator_epoch{9});
 }
 
-TEST(Codec, TxnCardRoundTrip) {
-  for (auto state : {txn_state::empty, txn_state::ongoing, txn_state::prepare_commit,
-                     txn_state::prepare_abort, txn_state::complete_commit,
-                     txn_state::complete_abort}) {
-    auto c = fixed_card();
-    c.state = state;
-    auto back = codec::decode_card(codec::encode(c));
-    ASSERT_TRUE(back.ok()) << back.error().to_string();
-    EXPECT_EQ(*back, c);
-  }
-}
-
 TEST(Codec, TopicAndCounterRoundTrip) {
   auto t = codec::decode_topic(codec::encode(codec::topic_record{"orders", 12, {{"retention.ms", "1000"}}}));
   ASSERT_TRUE(t.ok());
@@ -126,137 +102,47 @@ TEST(Codec, TopicAndCounterRoundTrip) {
 
 // -- golden bytes: the on-disk format -----------------------------------------------
 
-// The card as class version 0 wrote it, before next_pid and ended_by_*
-// existed. Never edit these bytes: a data directory may still hold them.
-const std::string golden_card_class_version_0 =
-  "010000000000050000000000000074786e2d4100000000003500000000000000"
-  "03000000000000000000000000020060ea000002000000000002000000000000"
-  "0000000000000000000006000000000000006f72646572730000000006000000"
-  "000000006f726465727301000000dc05000000000000d007000000000000";
-
-TEST(Codec, GoldenBytesOfTxnCardClassVersion0AreStillRead) {
-  auto back = codec::decode_card(from_hex(golden_card_class_version_0));
-  ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(*back, fixed_card()); // next_pid and ended_by_* read as -1
-  EXPECT_EQ(back->next_pid, no_producer_id);
-  EXPECT_EQ(back->ended_by_pid, no_producer_id);
-  EXPECT_EQ(back->ended_by_epoch, no_producer_epoch);
-}
-
-TEST(Codec, GoldenBytesOfTxnCard) {
-  // Value version 1, card class version 1; see storage/FORMAT.md. If this
-  // fails, the on-disk format changed: bump the class version and keep a
-  // reader for this one instead of editing the bytes.
-  auto card = fixed_card();
-  card.next_pid = producer_id{103};
-  card.ended_by_pid = producer_id{53};
-  card.ended_by_epoch = producer_epoch{1};
+// The topic record, the one value still written through the Boost archive
+// (storage/FORMAT.md): version byte 1, the name (64-bit length + bytes),
+// the partition count, the configs map (class info, count, item version,
+// pair class info, then key and value strings). Never edit these bytes: a
+// data directory holds them.
+TEST(Codec, GoldenBytesOfATopicRecord) {
   const std::string golden =
-    "010001000000050000000000000074786e2d4100000000003500000000000000"
-    "03000000000000000000000000020060ea000002000000000002000000000000"
-    "0000000000000000000006000000000000006f72646572730000000006000000"
-    "000000006f726465727301000000dc05000000000000d007000000000000"
-    "670000000000000035000000000000000100";
-  EXPECT_EQ(to_hex(codec::encode(card)), golden);
-  auto back = codec::decode_card(from_hex(golden));
+    "0106000000000000006f72646572730c000000000000000001000000000000000000000000000000000c"
+    "00000000000000726574656e74696f6e2e6d73040000000000000031303030";
+  EXPECT_EQ(to_hex(codec::encode(fixed_topic())), golden);
+  auto back = codec::decode_topic(from_hex(golden));
   ASSERT_TRUE(back.ok()) << back.error().to_string();
-  EXPECT_EQ(*back, card);
+  EXPECT_EQ(back->name, "orders");
+  EXPECT_EQ(back->partitions, 12);
+  EXPECT_EQ(back->configs, (std::map<std::string, std::string>{{"retention.ms", "1000"}}));
 }
 
-// -- the card layout read without an archive (decode_card's fast path) -----------------
-
-TEST(Codec, CardLayoutReaderReadsBothGoldenClassVersions) {
-  auto v0 = codec::read_card_layout(from_hex(golden_card_class_version_0));
-  ASSERT_TRUE(v0.has_value());
-  EXPECT_EQ(*v0, fixed_card());
-  auto card = fixed_card();
-  card.next_pid = producer_id{103};
-  card.ended_by_pid = producer_id{53};
-  card.ended_by_epoch = producer_epoch{1};
-  auto v1 = codec::read_card_layout(codec::encode(card));
-  ASSERT_TRUE(v1.has_value());
-  EXPECT_EQ(*v1, card);
-}
-
-TEST(Codec, CardLayoutReaderAgreesWithTheArchiveOnEveryShapeOfCard) {
-  // 0-3 partitions (the element class info comes with the first only),
-  // every persisted state, ids and topics around the short-string size,
-  // extreme values.
-  const std::vector<std::string> ids = {"", "a", std::string(15, 'x'), std::string(16, 'y'),
-                                        "payments-settlement-7f3a09c1-12", std::string(300, 'z')};
-  const std::vector<std::string> topics = {"t", "orders", "inventory-events-eu-west-1"};
-  int n = 0;
-  for (auto& id : ids)
-    for (int state = 0; state <= 5; ++state)
-      for (size_t parts = 0; parts <= 3; ++parts) {
-        txn_card c;
-        c.transactional_id = id;
-        c.pid = producer_id{n % 2 == 0 ? std::numeric_limits<int64_t>::max() : n};
-        c.previous_pid = producer_id{-1};
-        c.next_pid = producer_id{n % 3 == 0 ? -1 : 4000 + n};
-        c.epoch = producer_epoch{static_cast<int16_t>(n % 2 == 0 ? 32767 : n)};
-        c.txn_timeout_ms = n % 5 == 0 ? std::numeric_limits<int32_t>::max() : 60000;
-        c.state = static_cast<txn_state>(state);
-        for (size_t k = 0; k < parts; ++k)
-          c.partitions.push_back({topics[k], static_cast<int32_t>(k == 2 ? -1 : 7 * k)});
-        c.txn_start_ms = n % 4 == 0 ? -1 : 1700000000000 + n;
-        c.last_update_ms = std::numeric_limits<int64_t>::min() + n;
-        c.ended_by_pid = producer_id{n % 2 == 0 ? -1 : n};
-        c.ended_by_epoch = producer_epoch{static_cast<int16_t>(n % 2 == 0 ? -1 : 5)};
-        auto bytes = codec::encode(c); // written by the archive
-        auto direct = codec::read_card_layout(bytes);
-        ASSERT_TRUE(direct.has_value()) << "card " << n;
-        EXPECT_EQ(*direct, c) << "card " << n;
-        ++n;
-      }
-  EXPECT_EQ(n, 6 * 6 * 4);
-}
-
-TEST(Codec, CardLayoutReaderLeavesAnythingElseToTheArchive) {
-  auto bytes = codec::encode(fixed_card());
-  ASSERT_TRUE(codec::read_card_layout(bytes).has_value());
-  for (size_t n = 0; n < bytes.size(); ++n)
-    EXPECT_FALSE(codec::read_card_layout(std::string_view(bytes).substr(0, n)).has_value()) << n;
-  EXPECT_FALSE(codec::read_card_layout(bytes + '\0').has_value()); // trailing byte
-  auto tracked = bytes;
-  tracked[1] = 1; // the card's tracking flag
-  EXPECT_FALSE(codec::read_card_layout(tracked).has_value());
-  auto newer = bytes;
-  newer[2] = 2; // card class version 2
-  EXPECT_FALSE(codec::read_card_layout(newer).has_value());
-  auto other_value_version = bytes;
-  other_value_version[0] = 2;
-  EXPECT_FALSE(codec::read_card_layout(other_value_version).has_value());
-  // An id length beyond the value is not allocated, only refused.
-  auto huge = bytes;
-  huge[13] = '\x7f'; // the top byte of the id's 64-bit length
-  EXPECT_FALSE(codec::read_card_layout(huge).has_value());
-  EXPECT_FALSE(codec::decode_card(huge).ok());
-}
 
 // -- corrupt input ---------------------------------------------------------------------
 
 TEST(Codec, UnknownVersionByteIsKafkaStorageError) {
-  auto bytes = codec::encode(fixed_card());
+  auto bytes = codec::encode(fixed_topic());
   bytes[0] = 2;
-  auto r = codec::decode_card(bytes);
+  auto r = codec::decode_topic(bytes);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
-  EXPECT_EQ(r.error().message(), "unknown transaction state card value version 2");
+  EXPECT_EQ(r.error().message(), "unknown topic value version 2");
 }
 
 TEST(Codec, EmptyValueIsKafkaStorageError) {
-  auto r = codec::decode_card("");
+  auto r = codec::decode_topic("");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
-  EXPECT_EQ(r.error().message(), "empty transaction state card value");
+  EXPECT_EQ(r.error().message(), "empty topic value");
 }
 
 TEST(Codec, TruncatedBytesAreKafkaStorageError) {
-  auto card = codec::encode(fixed_card());
-  for (size_t n = 1; n < card.size(); ++n) {
-    auto r = codec::decode_card(std::string_view(card).substr(0, n));
-    ASSERT_FALSE(r.ok()) << "card prefix of " << n << " bytes";
+  auto topic = codec::encode(fixed_topic());
+  for (size_t n = 1; n < topic.size(); ++n) {
+    auto r = codec::decode_topic(std::string_view(topic).substr(0, n));
+    ASSERT_FALSE(r.ok()) << "topic prefix of " << n << " bytes";
     EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
   }
   auto batch = v2::encode(fixed_batch());
@@ -274,9 +160,7 @@ TEST(Keys, LayoutAndOffsetOrder) {
   EXPECT_EQ(keys::log_entry(tp, 12),
             std::string("log/orders\0", 11) + "0000000003/00000000000000000012");
   EXPECT_LT(keys::log_entry(tp, 9), keys::log_entry(tp, 10));
-  EXPECT_EQ(keys::card(3, "txn-A"), "txn/03/txn-A");
   EXPECT_EQ(keys::next_pid(3), "txnmeta/03/next_pid");
-  EXPECT_EQ(keys::coordinator_epoch(49), "txnmeta/49/coordinator_epoch");
   EXPECT_EQ(keys::topic("orders"), "topic/orders");
 }
 
@@ -303,7 +187,7 @@ TEST_F(NodeStore, BackgroundWriteCallsBackThenReopenReadsBack) {
     std::promise<status> done;
     auto written = done.get_future();
     leveldb::WriteBatch wb;
-    wb.Put(keys::card(3, "txn-A"), codec::encode(fixed_card()));
+    wb.Put(keys::topic("orders"), codec::encode(fixed_topic()));
     wb.Put("plain", "value");
     store->write(std::move(wb), [&](const status& st) { done.set_value(st); });
     auto st = written.get(); // blocks until the writer thread ran the callback
@@ -314,11 +198,12 @@ TEST_F(NodeStore, BackgroundWriteCallsBackThenReopenReadsBack) {
   }
   auto again = open();
   ASSERT_NE(again, nullptr);
-  auto raw = again->get(keys::card(3, "txn-A"));
+  auto raw = again->get(keys::topic("orders"));
   ASSERT_TRUE(raw.has_value());
-  auto card = codec::decode_card(*raw);
-  ASSERT_TRUE(card.ok());
-  EXPECT_EQ(*card, fixed_card());
+  auto topic = codec::decode_topic(*raw);
+  ASSERT_TRUE(topic.ok());
+  EXPECT_EQ(topic->name, "orders");
+  EXPECT_EQ(topic->partitions, 12);
   EXPECT_EQ(again->get("plain"), std::optional<std::string>{"value"});
   EXPECT_EQ(again->get("missing"), std::nullopt);
 }
@@ -448,15 +333,15 @@ TEST_F(NodeStore, ScanAfterResumesFromTheLastKeyAndVisitsAtMostMaxEntries) {
   ASSERT_NE(store, nullptr);
   leveldb::WriteBatch wb;
   for (auto id : {"e", "a", "d", "b", "c"})
-    wb.Put(keys::card(3, id), id);
-  wb.Put(keys::card(2, "z"), "shard 2");
-  wb.Put(keys::card(4, "0"), "shard 4");
+    wb.Put(std::string("p/3/") + id, id);
+  wb.Put("p/2/z", "shard 2");
+  wb.Put("p/4/0", "shard 4");
   store->write(std::move(wb), nullptr);
 
   std::vector<std::string> keys_seen;
   std::vector<std::string> values;
   auto chunk = [&](const std::string& after, size_t max) {
-    return store->scan_after(keys::card_prefix(3), after, max,
+    return store->scan_after("p/3/", after, max,
                              [&](std::string_view k, std::string_view v) {
                                keys_seen.emplace_back(k);
                                values.emplace_back(v);
@@ -464,17 +349,17 @@ TEST_F(NodeStore, ScanAfterResumesFromTheLastKeyAndVisitsAtMostMaxEntries) {
   };
   EXPECT_EQ(chunk("", 2), 2u);
   EXPECT_EQ(values, (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(keys_seen.back(), keys::card(3, "b"));
+  EXPECT_EQ(keys_seen.back(), "p/3/b");
   EXPECT_EQ(chunk(keys_seen.back(), 2), 2u);
   EXPECT_EQ(chunk(keys_seen.back(), 2), 1u); // fewer than asked: the prefix is exhausted
   EXPECT_EQ(values, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
   EXPECT_EQ(chunk(keys_seen.back(), 2), 0u);
   // A key that is no longer there: the scan goes on after where it was.
   values.clear();
-  EXPECT_EQ(chunk(keys::card(3, "bb"), 10), 3u);
+  EXPECT_EQ(chunk("p/3/bb", 10), 3u);
   EXPECT_EQ(values, (std::vector<std::string>{"c", "d", "e"}));
   values.clear();
-  EXPECT_EQ(store->scan_after(keys::card_prefix(5), "", 10,
+  EXPECT_EQ(store->scan_after("p/5/", "", 10,
                               [&](std::string_view, std::string_view v) { values.emplace_back(v); }),
             0u);
   EXPECT_TRUE(values.empty());
@@ -499,28 +384,6 @@ TEST_F(NodeStore, OpeningSameDirectoryTwiceIsKafkaStorageError) {
 
 namespace caftx {
 namespace {
-
-status_or<txn_card> decode_card_in(txn_state state) {
-  txn_card card;
-  card.transactional_id = "tx";
-  card.state = state;
-  return codec::decode_card(codec::encode(card));
-}
-
-TEST(StorageCodec, CardWithAStateThatIsNeverPersistedIsCorrupt) {
-  auto st = decode_card_in(txn_state::dead);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().code(), error_code::kafka_storage_error);
-  EXPECT_EQ(st.error().message(), "transaction state card with invalid state 6");
-  EXPECT_TRUE(decode_card_in(txn_state::complete_abort).ok());
-}
-
-TEST(StorageCodec, CardInPrepareEpochFenceIsCorrupt) {
-  auto st = decode_card_in(txn_state::prepare_epoch_fence);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.error().code(), error_code::kafka_storage_error);
-  EXPECT_EQ(st.error().message(), "transaction state card with invalid state 7");
-}
 
 TEST(NodeStoreWriter, DurableWritesCompleteOnTheWriterThreadNotTheCaller) {
   auto dir = std::filesystem::path(::testing::TempDir()) / "caftx-writer-thread";

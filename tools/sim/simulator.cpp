@@ -355,7 +355,10 @@ public:
     ++result_.points_hit[point];
     if (detail != nullptr && std::string_view{point} == "partition.append_durable") {
       auto& d = *static_cast<const fault::append_detail*>(detail);
-      if (!d.control)
+      // Data writes only: the offsets a group coordinator appends to
+      // __consumer_offsets are checked as offsets (the commit and fetch
+      // events), and the checker keeps no view of the internal partitions.
+      if (!d.control && !is_internal_topic(d.tp.topic))
         record(write_accepted_event{d.tp, d.base_offset, d.last_offset, d.pid, d.epoch,
                                     d.transactional});
     }
