@@ -56,6 +56,21 @@ void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offs
       [then, log](const caf::error& e) { then(actor_error(log, e)); });
 }
 
+void elect_for_load(caf::event_based_actor* self, coordinator_log& log,
+                    std::optional<status>& load_error,
+                    std::function<void(const become_leader_response&)> elected) {
+  elect(self, log, [self, &log, &load_error, elected = std::move(elected)](
+                     const status& s, const become_leader_response& r) {
+    if (!s.ok()) {
+      load_error = status{s.code(), "partition " + to_string(log.tp) + ": " + s.message()};
+      self->delayed_send(self, std::chrono::seconds(1), coordinator_load_chunk{});
+      return;
+    }
+    load_error.reset();
+    elected(r);
+  });
+}
+
 void load_step(caf::event_based_actor* self, const coordinator_log& log,
                partition_replay& loader, std::function<status_or<bool>()> replay,
                std::function<void()> next_step, std::function<void(const status&, bool)> fail,

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -47,6 +48,17 @@ void append(caf::event_based_actor* self, const coordinator_log& log, std::strin
             std::function<void(const status&, int64_t base_offset)> then);
 
 class partition_replay;
+
+/// The start of a coordinator's load: elect()s the partition. If that
+/// fails (the partition is down: a storage fault it waits out, or one it
+/// stays down for), `load_error` gets the partition's error, which the
+/// coordinator answers meanwhile, and a coordinator_load_chunk comes a
+/// second later to try again; else `load_error` is cleared and
+/// `elected(answer)` starts the replay. `log` and `load_error` must live
+/// as long as the actor.
+void elect_for_load(caf::event_based_actor* self, coordinator_log& log,
+                    std::optional<status>& load_error,
+                    std::function<void(const become_leader_response&)> elected);
 
 /// Bytes a coordinator's load fetches at a time from its partition.
 inline constexpr int32_t load_fetch_bytes = 1 << 20;

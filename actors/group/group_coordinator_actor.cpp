@@ -306,17 +306,8 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
 // had then.
 void start_load(group_ptr self) {
   auto& st = self->state;
-  elect(self, st.log, [self](const status& s, const become_leader_response& r) {
+  elect_for_load(self, st.log, st.load_error, [self](const become_leader_response& r) {
     auto& st = self->state;
-    if (!s.ok()) {
-      // The partition is down (a storage fault it waits out, or one it
-      // stays down for): requests get its error, and the election is
-      // tried again a second later.
-      st.load_error = status{s.code(), "partition " + to_string(st.log.tp) + ": " + s.message()};
-      self->delayed_send(self, std::chrono::seconds(1), coordinator_load_chunk{});
-      return;
-    }
-    st.load_error.reset();
     st.loader = std::make_unique<group_offsets_loader>(r.log_end_offset);
     st.loader->set_next_offset(r.log_start_offset);
     load_chunk(self);
