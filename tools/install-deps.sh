@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages caftx needs to build and test; a no-op when
 # every package is already present. Safe to run as root on a fresh machine.
+# ZooKeeper (the jars of libzookeeper-java, run on a headless JRE) is what
+# the cluster tests start; libzookeeper-mt-dev is its C client.
 set -euo pipefail
 
 packages=(
@@ -14,6 +16,9 @@ packages=(
   nlohmann-json3-dev
   libbenchmark-dev
   libfccp-dev
+  libspdlog-dev
+  libzookeeper-mt-dev
+  libzookeeper-java openjdk-17-jre-headless
 )
 
 missing=()
