@@ -215,7 +215,7 @@ std::string encode_txn_value(const txn_card& card) {
   return std::move(w.out);
 }
 
-status_or<txn_card> decode_txn_value(const std::string& transactional_id, std::string_view value) {
+status_or<txn_card> decode_txn_value(std::string transactional_id, std::string_view value) {
   reader r{value};
   auto version = r.get<int16_t>("version");
   if (!r.failed.empty())
@@ -224,7 +224,7 @@ status_or<txn_card> decode_txn_value(const std::string& transactional_id, std::s
     return corrupt("TransactionLogValue: unknown version " + std::to_string(version));
   bool flexible = version == 1;
   txn_card card;
-  card.transactional_id = transactional_id;
+  card.transactional_id = std::move(transactional_id);
   card.pid = producer_id{r.get<int64_t>("ProducerId")};
   card.epoch = producer_epoch{r.get<int16_t>("ProducerEpoch")};
   card.txn_timeout_ms = r.get<int32_t>("TransactionTimeoutMs");
@@ -234,6 +234,9 @@ status_or<txn_card> decode_txn_value(const std::string& transactional_id, std::s
                    + " is not a persisted state (0-5)");
   card.state = static_cast<txn_state>(state);
   auto add_topic = [&](const std::string& topic, int64_t count) {
+    // A count beyond the bytes left is caught by the reads below.
+    if (count > 0 && static_cast<size_t>(count) <= (r.in.size() - r.pos) / 4)
+      card.partitions.reserve(card.partitions.size() + static_cast<size_t>(count));
     for (int64_t i = 0; i < count && r.failed.empty(); ++i)
       card.partitions.push_back({topic, r.get<int32_t>("PartitionIds")});
   };

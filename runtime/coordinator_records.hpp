@@ -44,7 +44,7 @@ std::string encode_txn_value(const txn_card& card);
 /// The card of `transactional_id` from a TransactionLogValue v0 or v1.
 /// Errors: CORRUPT_MESSAGE naming the field for a truncated value, an
 /// unknown version, a state id outside 0-5, or bytes after the value.
-status_or<txn_card> decode_txn_value(const std::string& transactional_id, std::string_view value);
+status_or<txn_card> decode_txn_value(std::string transactional_id, std::string_view value);
 
 // -- __consumer_offsets --------------------------------------------------------
 

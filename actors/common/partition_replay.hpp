@@ -36,6 +36,9 @@ public:
   bool done() const { return next_offset_ >= end_offset_; }
   /// Records read so far.
   size_t loaded() const { return loaded_; }
+  /// Offsets still to replay (an upper bound of the records left: a
+  /// compacted partition has gaps).
+  int64_t remaining() const { return done() ? 0 : end_offset_ - next_offset_; }
 
 protected:
   /// The next batch of the fed bytes not yet replayed (its header and

@@ -37,10 +37,7 @@ void txn_coordinator_core::install(std::vector<txn_card>& cards,
   for (auto& c : cards) {
     if (c.state == txn_state::prepare_commit || c.state == txn_state::prepare_abort)
       in_prepare.push_back(c.transactional_id);
-    // A scan delivers ids in key order: the end is the right hint, and a
-    // wrong one only costs a regular lookup.
-    auto i = txns_.emplace_hint(txns_.end(), std::piecewise_construct,
-                                std::forward_as_tuple(c.transactional_id), std::forward_as_tuple());
+    auto i = txns_.try_emplace(c.transactional_id).first;
     i->second = metadata{std::move(c), std::nullopt};
   }
   cards.clear();
@@ -358,13 +355,17 @@ txn_decision txn_coordinator_core::verify_partitions(const std::string& tid, pro
 }
 
 std::vector<txn_decision> txn_coordinator_core::abort_timed_out(int64_t now_ms) {
+  std::vector<metadata*> timed_out;
+  for (auto& [id, m] : txns_)
+    if (!m.pending && m.card.state == txn_state::ongoing
+        && m.card.txn_start_ms + m.card.txn_timeout_ms < now_ms)
+      timed_out.push_back(&m);
+  std::sort(timed_out.begin(), timed_out.end(), [](const metadata* a, const metadata* b) {
+    return a->card.transactional_id < b->card.transactional_id;
+  });
   std::vector<txn_decision> result;
-  for (auto& [id, m] : txns_) {
-    if (m.pending || m.card.state != txn_state::ongoing)
-      continue;
-    if (m.card.txn_start_ms + m.card.txn_timeout_ms < now_ms)
-      result.push_back(fence_and_abort(m, now_ms));
-  }
+  for (auto* m : timed_out)
+    result.push_back(fence_and_abort(*m, now_ms));
   return result;
 }
 
@@ -382,6 +383,7 @@ std::vector<std::string> txn_coordinator_core::expire_transactional_ids(int64_t 
       expired.push_back(id);
     }
   }
+  std::sort(expired.begin(), expired.end());
   return expired;
 }
 
@@ -497,6 +499,10 @@ txn_coordinator_core::list_transactions(const list_transactions_filter& filter,
       continue;
     result.transactions.push_back({tid, c.pid, to_string(c.state)});
   }
+  std::sort(result.transactions.begin(), result.transactions.end(),
+            [](const transaction_listing& a, const transaction_listing& b) {
+              return a.transactional_id < b.transactional_id;
+            });
   return result;
 }
 

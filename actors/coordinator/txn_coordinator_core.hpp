@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -88,10 +89,12 @@ public:
   /// One chunk of a load: installs `cards` (taken over) as read back from
   /// storage, each replacing any entry of its id as a later record of the
   /// compacted `__transaction_state` would, and appends the ids whose card
-  /// is PrepareCommit/PrepareAbort to `in_prepare` (docs/transactions.md §Load). Cards
-  /// in key order (as a scan returns them) are installed in amortised
-  /// constant time each.
+  /// is PrepareCommit/PrepareAbort to `in_prepare` (docs/transactions.md §Load). Each
+  /// card is installed in amortised constant time, whatever the order of
+  /// the log.
   void install(std::vector<txn_card>& cards, std::vector<std::string>& in_prepare);
+  /// Room for `ids` transactional ids without rehashing (a load's hint).
+  void reserve(size_t ids) { txns_.reserve(ids); }
 
   /// A tombstone read back at load (the id expired): the id is forgotten,
   /// as a later null-value record of the compacted `__transaction_state`
@@ -250,7 +253,10 @@ private:
   txn_decision prepare(metadata& m, txn_card next, txn_state pending_state);
 
   txn_coordinator_settings settings_;
-  std::map<std::string, metadata> txns_;
+  // Hashed: a load installs the cards in log order, which is not key
+  // order. Whatever walks it and decides sorts what it decides by
+  // transactional id, so that the order never depends on the hash.
+  std::unordered_map<std::string, metadata> txns_;
   int64_t next_pid_counter_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "actors/coordinator/txn_state_loader.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "runtime/coordinator_records.hpp"
@@ -24,6 +25,14 @@ status_or<txn_shard_meta> read_txn_shard_meta(const node_store& store, int32_t s
 
 status_or<bool> txn_state_loader::next_chunk(txn_coordinator_core& core, size_t max_cards) {
   constexpr const char* what = "__transaction_state";
+  if (!reserved_) {
+    // The partition is compacted: about one record per live id, at most
+    // (min.cleanable.dirty.ratio) twice that. Sizing the table once saves
+    // its rehashes; the cap bounds what a huge dirty log reserves.
+    constexpr int64_t cap = int64_t{1} << 22;
+    core.reserve(static_cast<size_t>(std::min(remaining(), cap)));
+    reserved_ = true;
+  }
   size_t read = 0;
   v2::batch_header h;
   std::string_view bytes;
@@ -57,7 +66,7 @@ status_or<bool> txn_state_loader::next_chunk(txn_coordinator_core& core, size_t 
         core.forget(*id);
         return;
       }
-      auto card = coordinator_records::decode_txn_value(*id, r.value);
+      auto card = coordinator_records::decode_txn_value(std::move(*id), r.value);
       if (!card.ok()) {
         failed = bad(what, offset, card.error().message());
         return;

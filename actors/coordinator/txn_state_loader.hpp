@@ -52,6 +52,7 @@ public:
 
 private:
   std::vector<txn_card> chunk_;
+  bool reserved_ = false;
   std::vector<std::string> in_prepare_;
 };
 

@@ -1406,5 +1406,34 @@ INSTANTIATE_TEST_SUITE_P(
            + (legal_previous_state(from, to) ? "IsLegal" : "IsIllegal");
   });
 
+
+// The cards are hashed by transactional id: what a walk over them decides
+// comes out in id order, whatever order the cards were loaded in, so a
+// replay (and the simulator) sees the same decisions in the same order.
+TEST_F(TxnCoordinatorCore, TimeoutAbortsExpirationsAndListingsComeInTransactionalIdOrder) {
+  std::vector<txn_card> ongoing, ended;
+  std::vector<std::string> ongoing_ids, ended_ids;
+  for (int i = 39; i >= 0; --i) {
+    auto n = std::to_string(100 + i);
+    ongoing.push_back(make_card("ongoing-" + n, 3 + 50 * i, 0, txn_state::ongoing, {orders0}, 0, 0));
+    ended.push_back(make_card("ended-" + n, 2003 + 50 * i, 0, txn_state::complete_commit, {}, 0, 0));
+    ongoing_ids.insert(ongoing_ids.begin(), "ongoing-" + n);
+    ended_ids.insert(ended_ids.begin(), "ended-" + n);
+  }
+  core.load(ongoing, 100);
+  core.load(ended, 100);
+  std::vector<std::string> aborted;
+  for (auto& d : core.abort_timed_out(1000000))
+    aborted.push_back(d.card ? d.card->transactional_id : "");
+  EXPECT_EQ(aborted, ongoing_ids);
+  EXPECT_EQ(core.expire_transactional_ids(1000000000, 604800000), ended_ids);
+  std::vector<std::string> listed;
+  for (auto& t : core.list_transactions({}, 1000000).transactions)
+    listed.push_back(t.transactional_id);
+  auto all = ended_ids;
+  all.insert(all.end(), ongoing_ids.begin(), ongoing_ids.end());
+  EXPECT_EQ(listed, all);
+}
+
 } // namespace
 } // namespace caftx
