@@ -451,6 +451,18 @@ controller_decision controller_core::on_write_result(const write_result& r) {
           bt.created.insert(tp);
         }
         bt.topic_reply = create_topic_result{t.name, status{}};
+        // Replicas that died while the create was in flight leave the ISR
+        // now, as any dead replica (ReplicaStateMachine's OfflineReplica).
+        for (const auto& [p, reps] : t.partitions) {
+          intent in;
+          for (auto r : reps)
+            if (live_.count(r) == 0)
+              in.remove.insert(r);
+          if (!in.remove.empty()) {
+            bt.intents[{t.name, p}] = in;
+            plan(pw.batch, {t.name, p}, out);
+          }
+        }
         break;
       }
       case write_outcome::node_exists:

@@ -131,7 +131,7 @@ struct cluster {
 
   partition_state stored(const topic_partition& tp) {
     auto& [data, version] = store.znodes.at(partition_state_path(tp));
-    return *decode_partition_state(partition_state_path(tp), data, version);
+    return decode_partition_state(partition_state_path(tp), data, version).value(); // throws if malformed
   }
 };
 
@@ -329,6 +329,20 @@ TEST(Controller, CreateTopicWritesTopicAndStatesInOneFencedMultiThenSendsIsNew) 
   EXPECT_EQ(lair[0].second.partitions,
             (std::vector<partition_info>{{topic_partition{"payments", 0}, our_epoch, 1, 0, {1, 2}, 0, {1, 2}, true}}));
   EXPECT_EQ(requests_of<update_metadata_request>(done).back().second.partitions.size(), 2u);
+}
+
+TEST(Controller, ReplicaThatDiedWhileTheCreateWasInFlightLeavesTheNewIsr) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto create = c.core.create_topic({"p", 1, 3, {}, 0, 0}); // replicas [1, 2, 3]
+  c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200)}));
+  auto done = c.settle(create);
+  EXPECT_TRUE(done.created_topics.at(0).result.ok());
+  EXPECT_EQ(c.stored({"p", 0}), (partition_state{1, 1, {1, 2}, our_epoch, 1}));
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 2u); // 3 is gone
+  EXPECT_EQ(lair[1].second.partitions,
+            (std::vector<partition_info>{{topic_partition{"p", 0}, our_epoch, 1, 1, {1, 2}, 1, {1, 2, 3}, true}}));
 }
 
 TEST(Controller, CreateTopicWithReplicationFactorAboveLiveNodesIsInvalidReplicationFactor) {
