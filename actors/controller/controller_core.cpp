@@ -418,6 +418,10 @@ controller_decision controller_core::controlled_shutdown(node_id node, int64_t n
   return out;
 }
 
+store_write controller_core::create_cluster_id(const std::string& id) {
+  return fenced({store_op{op_kind::create, cluster_id_path, encode_cluster_id(id), -1}});
+}
+
 controller_decision controller_core::on_write_result(const write_result& r) {
   controller_decision out;
   if (resigned_)

@@ -120,6 +120,11 @@ public:
   /// partitions' leader epochs after them.
   controller_decision controlled_shutdown(node_id node, int64_t node_epoch);
 
+  /// The fenced create of /cluster_id holding `id` (drawn by the shell),
+  /// written by the first controller; NODEEXISTS means another controller
+  /// created it, read it instead (Kafka's KafkaZkClient.getOrCreateClusterId).
+  store_write create_cluster_id(const std::string& id);
+
   /// The answer to one of our writes. ok: the state is taken (partition
   /// epoch = the new version). BADVERSION on the epoch check (ops[0]):
   /// another controller exists, resign. BADVERSION on a state znode, or a

@@ -214,6 +214,16 @@ TEST(Controller, StateWrittenByNewerControllerResignsOnFailover) {
   EXPECT_TRUE(c.core.resigned());
 }
 
+TEST(Controller, ClusterIdIsCreatedOnceThroughTheFence) {
+  cluster c;
+  auto w = c.core.create_cluster_id("Zx9");
+  EXPECT_EQ(w.ops, (std::vector<store_op>{{op_kind::check, "/controller_epoch", "", our_epoch_version},
+                                          {op_kind::create, "/cluster_id", R"({"version":1,"id":"Zx9"})", -1}}));
+  EXPECT_EQ(c.store.apply(w).outcome, write_outcome::ok);
+  EXPECT_EQ(c.store.apply(c.core.create_cluster_id("other")).outcome, write_outcome::node_exists);
+  EXPECT_EQ(*decode_cluster_id(c.store.znodes.at("/cluster_id").first), "Zx9");
+}
+
 // -- node changes ---------------------------------------------------------------
 
 TEST(Controller, OfflineElectionPicksTheFirstLiveIsrReplicaInAssignmentOrder) {
