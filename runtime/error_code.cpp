@@ -9,7 +9,13 @@ const char* to_string(error_code code) {
     case error_code::corrupt_message: return "CORRUPT_MESSAGE";
     case error_code::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
     case error_code::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
+    case error_code::leader_not_available: return "LEADER_NOT_AVAILABLE";
     case error_code::request_timed_out: return "REQUEST_TIMED_OUT";
+    case error_code::broker_not_available: return "BROKER_NOT_AVAILABLE";
+    case error_code::stale_controller_epoch: return "STALE_CONTROLLER_EPOCH";
+    case error_code::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";
+    case error_code::not_controller: return "NOT_CONTROLLER";
+    case error_code::stale_broker_epoch: return "STALE_BROKER_EPOCH";
     case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case error_code::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
     case error_code::not_coordinator: return "NOT_COORDINATOR";
@@ -47,6 +53,8 @@ bool is_retriable(error_code code) {
   switch (code) {
     case error_code::corrupt_message: // CorruptRecordException is retriable
     case error_code::not_leader_or_follower:
+    case error_code::leader_not_available: // LeaderNotAvailableException is an InvalidMetadataException
+    case error_code::not_controller:       // NotControllerException is retriable
     case error_code::request_timed_out:
     case error_code::coordinator_load_in_progress:
     case error_code::coordinator_not_available:

@@ -14,13 +14,18 @@ enum class error_code : uint8_t {
   offset_out_of_range = 1,
   corrupt_message = 2,
   unknown_topic_or_partition = 3,
+  leader_not_available = 5,      // the partition has no live leader (an election pending or impossible)
   not_leader_or_follower = 6,
   request_timed_out = 7,
+  broker_not_available = 8,      // ControlledShutdown from a node that is not registered
+  stale_controller_epoch = 11,   // a controller request older than the highest controller epoch seen
   coordinator_load_in_progress = 14,
   coordinator_not_available = 15,
   not_coordinator = 16,
   invalid_topic_exception = 17, // a client's produce to an internal topic
   not_enough_replicas = 19,
+  invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
+  not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,
   policy_violation = 44,
   out_of_order_sequence_number = 45,
@@ -36,6 +41,7 @@ enum class error_code : uint8_t {
   unknown_producer_id = 59,
   fenced_leader_epoch = 74, // a coordinator's append with a leader epoch no longer current
   unsupported_compression_type = 76,
+  stale_broker_epoch = 77,       // a controller request for an older registration of the node (KIP-380)
   invalid_record = 87,
   unstable_offset_commit = 88,
   producer_fenced = 90,

@@ -18,6 +18,28 @@ TEST(ErrorCode, NumbersAreKafkas) {
   EXPECT_STREQ(to_string(error_code::producer_fenced), "PRODUCER_FENCED");
 }
 
+TEST(ErrorCode, ControllerErrorsAreKafkasNumbersAndNames) {
+  EXPECT_EQ(static_cast<int>(error_code::leader_not_available), 5);
+  EXPECT_EQ(static_cast<int>(error_code::broker_not_available), 8);
+  EXPECT_EQ(static_cast<int>(error_code::stale_controller_epoch), 11);
+  EXPECT_EQ(static_cast<int>(error_code::invalid_replication_factor), 38);
+  EXPECT_EQ(static_cast<int>(error_code::not_controller), 41);
+  EXPECT_EQ(static_cast<int>(error_code::stale_broker_epoch), 77);
+  EXPECT_STREQ(to_string(error_code::leader_not_available), "LEADER_NOT_AVAILABLE");
+  EXPECT_STREQ(to_string(error_code::broker_not_available), "BROKER_NOT_AVAILABLE");
+  EXPECT_STREQ(to_string(error_code::stale_controller_epoch), "STALE_CONTROLLER_EPOCH");
+  EXPECT_STREQ(to_string(error_code::invalid_replication_factor), "INVALID_REPLICATION_FACTOR");
+  EXPECT_STREQ(to_string(error_code::not_controller), "NOT_CONTROLLER");
+  EXPECT_STREQ(to_string(error_code::stale_broker_epoch), "STALE_BROKER_EPOCH");
+  // LeaderNotAvailableException and NotControllerException are retriable;
+  // the epoch and replication factor errors are not.
+  EXPECT_TRUE(is_retriable(error_code::leader_not_available));
+  EXPECT_TRUE(is_retriable(error_code::not_controller));
+  for (auto e : {error_code::stale_controller_epoch, error_code::stale_broker_epoch,
+                 error_code::invalid_replication_factor, error_code::broker_not_available})
+    EXPECT_FALSE(is_retriable(e)) << to_string(e);
+}
+
 TEST(ErrorCode, InvalidTxnStateIsFatalFromEndTxnButAbortableFromProduce) {
   EXPECT_EQ(classify(api_kind::end_txn, error_code::invalid_txn_state), error_class::fatal);
   EXPECT_EQ(classify(api_kind::produce, error_code::invalid_txn_state), error_class::abortable);

@@ -1,0 +1,550 @@
+#include "actors/controller/controller_core.hpp"
+
+#include <algorithm>
+
+#include "actors/controller/replica_assignment.hpp"
+#include "actors/controller/znodes.hpp"
+
+namespace caftx::controller {
+
+namespace {
+
+bool contains(const std::vector<node_id>& v, node_id n) {
+  return std::find(v.begin(), v.end(), n) != v.end();
+}
+
+/// Kafka's ReplicaStateMachine.doRemoveReplicasFromIsr for each of
+/// `remove` in ascending order: a member leaves the ISR unless it is the
+/// last one.
+std::vector<node_id> remove_from_isr(std::vector<node_id> isr, const std::set<node_id>& remove) {
+  for (auto n : remove) {
+    auto it = std::find(isr.begin(), isr.end(), n);
+    if (it != isr.end() && isr.size() > 1)
+      isr.erase(it);
+  }
+  return isr;
+}
+
+/// Kafka's Topic.validate: 1..249 characters of [a-zA-Z0-9._-], not "." or "..".
+std::optional<std::string> invalid_topic_name(const std::string& name) {
+  if (name.empty())
+    return "Topic name is illegal, it can't be empty";
+  if (name == "." || name == "..")
+    return "Topic name cannot be \".\" or \"..\"";
+  if (name.size() > 249)
+    return "Topic name is illegal, it can't be longer than 249 characters, topic name: " + name;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+      return "Topic name \"" + name
+             + "\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'";
+  return std::nullopt;
+}
+
+} // namespace
+
+const partition_state* controller_core::state(const topic_partition& tp) const {
+  auto it = states_.find(tp);
+  return it == states_.end() ? nullptr : &it->second;
+}
+
+const topic_assignment* controller_core::topic(const std::string& name) const {
+  auto it = topics_.find(name);
+  return it == topics_.end() ? nullptr : &it->second;
+}
+
+bool controller_core::eligible(node_id n) const {
+  // Kafka's ControllerContext.liveBrokerIds: registered and not shutting down.
+  return live_.count(n) > 0 && shutting_down_.count(n) == 0;
+}
+
+const std::vector<node_id>& controller_core::replicas(const topic_partition& tp) const {
+  static const std::vector<node_id> none;
+  auto t = topics_.find(tp.topic);
+  if (t == topics_.end())
+    return none;
+  auto p = t->second.partitions.find(tp.partition);
+  return p == t->second.partitions.end() ? none : p->second;
+}
+
+std::optional<partition_state> controller_core::decide(const topic_partition& tp,
+                                                       const intent& in) const {
+  auto cur_it = states_.find(tp);
+  if (cur_it == states_.end())
+    return std::nullopt;
+  const auto& cur = cur_it->second;
+  partition_state next = cur;
+  auto isr = remove_from_isr(cur.isr, in.remove);
+  const bool leader_removed = cur.leader != no_leader && in.remove.count(cur.leader) > 0;
+  bool elected = false; // a new election, even of the same node, is a new epoch
+  if (cur.leader == no_leader || leader_removed || !eligible(cur.leader)) {
+    // PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection and
+    // controlledShutdownPartitionLeaderElection: the first replica in
+    // assignment order that is eligible and in the ISR; new ISR = the
+    // eligible ISR members. Unclean election is disabled.
+    std::optional<node_id> leader;
+    for (auto r : replicas(tp))
+      if (eligible(r) && contains(isr, r)) {
+        leader = r;
+        break;
+      }
+    if (leader) {
+      elected = true;
+      next.leader = *leader;
+      next.isr.clear();
+      for (auto r : isr)
+        if (eligible(r))
+          next.isr.push_back(r);
+    } else if (cur.leader != no_leader && !leader_removed && live_.count(cur.leader) > 0) {
+      return std::nullopt; // a shutting-down leader with no successor keeps leading
+    } else {
+      next.leader = no_leader; // offline until an ISR member returns
+      next.isr = isr;
+    }
+  } else {
+    next.isr = isr;
+  }
+  if (!elected && next.leader == cur.leader && next.isr == cur.isr)
+    return std::nullopt;
+  // LeaderAndIsr.newLeaderAndIsr / newEpochAndZkVersion: every leader or
+  // ISR change by the controller bumps the leader epoch.
+  next.leader_epoch = cur.leader_epoch + 1;
+  next.controller_epoch = me_.epoch;
+  return next;
+}
+
+store_write controller_core::fenced(std::vector<store_op> ops) {
+  store_write w;
+  w.id = next_write_id_++;
+  w.ops.push_back(store_op{op_kind::check, controller_epoch_path, "", me_.epoch_version});
+  for (auto& op : ops)
+    w.ops.push_back(std::move(op));
+  return w;
+}
+
+uint64_t controller_core::open_batch() {
+  auto id = next_batch_id_++;
+  batches_[id];
+  return id;
+}
+
+void controller_core::plan(uint64_t b, const topic_partition& tp, controller_decision& out) {
+  auto& bt = batches_[b];
+  auto next = decide(tp, bt.intents[tp]);
+  if (!next) {
+    bt.pending.erase(tp);
+    return;
+  }
+  bt.pending.insert(tp);
+  auto w = fenced({store_op{op_kind::set, partition_state_path(tp), encode_partition_state(*next),
+                            states_.at(tp).partition_epoch}});
+  writes_[w.id] = pending_write{b, tp, *next};
+  out.writes.push_back(std::move(w));
+}
+
+void controller_core::plan_batch(uint64_t b, controller_decision& out) {
+  std::vector<topic_partition> tps;
+  for (const auto& [tp, in] : batches_[b].intents)
+    tps.push_back(tp);
+  for (const auto& tp : tps)
+    plan(b, tp, out);
+  maybe_finish(b, out);
+}
+
+partition_info controller_core::info(const topic_partition& tp, bool is_new) const {
+  const auto& st = states_.at(tp);
+  return partition_info{tp,           st.controller_epoch, st.leader,     st.leader_epoch,
+                        st.isr,       st.partition_epoch,  replicas(tp), is_new};
+}
+
+void controller_core::update_metadata(node_id target, std::vector<partition_info> parts,
+                                      controller_decision& out) const {
+  update_metadata_request um;
+  um.controller_id = me_.id;
+  um.controller_epoch = me_.epoch;
+  um.node_epoch = live_.at(target).node_epoch;
+  um.partitions = std::move(parts);
+  for (const auto& [id, n] : live_)
+    um.live_nodes.push_back(n);
+  out.requests.push_back({target, std::move(um)});
+}
+
+void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
+  auto it = batches_.find(b);
+  if (it == batches_.end())
+    return;
+  auto& bt = it->second;
+  if (!bt.pending.empty() || bt.topic_write_pending)
+    return;
+  // LeaderAndIsr: changed partitions to their live replicas (not to one
+  // that got StopReplica for it), all partitions to started nodes.
+  std::map<node_id, std::vector<partition_info>> lair;
+  for (const auto& [tp, st] : states_) {
+    const bool changed = bt.changed.count(tp) > 0;
+    for (auto r : replicas(tp)) {
+      if (live_.count(r) == 0)
+        continue;
+      auto stopped = bt.stopped.find(r);
+      if (stopped != bt.stopped.end() && stopped->second.count(tp) > 0)
+        continue;
+      if (changed || bt.full_leader_and_isr.count(r) > 0)
+        lair[r].push_back(info(tp, bt.created.count(tp) > 0));
+    }
+  }
+  for (auto& [target, parts] : lair) {
+    leader_and_isr_request req;
+    req.controller_id = me_.id;
+    req.controller_epoch = me_.epoch;
+    req.node_epoch = live_.at(target).node_epoch;
+    req.partitions = std::move(parts);
+    out.requests.push_back({target, std::move(req)});
+  }
+  // StopReplica (delete=false) once the ISR removal is durable, at the
+  // partition's leader epoch after it (KIP-570).
+  for (const auto& [target, tps] : bt.stopped) {
+    if (live_.count(target) == 0)
+      continue;
+    stop_replica_request stop{me_.id, me_.epoch, live_.at(target).node_epoch, {}};
+    for (const auto& tp : tps)
+      stop.partitions.push_back({tp, states_.at(tp).leader_epoch, false});
+    out.requests.push_back({target, std::move(stop)});
+  }
+  // UpdateMetadata to every live node with the changed partitions (the
+  // live node list is always complete).
+  std::vector<partition_info> changed;
+  for (const auto& tp : bt.changed)
+    changed.push_back(info(tp, false));
+  for (const auto& [id, n] : live_)
+    update_metadata(id, changed, out);
+  if (bt.topic_reply)
+    out.created_topics.push_back(*bt.topic_reply);
+  if (bt.shutdown_of) {
+    controlled_shutdown_result res{*bt.shutdown_of, status{}, {}};
+    for (const auto& [tp, st] : states_)
+      if (st.leader == *bt.shutdown_of && replicas(tp).size() > 1)
+        res.remaining.push_back(tp);
+    out.shutdowns.push_back(std::move(res));
+  }
+  batches_.erase(it);
+}
+
+controller_decision controller_core::resign(controller_decision out) {
+  resigned_ = true;
+  out.resigned = true;
+  out.writes.clear();
+  out.rereads.clear();
+  out.requests.clear();
+  for (auto& [id, bt] : batches_) {
+    if (bt.new_topic)
+      out.created_topics.push_back({bt.new_topic->name,
+                                    status{error_code::not_controller, "the controller resigned"}});
+    if (bt.shutdown_of)
+      out.shutdowns.push_back(
+        {*bt.shutdown_of, status{error_code::not_controller, "the controller resigned"}, {}});
+  }
+  batches_.clear();
+  writes_.clear();
+  rereads_.clear();
+  return out;
+}
+
+controller_decision controller_core::on_become_controller(cluster_snapshot snapshot) {
+  controller_decision out;
+  if (resigned_)
+    return resign(std::move(out));
+  live_.clear();
+  for (auto& n : snapshot.live_nodes)
+    live_[n.id] = n;
+  topics_.clear();
+  for (auto& t : snapshot.topics)
+    topics_[t.name] = t;
+  states_ = std::move(snapshot.states);
+  shutting_down_.clear();
+  for (const auto& [tp, st] : states_)
+    if (st.controller_epoch > me_.epoch) // KafkaController: "controller epoch ... is newer"
+      return resign(std::move(out));
+  // UpdateMetadata first (Kafka's onControllerFailover).
+  std::vector<partition_info> all;
+  for (const auto& [tp, st] : states_)
+    all.push_back(info(tp, false));
+  for (const auto& [id, n] : live_)
+    update_metadata(id, all, out);
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  for (const auto& [id, n] : live_)
+    bt.full_leader_and_isr.insert(id);
+  for (const auto& [tp, st] : states_) {
+    intent in;
+    for (auto r : st.isr)
+      if (live_.count(r) == 0)
+        in.remove.insert(r);
+    bt.intents[tp] = in;
+  }
+  plan_batch(b, out);
+  return out;
+}
+
+controller_decision controller_core::on_nodes_changed(const std::vector<live_node>& nodes) {
+  controller_decision out;
+  if (resigned_)
+    return resign(std::move(out));
+  std::map<node_id, live_node> now;
+  for (const auto& n : nodes)
+    now[n.id] = n;
+  std::set<node_id> gone; // failed or bounced: failure handling
+  std::set<node_id> started;
+  for (const auto& [id, n] : live_) {
+    auto it = now.find(id);
+    if (it == now.end()) {
+      gone.insert(id);
+    } else if (it->second.node_epoch != n.node_epoch) {
+      gone.insert(id); // bounced (KIP-380): failure, then startup
+      started.insert(id);
+    }
+  }
+  for (const auto& [id, n] : now)
+    if (live_.count(id) == 0)
+      started.insert(id);
+  if (gone.empty() && started.empty()) {
+    live_ = std::move(now); // endpoint changes only
+    return out;
+  }
+  live_ = std::move(now);
+  for (auto id : gone)
+    shutting_down_.erase(id);
+  for (auto id : started)
+    shutting_down_.erase(id);
+  // onBrokerStartup: the new nodes get the whole metadata at once, the
+  // others the new live node list.
+  std::vector<partition_info> all;
+  for (const auto& [tp, st] : states_)
+    all.push_back(info(tp, false));
+  if (!started.empty())
+    for (const auto& [id, n] : live_)
+      update_metadata(id, started.count(id) > 0 ? all : std::vector<partition_info>{}, out);
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  bt.full_leader_and_isr = started;
+  for (const auto& [tp, st] : states_) {
+    const auto& reps = replicas(tp);
+    bool touched = st.leader == no_leader;
+    for (auto r : reps)
+      touched = touched || gone.count(r) > 0 || started.count(r) > 0;
+    if (!touched)
+      continue;
+    intent in;
+    for (auto r : gone)
+      if (contains(reps, r))
+        in.remove.insert(r);
+    bt.intents[tp] = in;
+  }
+  plan_batch(b, out);
+  return out;
+}
+
+controller_decision controller_core::create_topic(const create_topic_request& req) {
+  controller_decision out;
+  auto fail = [&](error_code c, std::string msg) {
+    out.created_topics.push_back({req.name, status{c, std::move(msg)}});
+    return out;
+  };
+  if (resigned_)
+    return fail(error_code::not_controller, "the controller resigned");
+  if (auto bad = invalid_topic_name(req.name))
+    return fail(error_code::invalid_topic_exception, *bad);
+  if (topics_.count(req.name) > 0)
+    return fail(error_code::topic_already_exists, "Topic '" + req.name + "' already exists.");
+  for (const auto& [id, bt] : batches_)
+    if (bt.new_topic && bt.new_topic->name == req.name)
+      return fail(error_code::topic_already_exists, "Topic '" + req.name + "' already exists.");
+  std::vector<node_id> nodes;
+  for (const auto& [id, n] : live_)
+    nodes.push_back(id);
+  auto assignment = assign_replicas(req.partitions, req.replication_factor, nodes, req.start_index,
+                                    req.next_replica_shift);
+  if (!assignment.ok())
+    return fail(assignment.error().code(), assignment.error().message());
+  topic_assignment t{req.name, std::move(*assignment), req.configs};
+  std::vector<store_op> ops{{op_kind::create, topic_path(t.name), encode_topic(t), -1}};
+  for (const auto& [p, reps] : t.partitions) {
+    topic_partition tp{t.name, p};
+    // onNewPartitionCreation: leader = the first live replica, ISR = the
+    // live replicas (all of them, just assigned over live nodes), epoch 0.
+    partition_state st{reps.front(), 0, reps, me_.epoch, 0};
+    ops.push_back({op_kind::create, partition_path(tp), "", -1});
+    ops.push_back({op_kind::create, partition_state_path(tp), encode_partition_state(st), -1});
+  }
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  bt.new_topic = t;
+  bt.topic_write_pending = true;
+  auto w = fenced(std::move(ops));
+  writes_[w.id] = pending_write{b, std::nullopt, {}};
+  out.writes.push_back(std::move(w));
+  return out;
+}
+
+controller_decision controller_core::controlled_shutdown(node_id node, int64_t node_epoch) {
+  controller_decision out;
+  auto fail = [&](error_code c, std::string msg) {
+    out.shutdowns.push_back({node, status{c, std::move(msg)}, {}});
+    return out;
+  };
+  if (resigned_)
+    return fail(error_code::not_controller, "the controller resigned");
+  auto it = live_.find(node);
+  if (it == live_.end())
+    return fail(error_code::broker_not_available, "Broker id " + std::to_string(node) + " does not exist.");
+  if (node_epoch >= 0 && node_epoch < it->second.node_epoch)
+    return fail(error_code::stale_broker_epoch,
+                "Received controlled shutdown request from an old broker epoch "
+                  + std::to_string(node_epoch) + " for broker " + std::to_string(node)
+                  + ". Current broker epoch is " + std::to_string(it->second.node_epoch) + ".");
+  shutting_down_.insert(node);
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  bt.shutdown_of = node;
+  for (const auto& [tp, st] : states_) {
+    const auto& reps = replicas(tp);
+    if (reps.size() <= 1 || !contains(reps, node))
+      continue;
+    intent in;
+    if (st.leader != node) { // followed: StopReplica, then out of the ISR
+      in.remove.insert(node);
+      bt.stopped[node].insert(tp);
+    }
+    bt.intents[tp] = in;
+  }
+  plan_batch(b, out);
+  return out;
+}
+
+store_write controller_core::create_cluster_id(const std::string& id) {
+  return fenced({store_op{op_kind::create, cluster_id_path, encode_cluster_id(id), -1}});
+}
+
+controller_decision controller_core::on_write_result(const write_result& r) {
+  controller_decision out;
+  if (resigned_)
+    return resign(std::move(out));
+  auto wit = writes_.find(r.id);
+  if (wit == writes_.end())
+    return out;
+  auto pw = std::move(wit->second);
+  writes_.erase(wit);
+  if (r.outcome == write_outcome::bad_version && r.failed_op == 0)
+    return resign(std::move(out)); // the fence: /controller_epoch moved on
+  auto bit = batches_.find(pw.batch);
+  if (bit == batches_.end())
+    return out;
+  auto& bt = bit->second;
+  if (!pw.tp) { // the topic create
+    bt.topic_write_pending = false;
+    const auto& t = *bt.new_topic;
+    switch (r.outcome) {
+      case write_outcome::ok: {
+        topics_[t.name] = t;
+        size_t i = 3; // ops: check, topic, then (partition, state) per partition
+        for (const auto& [p, reps] : t.partitions) {
+          topic_partition tp{t.name, p};
+          partition_state st{reps.front(), 0, reps, me_.epoch, 0};
+          if (i < r.versions.size())
+            st.partition_epoch = r.versions[i];
+          i += 2;
+          states_[tp] = st;
+          bt.changed.insert(tp);
+          bt.created.insert(tp);
+        }
+        bt.topic_reply = create_topic_result{t.name, status{}};
+        // Replicas that died while the create was in flight leave the ISR
+        // now, as any dead replica (ReplicaStateMachine's OfflineReplica).
+        for (const auto& [p, reps] : t.partitions) {
+          intent in;
+          for (auto r : reps)
+            if (live_.count(r) == 0)
+              in.remove.insert(r);
+          if (!in.remove.empty()) {
+            bt.intents[{t.name, p}] = in;
+            plan(pw.batch, {t.name, p}, out);
+          }
+        }
+        break;
+      }
+      case write_outcome::node_exists:
+        bt.topic_reply = create_topic_result{
+          t.name, status{error_code::topic_already_exists, "Topic '" + t.name + "' already exists."}};
+        break;
+      case write_outcome::connection_loss:
+        bt.topic_reply = create_topic_result{
+          t.name, status{error_code::request_timed_out,
+                         "the store's answer to creating topic '" + t.name + "' was lost"}};
+        break;
+      default:
+        bt.topic_reply = create_topic_result{
+          t.name, status{error_code::unknown_server_error,
+                         "creating topic '" + t.name + "' failed in the store"}};
+    }
+    maybe_finish(pw.batch, out);
+    return out;
+  }
+  const auto& tp = *pw.tp;
+  switch (r.outcome) {
+    case write_outcome::ok:
+      pw.proposed.partition_epoch = r.versions.size() > 1 ? r.versions[1]
+                                                          : states_.at(tp).partition_epoch + 1;
+      states_[tp] = pw.proposed;
+      bt.changed.insert(tp);
+      bt.pending.erase(tp);
+      break;
+    case write_outcome::bad_version:     // another writer: re-read and decide again
+    case write_outcome::connection_loss: // unknown outcome: re-read and compare
+      rereads_.emplace(tp, std::make_pair(pw.batch, pw.proposed));
+      out.rereads.push_back(tp);
+      return out;
+    default: // NONODE / NODEEXISTS on a state: the partition is gone
+      bt.pending.erase(tp);
+  }
+  maybe_finish(pw.batch, out);
+  return out;
+}
+
+controller_decision controller_core::on_state_read(const topic_partition& tp,
+                                                   const std::optional<std::string>& data,
+                                                   int32_t version) {
+  controller_decision out;
+  if (resigned_)
+    return resign(std::move(out));
+  auto [first, last] = rereads_.equal_range(tp);
+  std::vector<std::pair<uint64_t, partition_state>> waiting;
+  for (auto it = first; it != last; ++it)
+    waiting.push_back(it->second);
+  rereads_.erase(first, last);
+  if (waiting.empty())
+    return out;
+  std::optional<partition_state> read;
+  if (data) {
+    auto st = decode_partition_state(partition_state_path(tp), *data, version);
+    if (st.ok())
+      read = *st;
+  }
+  if (read && read->controller_epoch > me_.epoch)
+    return resign(std::move(out)); // a newer controller wrote it
+  for (auto& [b, proposed] : waiting) {
+    auto bit = batches_.find(b);
+    if (bit == batches_.end())
+      continue;
+    if (!read) { // gone or unreadable: drop it from the event
+      bit->second.pending.erase(tp);
+    } else if (read->same_decision(proposed)) { // ours, answered lost
+      states_[tp] = *read;
+      bit->second.changed.insert(tp);
+      bit->second.pending.erase(tp);
+    } else {
+      states_[tp] = *read;
+      plan(b, tp, out);
+    }
+    maybe_finish(b, out);
+  }
+  return out;
+}
+
+} // namespace caftx::controller

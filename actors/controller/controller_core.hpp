@@ -1,0 +1,206 @@
+// The controller's decisions, after Kafka's ZooKeeper-mode KafkaController
+// with its PartitionStateMachine and ReplicaStateMachine
+// (docs/controller.md). Pure: no CAF, no clock, no store. Each event
+// returns a controller_decision: store writes to perform (each fenced by
+// check(/controller_epoch, epoch_version)), partition states to re-read,
+// requests to send, replies. Memory changes only once a write is answered
+// ok (prepare -> persist -> complete), and the LeaderAndIsr and
+// UpdateMetadata requests of an event go out only after all of its writes
+// are answered.
+//
+// Shell contract:
+// - perform every write of a decision, answer each with on_write_result();
+// - read partition_state_path(tp) for each reread, answer with on_state_read();
+// - send `requests` in order, each to its target node;
+// - once `resigned`, stop: the core decides nothing more (it answers
+//   NOT_CONTROLLER to requests) and the shell drops its /controller
+//   watch-state and re-enters the election.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/controller/controller_model.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx::controller {
+
+/// The whole cluster state as read by a new controller (Kafka's
+/// initializeControllerContext): live nodes, topics, partition states
+/// (partition_epoch = the state znode's version).
+struct cluster_snapshot {
+  std::vector<live_node> live_nodes;
+  std::vector<topic_assignment> topics;
+  std::map<topic_partition, partition_state> states;
+};
+
+/// CreateTopics for one topic. start_index and next_replica_shift are the
+/// values Kafka's AdminUtils draws at random (replica_assignment.hpp).
+struct create_topic_request {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = 1;
+  std::map<std::string, std::string> configs;
+  int32_t start_index = 0;
+  int32_t next_replica_shift = 0;
+};
+
+/// The answer to a create_topic_request.
+struct create_topic_result {
+  std::string name;
+  status result;
+};
+
+/// The answer to ControlledShutdown (Kafka's ControlledShutdownResponse):
+/// the partitions of replication factor > 1 the node still leads; the node
+/// retries until none remain.
+struct controlled_shutdown_result {
+  node_id node = -1;
+  status result;
+  std::vector<topic_partition> remaining;
+};
+
+/// What the shell does after an event.
+struct controller_decision {
+  std::vector<store_write> writes;
+  std::vector<topic_partition> rereads;
+  std::vector<outbound_request> requests;
+  std::vector<create_topic_result> created_topics;
+  std::vector<controlled_shutdown_result> shutdowns;
+  bool resigned = false;
+};
+
+class controller_core {
+public:
+  /// The core of the controller `me` won the election as (controller_election.hpp).
+  explicit controller_core(controller_identity me) : me_(me) {}
+
+  /// Kafka's onControllerFailover over the state read from the store: a
+  /// state written by a newer controller resigns at once. Else
+  /// UpdateMetadata (all partitions, all live nodes) to every live node
+  /// first; then every partition without a live leader gets an offline
+  /// election and every dead ISR member is removed; once written,
+  /// LeaderAndIsr for all partitions to every live replica.
+  controller_decision on_become_controller(cluster_snapshot snapshot);
+
+  /// The children of /nodes changed (Kafka's processBrokerChange): `nodes`
+  /// is the full live set. A missing id failed; a new id started; an id
+  /// with another node_epoch BOUNCED (handled as failure, then startup).
+  /// Failed and bounced nodes lose their leaderships (offline election from
+  /// ISR ∩ live in assignment order) and leave every ISR (never emptying
+  /// one); started nodes get UpdateMetadata with all partitions at once,
+  /// then LeaderAndIsr for all their partitions, and offline partitions
+  /// whose ISR holds them are elected.
+  controller_decision on_nodes_changed(const std::vector<live_node>& nodes);
+
+  /// CreateTopics (Kafka's AdminZkClient.createTopic then
+  /// onNewPartitionCreation): replicas assigned over the live nodes, one
+  /// fenced multi creating /topics/<t> and every /topics/<t>/<p>/state
+  /// (leader = first replica, ISR = all replicas, leader_epoch 0); then
+  /// LeaderAndIsr (is_new) to the replicas and UpdateMetadata to all.
+  /// Errors: TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION (a name Kafka's
+  /// Topic.validate refuses), INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR
+  /// (replica_assignment.hpp), NOT_CONTROLLER once resigned, REQUEST_TIMED_OUT
+  /// when the store's answer is unknown.
+  controller_decision create_topic(const create_topic_request& req);
+
+  /// ControlledShutdown of `node` at `node_epoch` (Kafka's
+  /// doControlledShutdown): the node counts as shutting down (no longer
+  /// eligible as leader); its leaderships of replication factor > 1 move to
+  /// the first live ISR member not shutting down (new ISR without
+  /// shutting-down nodes); it gets StopReplica (delete=false) for the
+  /// partitions it follows and leaves their ISRs. The reply lists what it
+  /// still leads. Errors: BROKER_NOT_AVAILABLE "Broker id N does not
+  /// exist.", STALE_BROKER_EPOCH for an older node_epoch, NOT_CONTROLLER.
+  /// StopReplica goes out once the ISR removals are written, carrying the
+  /// partitions' leader epochs after them.
+  controller_decision controlled_shutdown(node_id node, int64_t node_epoch);
+
+  /// The fenced create of /cluster_id holding `id` (drawn by the shell),
+  /// written by the first controller; NODEEXISTS means another controller
+  /// created it, read it instead (Kafka's KafkaZkClient.getOrCreateClusterId).
+  store_write create_cluster_id(const std::string& id);
+
+  /// The answer to one of our writes. ok: the state is taken (partition
+  /// epoch = the new version). BADVERSION on the epoch check (ops[0]):
+  /// another controller exists, resign. BADVERSION on a state znode, or a
+  /// connection loss: reread that partition.
+  controller_decision on_write_result(const write_result& r);
+
+  /// A partition state re-read after a failed write (`data` nullopt: the
+  /// znode is gone, the partition is dropped from the event). Written by a
+  /// newer controller: resign. Equal to what we wrote (our write succeeded
+  /// before a connection loss): taken. Else the event's change is decided
+  /// again on the new state.
+  controller_decision on_state_read(const topic_partition& tp, const std::optional<std::string>& data,
+                                    int32_t version);
+
+  bool resigned() const { return resigned_; }
+  const controller_identity& identity() const { return me_; }
+  /// The state as last written or read, or nullptr.
+  const partition_state* state(const topic_partition& tp) const;
+  const topic_assignment* topic(const std::string& name) const;
+  const std::map<node_id, live_node>& live_nodes() const { return live_; }
+  const std::set<node_id>& shutting_down() const { return shutting_down_; }
+
+private:
+  /// What an event wants for one partition: these nodes leave the ISR and
+  /// the leadership.
+  struct intent {
+    std::set<node_id> remove;
+  };
+
+  /// One event's writes and what to send once all are answered.
+  struct batch {
+    std::set<topic_partition> pending;
+    std::map<topic_partition, intent> intents;
+    std::set<topic_partition> changed;
+    std::set<topic_partition> created;
+    std::set<node_id> full_leader_and_isr; // started nodes: all their partitions
+    std::map<node_id, std::set<topic_partition>> stopped;
+    bool topic_write_pending = false;
+    std::optional<create_topic_result> topic_reply;
+    std::optional<topic_assignment> new_topic;
+    std::optional<node_id> shutdown_of;
+  };
+
+  struct pending_write {
+    uint64_t batch = 0;
+    std::optional<topic_partition> tp; // a state write, else the topic create
+    partition_state proposed;
+  };
+
+  bool eligible(node_id n) const;
+  const std::vector<node_id>& replicas(const topic_partition& tp) const;
+  std::optional<partition_state> decide(const topic_partition& tp, const intent& in) const;
+  /// Decides `tp` in batch `b`: a write, or nothing to do.
+  void plan(uint64_t b, const topic_partition& tp, controller_decision& out);
+  /// Plans every partition of batch `b`'s intents, then finishes it if
+  /// nothing is left to write.
+  void plan_batch(uint64_t b, controller_decision& out);
+  store_write fenced(std::vector<store_op> ops);
+  uint64_t open_batch();
+  void maybe_finish(uint64_t b, controller_decision& out);
+  partition_info info(const topic_partition& tp, bool is_new) const;
+  void update_metadata(node_id target, std::vector<partition_info> parts,
+                       controller_decision& out) const;
+  controller_decision resign(controller_decision out);
+
+  controller_identity me_;
+  bool resigned_ = false;
+  std::map<node_id, live_node> live_;
+  std::set<node_id> shutting_down_;
+  std::map<std::string, topic_assignment> topics_;
+  std::map<topic_partition, partition_state> states_;
+  uint64_t next_write_id_ = 1;
+  uint64_t next_batch_id_ = 1;
+  std::map<uint64_t, batch> batches_;
+  std::map<uint64_t, pending_write> writes_;
+  std::multimap<topic_partition, std::pair<uint64_t, partition_state>> rereads_; // batch, proposed
+};
+
+} // namespace caftx::controller

@@ -1,0 +1,509 @@
+// The controller's decisions (actors/controller/controller_core.hpp,
+// docs/controller.md): failover, node failure / startup / bounce, offline
+// election in assignment order with unclean election disabled, ISR removal
+// bumping the leader epoch, topic creation, controlled shutdown, and the
+// store's answers (ok, BADVERSION on a state, BADVERSION on the epoch
+// fence, unknown outcome). A small in-memory store applies the fenced
+// multis with ZooKeeper's version rules.
+#include <gtest/gtest.h>
+
+#include "actors/controller/controller_core.hpp"
+#include "actors/controller/znodes.hpp"
+
+namespace caftx::controller {
+
+// Readable failures.
+void PrintTo(const partition_state& st, std::ostream* os) {
+  *os << "{leader " << st.leader << ", leader_epoch " << st.leader_epoch << ", isr [";
+  for (auto n : st.isr)
+    *os << n << " ";
+  *os << "], controller_epoch " << st.controller_epoch << ", partition_epoch " << st.partition_epoch << "}";
+}
+
+namespace {
+
+/// ZooKeeper's multi semantics over a map: all ops or none; versions as
+/// ZooKeeper counts them (create -> 0, every set +1).
+struct fake_store {
+  std::map<std::string, std::pair<std::string, int32_t>> znodes;
+
+  write_result apply(const store_write& w) {
+    auto copy = znodes;
+    write_result r{w.id, write_outcome::ok, 0, {}};
+    for (size_t i = 0; i < w.ops.size(); ++i) {
+      const auto& op = w.ops[i];
+      auto it = copy.find(op.path);
+      auto fail = [&](write_outcome o) { return write_result{w.id, o, i, {}}; };
+      switch (op.kind) {
+        case op_kind::check:
+          if (it == copy.end())
+            return fail(write_outcome::no_node);
+          if (op.expected_version != -1 && op.expected_version != it->second.second)
+            return fail(write_outcome::bad_version);
+          r.versions.push_back(-1);
+          break;
+        case op_kind::create:
+        case op_kind::create_ephemeral:
+          if (it != copy.end())
+            return fail(write_outcome::node_exists);
+          copy[op.path] = {op.data, 0};
+          r.versions.push_back(0);
+          break;
+        case op_kind::set:
+          if (it == copy.end())
+            return fail(write_outcome::no_node);
+          if (op.expected_version != -1 && op.expected_version != it->second.second)
+            return fail(write_outcome::bad_version);
+          it->second = {op.data, it->second.second + 1};
+          r.versions.push_back(it->second.second);
+          break;
+        case op_kind::remove:
+          if (it == copy.end())
+            return fail(write_outcome::no_node);
+          copy.erase(it);
+          r.versions.push_back(-1);
+          break;
+      }
+    }
+    znodes = std::move(copy);
+    return r;
+  }
+};
+
+constexpr int32_t our_epoch = 5;
+constexpr int32_t our_epoch_version = 3;
+
+live_node node(node_id id, int64_t epoch) {
+  return live_node{id, epoch, endpoint{"host" + std::to_string(id), static_cast<uint16_t>(9090 + id)}, ""};
+}
+
+/// A cluster of nodes 1, 2, 3 (epochs 100, 200, 300), its store and a
+/// controller core (node 1, epoch 5) that became controller over it.
+struct cluster {
+  fake_store store;
+  controller_core core{controller_identity{1, our_epoch, our_epoch_version}};
+  std::vector<live_node> nodes{node(1, 100), node(2, 200), node(3, 300)};
+  cluster_snapshot snap;
+
+  cluster() { store.znodes[controller_epoch_path] = {encode_controller_epoch(our_epoch), our_epoch_version}; }
+
+  void add(const std::string& topic, std::map<int32_t, std::vector<node_id>> parts,
+           std::map<int32_t, partition_state> states) {
+    snap.topics.push_back({topic, parts, {}});
+    store.znodes[topic_path(topic)] = {encode_topic(snap.topics.back()), 0};
+    for (auto& [p, st] : states) {
+      st.partition_epoch = 4; // some earlier writes
+      snap.states[{topic, p}] = st;
+      store.znodes[partition_state_path({topic, p})] = {encode_partition_state(st), 4};
+    }
+  }
+
+  controller_decision become(std::vector<live_node> live) {
+    snap.live_nodes = std::move(live);
+    return core.on_become_controller(snap);
+  }
+
+  /// Performs every write (and every write those answers produce) against
+  /// the store; the requests of all decisions, in order.
+  controller_decision settle(controller_decision d) {
+    controller_decision all = d;
+    auto writes = d.writes;
+    while (!writes.empty()) {
+      auto w = writes.front();
+      writes.erase(writes.begin());
+      auto next = core.on_write_result(store.apply(w));
+      for (auto& x : next.writes)
+        writes.push_back(x);
+      merge(all, next);
+    }
+    return all;
+  }
+
+  static void merge(controller_decision& all, const controller_decision& next) {
+    all.writes.insert(all.writes.end(), next.writes.begin(), next.writes.end());
+    all.rereads.insert(all.rereads.end(), next.rereads.begin(), next.rereads.end());
+    all.requests.insert(all.requests.end(), next.requests.begin(), next.requests.end());
+    all.created_topics.insert(all.created_topics.end(), next.created_topics.begin(),
+                              next.created_topics.end());
+    all.shutdowns.insert(all.shutdowns.end(), next.shutdowns.begin(), next.shutdowns.end());
+    all.resigned = all.resigned || next.resigned;
+  }
+
+  partition_state stored(const topic_partition& tp) {
+    auto& [data, version] = store.znodes.at(partition_state_path(tp));
+    return decode_partition_state(partition_state_path(tp), data, version).value(); // throws if malformed
+  }
+};
+
+template <class T>
+std::vector<std::pair<node_id, T>> requests_of(const controller_decision& d) {
+  std::vector<std::pair<node_id, T>> out;
+  for (const auto& r : d.requests)
+    if (auto* x = std::get_if<T>(&r.request))
+      out.emplace_back(r.target, *x);
+  return out;
+}
+
+const partition_info* find(const std::vector<partition_info>& parts, const topic_partition& tp) {
+  for (const auto& p : parts)
+    if (p.tp == tp)
+      return &p;
+  return nullptr;
+}
+
+// -- failover -------------------------------------------------------------------
+
+TEST(Controller, BecomingControllerSendsUpdateMetadataToAllLiveNodesFirst) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}, {1, {2, 3, 1}}},
+        {{0, {1, 0, {1, 2, 3}, 4, 0}}, {1, {2, 0, {2, 3, 1}, 4, 0}}});
+  auto d = c.become(c.nodes);
+  EXPECT_TRUE(d.writes.empty()); // every partition has a live leader
+  ASSERT_GE(d.requests.size(), 6u);
+  for (size_t i = 0; i < 3; ++i) {
+    auto* um = std::get_if<update_metadata_request>(&d.requests[i].request);
+    ASSERT_NE(um, nullptr) << "request " << i << " is not UpdateMetadata";
+    EXPECT_EQ(d.requests[i].target, static_cast<node_id>(i + 1));
+    EXPECT_EQ(um->controller_id, 1);
+    EXPECT_EQ(um->controller_epoch, our_epoch);
+    EXPECT_EQ(um->node_epoch, 100 * static_cast<int64_t>(i + 1));
+    EXPECT_EQ(um->partitions.size(), 2u);
+    EXPECT_EQ(um->live_nodes, c.nodes);
+  }
+  // Then LeaderAndIsr with every partition to every live replica.
+  auto lair = requests_of<leader_and_isr_request>(d);
+  ASSERT_EQ(lair.size(), 3u);
+  for (auto& [target, req] : lair) {
+    EXPECT_EQ(req.partitions.size(), 2u) << "node " << target;
+    EXPECT_EQ(req.node_epoch, 100 * static_cast<int64_t>(target));
+  }
+  auto* p1 = find(lair[0].second.partitions, {"t", 1});
+  ASSERT_NE(p1, nullptr);
+  EXPECT_EQ(*p1, (partition_info{topic_partition{"t", 1}, 4, 2, 0, {2, 3, 1}, 4, {2, 3, 1}, false}));
+}
+
+TEST(Controller, FailoverElectsPartitionsWithoutLiveLeaderThroughTheFence) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {3, 7, {3, 1, 2}, 4, 0}}});
+  auto d = c.become({node(1, 100), node(2, 200)}); // 3 is gone
+  ASSERT_EQ(d.writes.size(), 1u);
+  const auto& w = d.writes[0];
+  ASSERT_EQ(w.ops.size(), 2u);
+  EXPECT_EQ(w.ops[0], (store_op{op_kind::check, "/controller_epoch", "", our_epoch_version}));
+  EXPECT_EQ(w.ops[1], (store_op{op_kind::set, "/topics/t/0/state",
+                                R"({"version":1,"leader":1,"leader_epoch":8,"controller_epoch":5,"isr":[1,2]})",
+                                4}));
+  EXPECT_TRUE(requests_of<leader_and_isr_request>(d).empty()); // not before the write
+  EXPECT_EQ(c.core.state({"t", 0})->leader, 3);                 // nor in memory
+  auto done = c.settle(d);
+  EXPECT_EQ(*c.core.state({"t", 0}), (partition_state{1, 8, {1, 2}, our_epoch, 5}));
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 2u);
+  EXPECT_EQ(lair[0].first, 1);
+  EXPECT_EQ(lair[1].first, 2);
+  EXPECT_EQ(lair[1].second.partitions,
+            (std::vector<partition_info>{{topic_partition{"t", 0}, our_epoch, 1, 8, {1, 2}, 5, {1, 2, 3}, false}}));
+}
+
+TEST(Controller, StateWrittenByNewerControllerResignsOnFailover) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 0, {1, 2, 3}, our_epoch + 1, 0}}});
+  auto d = c.become(c.nodes);
+  EXPECT_TRUE(d.resigned);
+  EXPECT_TRUE(d.requests.empty());
+  EXPECT_TRUE(c.core.resigned());
+}
+
+TEST(Controller, ClusterIdIsCreatedOnceThroughTheFence) {
+  cluster c;
+  auto w = c.core.create_cluster_id("Zx9");
+  EXPECT_EQ(w.ops, (std::vector<store_op>{{op_kind::check, "/controller_epoch", "", our_epoch_version},
+                                          {op_kind::create, "/cluster_id", R"({"version":1,"id":"Zx9"})", -1}}));
+  EXPECT_EQ(c.store.apply(w).outcome, write_outcome::ok);
+  EXPECT_EQ(c.store.apply(c.core.create_cluster_id("other")).outcome, write_outcome::node_exists);
+  EXPECT_EQ(*decode_cluster_id(c.store.znodes.at("/cluster_id").first), "Zx9");
+}
+
+// -- node changes ---------------------------------------------------------------
+
+TEST(Controller, OfflineElectionPicksTheFirstLiveIsrReplicaInAssignmentOrder) {
+  cluster c;
+  // ISR order would pick 2; assignment order [3, 1, 2] picks 1.
+  c.add("t", {{0, {3, 1, 2}}}, {{0, {3, 2, {3, 2, 1}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200)}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 3, {2, 1}, our_epoch, 5}));
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 2u); // to the live replicas 1 and 2
+  EXPECT_EQ(lair[0].second.partitions[0].leader, 1);
+  auto um = requests_of<update_metadata_request>(done);
+  ASSERT_EQ(um.size(), 2u);
+  EXPECT_EQ(um[0].second.live_nodes.size(), 2u);
+  EXPECT_EQ(um[0].second.partitions.size(), 1u);
+}
+
+TEST(Controller, NoLiveIsrMemberLeavesThePartitionOfflineAndTheIsrKeepsItsLastMember) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  c.settle(c.core.on_nodes_changed({node(2, 200), node(3, 300)}));
+  // Unclean election disabled: 2 and 3 are live but not in the ISR.
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{no_leader, 3, {1}, our_epoch, 5}));
+}
+
+TEST(Controller, DeadFollowerLeavesTheIsrAndBumpsTheLeaderEpoch) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2, 3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200)}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 3, {1, 2}, our_epoch, 5}));
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 2u);
+  EXPECT_EQ(lair[0].first, 1);
+  EXPECT_EQ(lair[1].first, 2);
+}
+
+TEST(Controller, OfflinePartitionIsElectedWhenItsIsrMemberReturns) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {no_leader, 3, {1}, 4, 0}}});
+  c.settle(c.become({node(2, 200), node(3, 300)}));
+  EXPECT_EQ(c.core.state({"t", 0})->leader, no_leader);
+  auto d = c.core.on_nodes_changed(c.nodes); // 1 starts
+  // The started node gets the whole metadata before anything else.
+  auto* first = std::get_if<update_metadata_request>(&d.requests.at(0).request);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(d.requests[0].target, 1);
+  EXPECT_EQ(first->partitions.size(), 1u);
+  auto done = c.settle(d);
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 4, {1}, our_epoch, 5}));
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 3u);
+  EXPECT_EQ(lair[0].second.partitions[0].leader, 1);
+}
+
+TEST(Controller, BouncedNodeIsHandledAsFailureThenStartup) {
+  cluster c;
+  c.add("t", {{0, {2, 3, 1}}, {1, {1, 2, 3}}},
+        {{0, {2, 6, {2, 1, 3}, 4, 0}}, {1, {1, 2, {1, 2, 3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.on_nodes_changed({node(1, 100), node(2, 201), node(3, 300)}); // 2: new czxid
+  auto done = c.settle(d);
+  // Failure: 2 loses its leadership (next in assignment order: 3) and
+  // leaves every ISR; both leader epochs move on.
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{3, 7, {1, 3}, our_epoch, 5}));
+  EXPECT_EQ(c.stored({"t", 1}), (partition_state{1, 3, {1, 3}, our_epoch, 5}));
+  // Startup: LeaderAndIsr with all of 2's partitions at its new epoch.
+  auto lair = requests_of<leader_and_isr_request>(done);
+  const leader_and_isr_request* to2 = nullptr;
+  for (auto& [t, r] : lair)
+    if (t == 2)
+      to2 = &r;
+  ASSERT_NE(to2, nullptr);
+  EXPECT_EQ(to2->node_epoch, 201);
+  ASSERT_EQ(to2->partitions.size(), 2u);
+  EXPECT_EQ(to2->partitions[0].leader, 3);
+  EXPECT_EQ(c.core.live_nodes().at(2).node_epoch, 201);
+}
+
+TEST(Controller, BouncedSoleIsrLeaderIsElectedAgainAtANewLeaderEpoch) {
+  cluster c;
+  c.add("t", {{0, {2, 3}}}, {{0, {2, 6, {2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 201), node(3, 300)}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{2, 7, {2}, our_epoch, 5}));
+}
+
+// -- topic creation -------------------------------------------------------------
+
+TEST(Controller, CreateTopicWritesTopicAndStatesInOneFencedMultiThenSendsIsNew) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto d = c.core.create_topic({"payments", 2, 2, {{"min.insync.replicas", "2"}}, 0, 0});
+  ASSERT_EQ(d.writes.size(), 1u);
+  const auto& ops = d.writes[0].ops;
+  ASSERT_EQ(ops.size(), 6u);
+  EXPECT_EQ(ops[0], (store_op{op_kind::check, "/controller_epoch", "", our_epoch_version}));
+  EXPECT_EQ(ops[1], (store_op{op_kind::create, "/topics/payments",
+                              R"({"version":1,"partitions":{"0":[1,2],"1":[2,3]},"config":{"min.insync.replicas":"2"}})",
+                              -1}));
+  EXPECT_EQ(ops[2], (store_op{op_kind::create, "/topics/payments/0", "", -1}));
+  EXPECT_EQ(ops[3], (store_op{op_kind::create, "/topics/payments/0/state",
+                              R"({"version":1,"leader":1,"leader_epoch":0,"controller_epoch":5,"isr":[1,2]})", -1}));
+  EXPECT_EQ(ops[5].path, "/topics/payments/1/state");
+  EXPECT_TRUE(d.created_topics.empty()); // answered once durable
+  auto done = c.settle(d);
+  ASSERT_EQ(done.created_topics.size(), 1u);
+  EXPECT_TRUE(done.created_topics[0].result.ok());
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 3u);
+  EXPECT_EQ(lair[0].second.partitions,
+            (std::vector<partition_info>{{topic_partition{"payments", 0}, our_epoch, 1, 0, {1, 2}, 0, {1, 2}, true}}));
+  EXPECT_EQ(requests_of<update_metadata_request>(done).back().second.partitions.size(), 2u);
+}
+
+TEST(Controller, ReplicaThatDiedWhileTheCreateWasInFlightLeavesTheNewIsr) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto create = c.core.create_topic({"p", 1, 3, {}, 0, 0}); // replicas [1, 2, 3]
+  c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200)}));
+  auto done = c.settle(create);
+  EXPECT_TRUE(done.created_topics.at(0).result.ok());
+  EXPECT_EQ(c.stored({"p", 0}), (partition_state{1, 1, {1, 2}, our_epoch, 1}));
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 2u); // 3 is gone
+  EXPECT_EQ(lair[1].second.partitions,
+            (std::vector<partition_info>{{topic_partition{"p", 0}, our_epoch, 1, 1, {1, 2}, 1, {1, 2, 3}, true}}));
+}
+
+TEST(Controller, CreateTopicWithReplicationFactorAboveLiveNodesIsInvalidReplicationFactor) {
+  cluster c;
+  c.settle(c.become({node(1, 100), node(2, 200)}));
+  auto d = c.core.create_topic({"t", 3, 3, {}, 0, 0});
+  EXPECT_TRUE(d.writes.empty());
+  ASSERT_EQ(d.created_topics.size(), 1u);
+  EXPECT_EQ(d.created_topics[0].result.code(), error_code::invalid_replication_factor);
+  EXPECT_EQ(d.created_topics[0].result.message(), "Replication factor: 3 larger than available brokers: 2.");
+}
+
+TEST(Controller, InternalTopicsGoThroughTheSamePath) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.create_topic(
+    {"__transaction_state", 50, 3, {{"min.insync.replicas", "2"}, {"cleanup.policy", "compact"}}, 0, 0}));
+  ASSERT_EQ(done.created_topics.size(), 1u);
+  EXPECT_TRUE(done.created_topics[0].result.ok());
+  EXPECT_EQ(c.core.topic("__transaction_state")->partitions.size(), 50u);
+  EXPECT_EQ(*c.core.state({"__transaction_state", 49}), c.stored({"__transaction_state", 49}));
+  auto again = c.core.create_topic({"__transaction_state", 50, 3, {}, 0, 0});
+  EXPECT_EQ(again.created_topics.at(0).result.code(), error_code::topic_already_exists);
+  EXPECT_EQ(again.created_topics.at(0).result.message(), "Topic '__transaction_state' already exists.");
+}
+
+TEST(Controller, CreateTopicThatAppearedInTheStoreIsTopicAlreadyExists) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  c.store.znodes["/topics/t"] = {"{}", 0}; // created behind the cache's back
+  auto done = c.settle(c.core.create_topic({"t", 1, 1, {}, 0, 0}));
+  EXPECT_EQ(done.created_topics.at(0).result.code(), error_code::topic_already_exists);
+  EXPECT_EQ(c.core.topic("t"), nullptr);
+  EXPECT_TRUE(c.core.create_topic({"bad/name", 1, 1, {}, 0, 0}).created_topics.at(0).result.code()
+              == error_code::invalid_topic_exception);
+}
+
+// -- controlled shutdown --------------------------------------------------------
+
+TEST(Controller, ControlledShutdownMovesLeadershipsStopsFollowersAndAnswersWhatRemains) {
+  cluster c;
+  c.add("t",
+        {{0, {1, 2, 3}}, {1, {1}}, {2, {2, 1, 3}}, {3, {1, 2}}},
+        {{0, {1, 2, {1, 2, 3}, 4, 0}},   // led by 1: moves to 2
+         {1, {1, 2, {1}, 4, 0}},         // RF 1: not acted on, not counted
+         {2, {2, 2, {2, 1, 3}, 4, 0}},   // followed by 1: StopReplica, leaves the ISR
+         {3, {1, 2, {1}, 4, 0}}});       // led by 1, no other ISR member: remains
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.controlled_shutdown(1, 100));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{2, 3, {2, 3}, our_epoch, 5}));
+  EXPECT_EQ(c.stored({"t", 1}).leader_epoch, 2);
+  EXPECT_EQ(c.stored({"t", 2}), (partition_state{2, 3, {2, 3}, our_epoch, 5}));
+  EXPECT_EQ(c.stored({"t", 3}), (partition_state{1, 2, {1}, 4, 4}));
+  ASSERT_EQ(done.shutdowns.size(), 1u);
+  EXPECT_TRUE(done.shutdowns[0].result.ok());
+  EXPECT_EQ(done.shutdowns[0].remaining, (std::vector<topic_partition>{{"t", 3}}));
+  auto stops = requests_of<stop_replica_request>(done);
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].first, 1);
+  ASSERT_EQ(stops[0].second.partitions.size(), 1u);
+  EXPECT_EQ(stops[0].second.partitions[0].tp, (topic_partition{"t", 2}));
+  EXPECT_EQ(stops[0].second.partitions[0].leader_epoch, 3);
+  EXPECT_FALSE(stops[0].second.partitions[0].delete_partition);
+  // A shutting-down node is not elected afterwards.
+  EXPECT_EQ(c.core.shutting_down(), (std::set<node_id>{1}));
+}
+
+TEST(Controller, ControlledShutdownChecksTheNodeAndItsEpoch) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto stale = c.core.controlled_shutdown(2, 199);
+  EXPECT_EQ(static_cast<int>(stale.shutdowns.at(0).result.code()), 77);
+  auto unknown = c.core.controlled_shutdown(9, 1);
+  EXPECT_EQ(static_cast<int>(unknown.shutdowns.at(0).result.code()), 8);
+  EXPECT_EQ(unknown.shutdowns.at(0).result.message(), "Broker id 9 does not exist.");
+  EXPECT_TRUE(c.core.shutting_down().empty());
+}
+
+// -- the store's answers --------------------------------------------------------
+
+TEST(Controller, BadVersionOnAStateRereadsThatPartitionAndRetriesOnTheNewState) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}, {1, {2, 1}}}, {{0, {1, 2, {1, 2, 3}, 4, 0}}, {1, {2, 2, {2, 1}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  // The store moved on behind the cache (an ISR change of the same
+  // controller generation): version 5, ISR [1, 3].
+  auto newer = partition_state{1, 2, {1, 3}, our_epoch, 5};
+  c.store.znodes["/topics/t/0/state"] = {encode_partition_state(newer), 5};
+  auto d = c.core.on_nodes_changed({node(1, 100), node(2, 200)}); // 3 fails
+  ASSERT_EQ(d.writes.size(), 1u);
+  auto r = c.core.on_write_result(c.store.apply(d.writes[0]));
+  EXPECT_EQ(r.rereads, (std::vector<topic_partition>{{"t", 0}}));
+  EXPECT_TRUE(r.writes.empty());
+  EXPECT_TRUE(r.requests.empty()); // nothing sent while a partition is unsettled
+  auto& [data, version] = c.store.znodes["/topics/t/0/state"];
+  auto retry = c.core.on_state_read({"t", 0}, data, version);
+  ASSERT_EQ(retry.writes.size(), 1u);
+  EXPECT_EQ(retry.writes[0].ops[1].expected_version, 5);
+  auto done = c.settle(retry);
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 3, {1}, our_epoch, 6}));
+  EXPECT_EQ(requests_of<leader_and_isr_request>(done).size(), 2u); // to the live replicas 1 and 2
+}
+
+TEST(Controller, BadVersionOnTheControllerEpochCheckResigns) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2, 3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  c.store.znodes[controller_epoch_path] = {encode_controller_epoch(our_epoch + 1), our_epoch_version + 1};
+  auto pending_create = c.core.create_topic({"x", 1, 1, {}, 0, 0});
+  auto d = c.core.on_nodes_changed({node(1, 100), node(2, 200)});
+  ASSERT_EQ(d.writes.size(), 1u);
+  auto r = c.core.on_write_result(c.store.apply(d.writes[0]));
+  EXPECT_TRUE(r.resigned);
+  EXPECT_TRUE(r.requests.empty());
+  ASSERT_EQ(r.created_topics.size(), 1u); // the pending create is answered
+  EXPECT_EQ(r.created_topics[0].result.code(), error_code::not_controller);
+  EXPECT_TRUE(c.core.resigned());
+  EXPECT_EQ(c.stored({"t", 0}).isr, (std::vector<node_id>{1, 2, 3})); // nothing written
+  // A resigned controller decides nothing more.
+  auto later = c.core.on_nodes_changed({node(1, 100)});
+  EXPECT_TRUE(later.resigned);
+  EXPECT_TRUE(later.writes.empty());
+  EXPECT_EQ(c.core.create_topic({"y", 1, 1, {}, 0, 0}).created_topics.at(0).result.code(),
+            error_code::not_controller);
+}
+
+TEST(Controller, RereadStateOfANewerControllerResigns) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2, 3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.on_nodes_changed({node(1, 100), node(2, 200)});
+  c.core.on_write_result({d.writes[0].id, write_outcome::bad_version, 1, {}});
+  auto r = c.core.on_state_read({"t", 0}, encode_partition_state({2, 9, {2}, our_epoch + 1, 0}), 9);
+  EXPECT_TRUE(r.resigned);
+  EXPECT_TRUE(r.writes.empty());
+}
+
+TEST(Controller, ConnectionLossThenRereadShowingOurWriteTakesItWithoutWritingAgain) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2, 3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.on_nodes_changed({node(1, 100), node(2, 200)});
+  c.store.apply(d.writes[0]); // applied, but the answer is lost
+  auto r = c.core.on_write_result({d.writes[0].id, write_outcome::connection_loss, 0, {}});
+  EXPECT_EQ(r.rereads.size(), 1u);
+  auto& [data, version] = c.store.znodes["/topics/t/0/state"];
+  auto done = c.core.on_state_read({"t", 0}, data, version);
+  EXPECT_TRUE(done.writes.empty());
+  EXPECT_EQ(*c.core.state({"t", 0}), (partition_state{1, 3, {1, 2}, our_epoch, 5}));
+  EXPECT_EQ(requests_of<leader_and_isr_request>(done).size(), 2u);
+}
+
+} // namespace
+} // namespace caftx::controller
