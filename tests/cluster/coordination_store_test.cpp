@@ -132,6 +132,7 @@ protected:
     EXPECT_EQ(r.rc, zrc::ZOK);
     auto ev = next_event();
     EXPECT_TRUE(ev && ev->session && ev->session->state == session_state::closed);
+    self->wait_for(store); // its state (and its hold on the node's LevelDB) is gone
     store = caf::actor{};
   }
 
@@ -424,9 +425,9 @@ TEST_P(zookeeper_store_test, ExpiryIsFollowedByANewSession) {
   ASSERT_EQ(info.state, session_state::connected);
   ASSERT_EQ(info.session_id, session_id);
   auto& zb = static_cast<zookeeper_backend&>(*data);
-  ASSERT_TRUE(testing::expire_zookeeper_session(zb.connect, info.session_id, info.password, 10s));
+  ASSERT_TRUE(testing::expire_zookeeper_session(zb.connect, info.session_id, info.password, 20s));
   // Before the expiry the old session may flap (connecting, connected
-  // again with the same id) while the second handle holds it.
+  // again with the same id) while the second handles hold it.
   std::optional<event> ev;
   for (;;) {
     ev = next_event();

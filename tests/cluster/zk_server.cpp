@@ -214,14 +214,14 @@ namespace {
 struct connect_wait {
   std::mutex mtx;
   std::condition_variable cv;
-  bool connected = false;
+  int state = 0; // the handle's last session state
 };
 
 void on_second_handle(zhandle_t*, int type, int state, const char*, void* ctx) {
   auto w = static_cast<connect_wait*>(ctx);
-  if (type == ZOO_SESSION_EVENT && state == ZOO_CONNECTED_STATE) {
+  if (type == ZOO_SESSION_EVENT) {
     std::lock_guard<std::mutex> guard{w->mtx};
-    w->connected = true;
+    w->state = state;
     w->cv.notify_all();
   }
 }
@@ -233,17 +233,28 @@ bool expire_zookeeper_session(const std::string& connect, int64_t session_id,
   clientid_t id{};
   id.client_id = session_id;
   std::memcpy(id.passwd, password.data(), std::min(password.size(), sizeof id.passwd));
-  auto wait = std::make_unique<connect_wait>();
-  auto zh = zookeeper_init(connect.c_str(), on_second_handle, 4000, &id, wait.get(), 0);
-  if (zh == nullptr)
-    return false;
-  bool ok;
-  {
-    std::unique_lock<std::mutex> lock{wait->mtx};
-    ok = wait->cv.wait_for(lock, deadline, [&] { return wait->connected; });
+  auto end = std::chrono::steady_clock::now() + deadline;
+  // The session's own handle may take it back between our connect and our
+  // close, and a close then closes nothing: repeat until a handle that
+  // resumes the session is told it expired.
+  while (std::chrono::steady_clock::now() < end) {
+    auto wait = std::make_unique<connect_wait>();
+    auto zh = zookeeper_init(connect.c_str(), on_second_handle, 4000, &id, wait.get(), 0);
+    if (zh == nullptr)
+      return false;
+    int state;
+    {
+      std::unique_lock<std::mutex> lock{wait->mtx};
+      wait->cv.wait_until(lock, end, [&] {
+        return wait->state == ZOO_CONNECTED_STATE || wait->state == ZOO_EXPIRED_SESSION_STATE;
+      });
+      state = wait->state;
+    }
+    zookeeper_close(zh); // connected: closes the session
+    if (state == ZOO_EXPIRED_SESSION_STATE)
+      return true;
   }
-  zookeeper_close(zh); // closes the shared session: the other handle expires
-  return ok;
+  return false;
 }
 
 } // namespace caftx::testing

@@ -53,8 +53,10 @@ private:
 };
 
 /// Expires the session (id, password) as ZooKeeper's tests do: opens a
-/// second handle with the same session and closes it. Returns false if the
-/// second handle did not connect within `deadline`.
+/// second handle with the same session and closes it, again until a handle
+/// resuming the session is told it expired (the session's own handle may
+/// take it back before the close). False if that did not happen within
+/// `deadline`.
 bool expire_zookeeper_session(const std::string& connect, int64_t session_id,
                               const std::string& password, std::chrono::milliseconds deadline);
 
