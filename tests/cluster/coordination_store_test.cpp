@@ -233,8 +233,12 @@ TEST_P(store_test, VersionsCountSetsAndStaleVersionsGetBadVersion) {
   EXPECT_EQ(remove("/a", 1), zrc::ZBADVERSION);
   EXPECT_EQ(get("/a").data, "v2");
   EXPECT_EQ(remove("/a", 2), zrc::ZOK);
+  EXPECT_EQ(call<coord_rc_response>(coord_sync_request{"/a"}).rc, zrc::ZOK);
   EXPECT_EQ(get("/a").rc, zrc::ZNONODE);
   EXPECT_EQ(exists("/a").rc, zrc::ZNONODE);
+  auto info = call<coord_session_response>(coord_session_request{});
+  EXPECT_EQ(info.state, session_state::connected);
+  EXPECT_EQ(info.session_id, session_id);
 }
 
 TEST_P(store_test, NodeExistsNoNodeAndNotEmpty) {
