@@ -2,6 +2,8 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include "runtime/coordination_messages.hpp"
+
 namespace caftx {
 
 #define CAFTX_MESSAGE_TYPES(X)                                                                     \
@@ -75,6 +77,7 @@ namespace caftx {
 void register_message_types(caf::actor_system_config& cfg) {
 #define CAFTX_REGISTER(type) cfg.add_message_type<type>("caftx::" #type);
   CAFTX_MESSAGE_TYPES(CAFTX_REGISTER)
+  CAFTX_COORDINATION_MESSAGE_TYPES(CAFTX_REGISTER)
 #undef CAFTX_REGISTER
 }
 
@@ -82,6 +85,7 @@ std::vector<std::string> registered_message_type_names() {
   std::vector<std::string> names;
 #define CAFTX_NAME(type) names.emplace_back("caftx::" #type);
   CAFTX_MESSAGE_TYPES(CAFTX_NAME)
+  CAFTX_COORDINATION_MESSAGE_TYPES(CAFTX_NAME)
 #undef CAFTX_NAME
   return names;
 }

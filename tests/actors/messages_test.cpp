@@ -11,6 +11,7 @@
 
 #include <set>
 
+#include "runtime/coordination_messages.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/record_batch_v2.hpp"
 
@@ -112,6 +113,34 @@ std::vector<caf::message> samples() {
     caf::make_message(describe_producers_response{
       error_code::unknown_topic_or_partition, "m",
       {active_producer{producer_id{5}, producer_epoch{7}, -1, 17, -1, -1}}}),
+    caf::make_message(znode_stat{3, 4, 5, 1700000000000, 1700000000001, 2, 1, 0, 77, 6, 1}),
+    caf::make_message(coord_op::set_data("/controller_epoch", "2", 1)),
+    caf::make_message(coord_op_result{zrc::ZBADVERSION, "", {}}),
+    caf::make_message(coord_create_request{"/nodes/1", "{}", znode_ephemeral}),
+    caf::make_message(coord_create_response{zrc::ZOK, "/s/n-0000000003", {3, 3, 3, 1, 1}}),
+    caf::make_message(coord_get_request{"/controller", true}),
+    caf::make_message(coord_get_response{zrc::ZNONODE, "", {}}),
+    caf::make_message(coord_exists_request{"/controller", true}),
+    caf::make_message(coord_set_request{"/topics/t", "{}", 4}),
+    caf::make_message(coord_stat_response{zrc::ZOK, {1, 9, 1, 0, 0, 4}}),
+    caf::make_message(coord_delete_request{"/controller", -1}),
+    caf::make_message(coord_get_children_request{"/nodes", true}),
+    caf::make_message(coord_children_response{zrc::ZOK, {"1", "2"}, {}}),
+    caf::make_message(coord_multi_request{{coord_op::check_version("/controller_epoch", 3),
+                                           coord_op::create_node("/controller", "{}",
+                                                                 znode_ephemeral)}}),
+    caf::make_message(coord_multi_response{
+      zrc::ZBADVERSION,
+      {coord_op_result{zrc::ZBADVERSION, "", {}},
+       coord_op_result{zrc::ZRUNTIMEINCONSISTENCY, "", {}}}}),
+    caf::make_message(coord_sync_request{"/"}),
+    caf::make_message(coord_rc_response{zrc::ZCONNECTIONLOSS}),
+    caf::make_message(coord_session_request{}),
+    caf::make_message(coord_session_response{session_state::connected, 72057594037927936,
+                                             std::string(16, 'p')}),
+    caf::make_message(coord_close_request{}),
+    caf::make_message(coord_watch_event{watch_event_type::child, "/nodes"}),
+    caf::make_message(coord_session_event{session_state::expired, 5}),
   };
 }
 
