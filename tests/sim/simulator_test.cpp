@@ -45,7 +45,11 @@ TEST(Simulator, WithoutFaultsNothingIsInjectedAndWorkIsDone) {
   ASSERT_TRUE(r.ok()) << r.failure;
   EXPECT_TRUE(r.faults.empty());
   EXPECT_GT(r.commits, 10u);
-  EXPECT_GT(r.points_hit.at("partition.append_durable"), 0u);
+  // A Release build compiles the fault points out: nothing to count then.
+  if (fault::enabled())
+    EXPECT_GT(r.points_hit["partition.append_durable"], 0u);
+  else
+    EXPECT_TRUE(r.points_hit.empty());
 }
 
 TEST(Simulator, EveryKindOfFaultIsInjectedOverFiftySeeds) {
