@@ -1,0 +1,570 @@
+#include "actors/controller/controller_actor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "actors/controller/controller_core.hpp"
+#include "actors/controller/controller_election.hpp"
+#include "actors/controller/znodes.hpp"
+#include "runtime/coordination_messages.hpp"
+
+namespace caftx {
+
+namespace {
+
+using namespace controller;
+
+// Store requests get an answer from the store itself, whatever happens to
+// its session; the timeout only guards against a store that died.
+constexpr auto store_timeout = std::chrono::seconds(60);
+
+struct controller_state {
+  controller_options opts;
+  caf::actor store;
+  int64_t session_id = 0;
+  bool connected = false;
+  // Registration: the node epoch of the current session (-1: none yet).
+  int64_t node_epoch = -1;
+  // Election and role.
+  std::unique_ptr<controller_election> election;
+  std::unique_ptr<controller_core> core;
+  // Bumped whenever the role or the session changes: a continuation of an
+  // older generation completes nothing.
+  uint64_t generation = 0;
+  // Requests to nodes held while the session is connecting.
+  std::vector<outbound_request> held;
+  static inline const char* name = "caftx.controller";
+};
+
+using ctl_ptr = caf::stateful_actor<controller_state>*;
+
+write_outcome outcome_of(zrc rc) {
+  switch (rc) {
+    case zrc::ZOK: return write_outcome::ok;
+    case zrc::ZBADVERSION: return write_outcome::bad_version;
+    case zrc::ZNONODE: return write_outcome::no_node;
+    case zrc::ZNODEEXISTS: return write_outcome::node_exists;
+    default: return write_outcome::connection_loss; // unknown outcome
+  }
+}
+
+coord_op to_coord(const store_op& op) {
+  switch (op.kind) {
+    case op_kind::create: return coord_op::create_node(op.path, op.data);
+    case op_kind::create_ephemeral: return coord_op::create_node(op.path, op.data, znode_ephemeral);
+    case op_kind::set: return coord_op::set_data(op.path, op.data, op.expected_version);
+    case op_kind::check: return coord_op::check_version(op.path, op.expected_version);
+    case op_kind::remove: return coord_op::remove_node(op.path, op.expected_version);
+  }
+  return coord_op::check_version(op.path, op.expected_version);
+}
+
+// Performs `w` as one multi; `then` gets the core's write_result.
+void perform(ctl_ptr self, const store_write& w, std::function<void(const write_result&)> then) {
+  coord_multi_request req;
+  for (auto& op : w.ops)
+    req.ops.push_back(to_coord(op));
+  auto id = w.id;
+  auto n = w.ops.size();
+  self->request(self->state.store, store_timeout, std::move(req))
+    .then(
+      [then, id, n](coord_multi_response& r) {
+        write_result out;
+        out.id = id;
+        out.outcome = outcome_of(r.rc);
+        if (out.outcome == write_outcome::ok || out.outcome == write_outcome::connection_loss) {
+          if (out.outcome == write_outcome::ok)
+            for (auto& res : r.results)
+              out.versions.push_back(res.rc == zrc::ZOK ? res.stat.version : -1);
+        } else {
+          for (size_t i = 0; i < r.results.size(); ++i)
+            if (r.results[i].rc != zrc::ZOK) {
+              out.failed_op = i;
+              break;
+            }
+        }
+        if (out.outcome == write_outcome::ok && out.versions.size() != n)
+          out.versions.resize(n, -1);
+        then(out);
+      },
+      [then, id](caf::error&) {
+        write_result out;
+        out.id = id;
+        out.outcome = write_outcome::connection_loss;
+        then(out);
+      });
+}
+
+void elect(ctl_ptr self);
+void run(ctl_ptr self, controller_decision d);
+
+void deliver(ctl_ptr self, const outbound_request& r) {
+  auto& st = self->state;
+  if (!st.connected) {
+    st.held.push_back(r);
+    return;
+  }
+  if (st.opts.send)
+    st.opts.send(r);
+}
+
+void resign(ctl_ptr self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.core)
+    return;
+  st.core.reset();
+  ++st.generation;
+  if (st.opts.events.resigned)
+    st.opts.events.resigned(why);
+}
+
+// Executes a decision of the core: writes and rereads answered back into
+// the core, requests delivered; a resigned core goes back to the election.
+void run(ctl_ptr self, controller_decision d) {
+  auto& st = self->state;
+  if (!st.core)
+    return;
+  auto gen = st.generation;
+  for (auto& r : d.requests)
+    deliver(self, r);
+  if (d.resigned) {
+    resign(self, "a newer controller wrote to the store");
+    elect(self);
+    return;
+  }
+  for (auto& w : d.writes)
+    perform(self, w, [self, gen](const write_result& r) {
+      auto& st = self->state;
+      if (st.generation != gen || !st.core)
+        return;
+      run(self, st.core->on_write_result(r));
+    });
+  for (auto& tp : d.rereads)
+    self->request(st.store, store_timeout, coord_get_request{partition_state_path(tp), false})
+      .then(
+        [self, gen, tp](coord_get_response& r) {
+          auto& st = self->state;
+          if (st.generation != gen || !st.core)
+            return;
+          if (r.rc == zrc::ZOK)
+            run(self, st.core->on_state_read(tp, r.data, r.stat.version));
+          else if (r.rc == zrc::ZNONODE)
+            run(self, st.core->on_state_read(tp, std::nullopt, -1));
+          // else: the session is in trouble; the next session's election
+          // reads everything again.
+        },
+        [](caf::error&) {});
+}
+
+// Reads the whole cluster state (Kafka's initializeControllerContext) and
+// hands it to the new core. `then` gets the snapshot or nullopt when a read
+// failed (the election is tried again).
+void read_snapshot(ctl_ptr self, std::function<void(std::optional<cluster_snapshot>)> then);
+
+// The /nodes children with their registrations and czxids.
+void read_live_nodes(ctl_ptr self, bool watch,
+                     std::function<void(std::optional<std::vector<live_node>>)> then) {
+  auto& st = self->state;
+  self->request(st.store, store_timeout, coord_get_children_request{nodes_path, watch})
+    .then(
+      [self, then](coord_children_response& r) {
+        if (r.rc != zrc::ZOK) {
+          then(std::nullopt);
+          return;
+        }
+        auto nodes = std::make_shared<std::vector<live_node>>();
+        auto left = std::make_shared<size_t>(r.children.size());
+        auto failed = std::make_shared<bool>(false);
+        if (r.children.empty()) {
+          then(*nodes);
+          return;
+        }
+        for (auto& child : r.children) {
+          auto id = static_cast<node_id>(std::strtol(child.c_str(), nullptr, 10));
+          auto path = nodes_path + "/" + child;
+          self->request(self->state.store, store_timeout, coord_get_request{path, false})
+            .then(
+              [=](coord_get_response& g) {
+                if (g.rc == zrc::ZOK) {
+                  auto reg = decode_node(path, g.data);
+                  if (reg.ok())
+                    nodes->push_back(to_live_node(id, g.stat.czxid, *reg));
+                } // ZNONODE: gone between the two reads; the next watch tells
+                else if (g.rc != zrc::ZNONODE)
+                  *failed = true;
+                if (--*left == 0)
+                  then(*failed ? std::nullopt : std::make_optional(*nodes));
+              },
+              [=](caf::error&) {
+                *failed = true;
+                if (--*left == 0)
+                  then(std::nullopt);
+              });
+        }
+      },
+      [then](caf::error&) { then(std::nullopt); });
+}
+
+void read_snapshot(ctl_ptr self, std::function<void(std::optional<cluster_snapshot>)> then) {
+  read_live_nodes(self, true, [self, then](std::optional<std::vector<live_node>> nodes) {
+    if (!nodes) {
+      then(std::nullopt);
+      return;
+    }
+    auto snap = std::make_shared<cluster_snapshot>();
+    snap->live_nodes = std::move(*nodes);
+    self->request(self->state.store, store_timeout, coord_get_children_request{topics_path, false})
+      .then(
+        [self, then, snap](coord_children_response& r) {
+          if (r.rc == zrc::ZNONODE || (r.rc == zrc::ZOK && r.children.empty())) {
+            then(*snap);
+            return;
+          }
+          if (r.rc != zrc::ZOK) {
+            then(std::nullopt);
+            return;
+          }
+          // Topics, then each topic's partition states.
+          auto left = std::make_shared<size_t>(r.children.size());
+          auto failed = std::make_shared<bool>(false);
+          auto done_one = [then, snap, left, failed] {
+            if (--*left == 0)
+              then(*failed ? std::nullopt : std::make_optional(*snap));
+          };
+          for (auto& name : r.children) {
+            self->request(self->state.store, store_timeout,
+                          coord_get_request{topic_path(name), false})
+              .then(
+                [self, snap, failed, left, done_one, name](coord_get_response& g) {
+                  auto t = g.rc == zrc::ZOK ? decode_topic(name, g.data)
+                                            : status_or<topic_assignment>{status{
+                                              error_code::unknown_server_error, to_string(g.rc)}};
+                  if (!t.ok()) {
+                    *failed = true;
+                    done_one();
+                    return;
+                  }
+                  snap->topics.push_back(*t);
+                  auto parts = t->partitions.size();
+                  if (parts == 0) {
+                    done_one();
+                    return;
+                  }
+                  auto pleft = std::make_shared<size_t>(parts);
+                  for (auto& [p, _] : t->partitions) {
+                    topic_partition tp{name, p};
+                    auto path = partition_state_path(tp);
+                    self->request(self->state.store, store_timeout, coord_get_request{path, false})
+                      .then(
+                        [snap, failed, pleft, done_one, tp, path](coord_get_response& s) {
+                          if (s.rc == zrc::ZOK) {
+                            auto ps = decode_partition_state(path, s.data, s.stat.version);
+                            if (ps.ok())
+                              snap->states[tp] = *ps;
+                            else
+                              *failed = true;
+                          } else if (s.rc != zrc::ZNONODE) {
+                            *failed = true;
+                          }
+                          if (--*pleft == 0)
+                            done_one();
+                        },
+                        [failed, pleft, done_one](caf::error&) {
+                          *failed = true;
+                          if (--*pleft == 0)
+                            done_one();
+                        });
+                  }
+                },
+                [failed, done_one](caf::error&) {
+                  *failed = true;
+                  done_one();
+                });
+          }
+        },
+        [then](caf::error&) { then(std::nullopt); });
+  });
+}
+
+void become_controller(ctl_ptr self, const controller_identity& me) {
+  auto& st = self->state;
+  ++st.generation;
+  auto gen = st.generation;
+  read_snapshot(self, [self, me, gen](std::optional<cluster_snapshot> snap) {
+    auto& st = self->state;
+    if (st.generation != gen)
+      return;
+    if (!snap) {
+      // The state could not be read (session trouble): the next session
+      // elects again; if it stays connected, try the read again.
+      self->delayed_send(self, std::chrono::seconds(1), caf::atom("reelect"));
+      return;
+    }
+    st.core = std::make_unique<controller_core>(me);
+    if (st.opts.events.elected)
+      st.opts.events.elected(me.epoch);
+    run(self, st.core->on_become_controller(std::move(*snap)));
+  });
+}
+
+// One election step after another (controller_election.hpp).
+void take_step(ctl_ptr self, controller::election_step step, uint64_t gen);
+
+void read_for_election(ctl_ptr self, uint64_t gen) {
+  auto& st = self->state;
+  // get with watch on /controller: a watch on an existing znode tells its
+  // deletion; exists with watch also covers an absent one.
+  self->request(st.store, store_timeout, coord_exists_request{controller_path, true})
+    .then(
+      [self, gen](coord_stat_response& ex) {
+        auto& st = self->state;
+        if (st.generation != gen)
+          return;
+        auto with_epoch = [self, gen](std::optional<node_id> current) {
+          self->request(self->state.store, store_timeout,
+                        coord_get_request{controller_epoch_path, false})
+            .then(
+              [self, gen, current](coord_get_response& e) {
+                auto& st = self->state;
+                if (st.generation != gen || !st.election)
+                  return;
+                if (e.rc != zrc::ZOK) {
+                  self->delayed_send(self, std::chrono::seconds(1), caf::atom("reelect"));
+                  return;
+                }
+                take_step(self, st.election->on_read(current, e.data, e.stat.version), gen);
+              },
+              [self](caf::error&) {
+                self->delayed_send(self, std::chrono::seconds(1), caf::atom("reelect"));
+              });
+        };
+        if (ex.rc == zrc::ZNONODE) {
+          with_epoch(std::nullopt);
+          return;
+        }
+        if (ex.rc != zrc::ZOK)
+          return; // session trouble: the next session event elects again
+        self->request(st.store, store_timeout, coord_get_request{controller_path, false})
+          .then(
+            [self, gen, with_epoch](coord_get_response& g) {
+              if (self->state.generation != gen)
+                return;
+              if (g.rc == zrc::ZNONODE) {
+                with_epoch(std::nullopt);
+                return;
+              }
+              auto id = decode_controller(g.data);
+              with_epoch(id.ok() ? std::make_optional(*id) : std::make_optional(node_id{-1}));
+            },
+            [](caf::error&) {});
+      },
+      [](caf::error&) {});
+}
+
+void take_step(ctl_ptr self, controller::election_step step, uint64_t gen) {
+  auto& st = self->state;
+  switch (step.outcome) {
+    case election_outcome::write:
+      perform(self, *step.write, [self, gen](const write_result& r) {
+        auto& st = self->state;
+        if (st.generation != gen || !st.election)
+          return;
+        take_step(self, st.election->on_result(r), gen);
+      });
+      return;
+    case election_outcome::reread:
+      read_for_election(self, gen);
+      return;
+    case election_outcome::won:
+      become_controller(self, *st.election->identity());
+      st.election.reset();
+      return;
+    case election_outcome::lost:
+      if (step.write)
+        perform(self, *step.write, [](const write_result&) {});
+      st.election.reset();
+      // The /controller watch set while reading calls the next election.
+      return;
+  }
+}
+
+void elect(ctl_ptr self) {
+  auto& st = self->state;
+  if (!st.connected || st.node_epoch < 0 || st.core || st.election)
+    return;
+  ++st.generation;
+  auto gen = st.generation;
+  st.election = std::make_unique<controller_election>(st.opts.node_id, st.opts.clock_ms());
+  perform(self, st.election->ensure_epoch_znode(), [self, gen](const write_result& r) {
+    if (self->state.generation != gen)
+      return;
+    if (r.outcome == write_outcome::ok || r.outcome == write_outcome::node_exists)
+      read_for_election(self, gen);
+  });
+}
+
+// Creates a persistent znode if missing (NODEEXISTS is fine).
+void ensure_path(ctl_ptr self, const std::string& path, std::function<void(bool)> then) {
+  self->request(self->state.store, store_timeout, coord_create_request{path, {}, znode_persistent})
+    .then([then](coord_create_response& r) { then(r.rc == zrc::ZOK || r.rc == zrc::ZNODEEXISTS); },
+          [then](caf::error&) { then(false); });
+}
+
+// Registers /nodes/<id> for the current session (Kafka's
+// registerBroker): the czxid is the node epoch. A znode of our own session
+// (a retried create) is ours; one of another session is another live
+// node with this id.
+void register_node(ctl_ptr self) {
+  auto& st = self->state;
+  auto session = st.session_id;
+  ensure_path(self, nodes_path, [self, session](bool ok) {
+    auto& st = self->state;
+    if (!ok || st.session_id != session)
+      return; // session trouble: the next connected event registers
+    ensure_path(self, topics_path, [](bool) {});
+    node_registration reg{st.opts.advertised, st.opts.rack, st.opts.build, st.opts.clock_ms()};
+    auto path = node_path(st.opts.node_id);
+    auto registered = [self, session](int64_t epoch) {
+      auto& st = self->state;
+      if (st.session_id != session)
+        return;
+      st.node_epoch = epoch;
+      if (st.opts.events.registered)
+        st.opts.events.registered(epoch);
+      elect(self);
+    };
+    self->request(st.store, store_timeout,
+                  coord_create_request{path, encode_node(reg), znode_ephemeral})
+      .then(
+        [self, session, path, registered](coord_create_response& r) {
+          auto& st = self->state;
+          if (r.rc == zrc::ZOK) {
+            registered(r.stat.czxid);
+            return;
+          }
+          if (r.rc != zrc::ZNODEEXISTS)
+            return; // connection trouble: registered again on the next session event
+          self->request(st.store, store_timeout, coord_get_request{path, false})
+            .then(
+              [self, session, path, registered](coord_get_response& g) {
+                auto& st = self->state;
+                if (g.rc == zrc::ZOK && g.stat.ephemeral_owner == session) {
+                  registered(g.stat.czxid);
+                } else if (g.rc == zrc::ZOK) {
+                  if (st.opts.events.fatal)
+                    st.opts.events.fatal(
+                      {error_code::invalid_config,
+                       "node.id " + std::to_string(st.opts.node_id)
+                         + " is already registered by another live node (" + path
+                         + ", session " + std::to_string(g.stat.ephemeral_owner) + ")"});
+                } else if (g.rc == zrc::ZNONODE) {
+                  register_node(self); // its session ended meanwhile
+                }
+              },
+              [](caf::error&) {});
+        },
+        [](caf::error&) {});
+  });
+}
+
+void on_nodes_changed(ctl_ptr self) {
+  auto gen = self->state.generation;
+  read_live_nodes(self, true, [self, gen](std::optional<std::vector<live_node>> nodes) {
+    auto& st = self->state;
+    if (st.generation != gen || !st.core || !nodes)
+      return;
+    run(self, st.core->on_nodes_changed(*nodes));
+  });
+}
+
+caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
+  auto& st = self->state;
+  st.opts = std::move(opts);
+  if (!st.opts.clock_ms)
+    st.opts.clock_ms = [] {
+      return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count());
+    };
+  st.store = st.opts.spawn_store(caf::actor_cast<caf::actor>(self));
+  self->link_to(st.store);
+  return {
+    [=](const coord_session_event& e) {
+      auto& st = self->state;
+      switch (e.state) {
+        case session_state::connected: {
+          bool fresh = e.session_id != st.session_id;
+          st.session_id = e.session_id;
+          st.connected = true;
+          for (auto& r : std::exchange(st.held, {}))
+            if (st.opts.send)
+              st.opts.send(r);
+          if (fresh) {
+            st.node_epoch = -1;
+            register_node(self);
+          }
+          return;
+        }
+        case session_state::connecting:
+          st.connected = false;
+          return;
+        case session_state::expired:
+        case session_state::closed:
+          st.connected = false;
+          st.held.clear();
+          st.node_epoch = -1;
+          st.election.reset();
+          resign(self, "the coordination store session " + std::to_string(e.session_id)
+                         + " " + to_string(e.state));
+          ++st.generation;
+          return;
+      }
+    },
+    [=](const coord_watch_event& e) {
+      auto& st = self->state;
+      if (e.path == controller_path) {
+        if (e.type == watch_event_type::deleted) {
+          // The controller's session ended (ours too, if it was us).
+          resign(self, "/controller was deleted");
+          elect(self);
+          return;
+        }
+        // Created or changed: watch on, for its deletion.
+        self->request(st.store, store_timeout, coord_exists_request{controller_path, true})
+          .then(
+            [self](coord_stat_response& r) {
+              if (r.rc == zrc::ZNONODE)
+                elect(self);
+            },
+            [](caf::error&) {});
+        return;
+      }
+      if (e.path == nodes_path && e.type == watch_event_type::child) {
+        if (st.core)
+          on_nodes_changed(self);
+        return;
+      }
+    },
+    [=](caf::atom_constant<caf::atom("reelect")>) {
+      auto& st = self->state;
+      st.election.reset();
+      elect(self);
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_controller(caf::actor_system& sys, controller_options opts) {
+  return sys.spawn(controller_fn, std::move(opts));
+}
+
+} // namespace caftx

@@ -1,0 +1,68 @@
+// The controller actor of a node (docs/controller.md): Kafka's
+// KafkaController as it runs on every broker in ZooKeeper mode. It owns
+// the node's coordination store session (ZooKeeper, or the local store of
+// the embedded node), registers the node under /nodes/<id> (the znode's
+// czxid is the node epoch, KIP-380), takes part in the controller election
+// and, while elected, drives controller_core: every decision's writes go to
+// the store as fenced multis, its requests (LeaderAndIsr, UpdateMetadata,
+// StopReplica) to the nodes through `send`.
+//
+// Session rules (ZooKeeper's, as Kafka's KafkaZkClient):
+// - connecting (connection lost): the session may live on; requests to
+//   nodes are held until connected again (stricter than Kafka, which
+//   resigns only on expiry), writes still answer ZCONNECTIONLOSS;
+// - expired: the controller role ends at once, the node re-registers with
+//   the store's next session (a new node epoch) and enters the election
+//   again;
+// - ZCONNECTIONLOSS on a write = unknown outcome: the core re-reads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/controller/controller_model.hpp"
+#include "runtime/status.hpp"
+
+namespace caftx {
+
+/// What the controller actor reports to its node.
+struct controller_events {
+  /// Registered under /nodes/<id> with `node_epoch` (again after every
+  /// session expiry, with a new epoch).
+  std::function<void(int64_t node_epoch)> registered;
+  /// This node became controller at `controller_epoch`, or stopped being it.
+  std::function<void(int32_t controller_epoch)> elected;
+  std::function<void(const std::string& why)> resigned;
+  /// Registration is impossible (another live node has this node.id, a
+  /// malformed znode): the node must stop.
+  std::function<void(const status& why)> fatal;
+};
+
+struct controller_options {
+  controller::node_id node_id = -1;
+  /// The endpoint other nodes and clients reach this node at
+  /// (advertised.listeners).
+  controller::endpoint advertised;
+  std::string rack;
+  std::string build;
+  /// Spawns the coordination store with `owner` as the receiver of its
+  /// session and watch events (spawn_zookeeper_store or spawn_local_store).
+  std::function<caf::actor(caf::actor owner)> spawn_store;
+  /// Delivers a controller request to its target node; called on the
+  /// actor's thread, must not block.
+  std::function<void(const controller::outbound_request& r)> send;
+  /// Kafka's AdminUtils draws these at random; tests fix them.
+  std::function<int32_t(int32_t bound)> random;
+  std::function<int64_t()> clock_ms;
+  controller_events events;
+};
+
+/// Spawns the controller actor; it spawns its store at once and goes
+/// through registration and the election as the store's session connects.
+caf::actor spawn_controller(caf::actor_system& sys, controller_options opts);
+
+} // namespace caftx
