@@ -10,6 +10,7 @@ const char* to_string(error_code code) {
     case error_code::unknown_topic_or_partition: return "UNKNOWN_TOPIC_OR_PARTITION";
     case error_code::not_leader_or_follower: return "NOT_LEADER_OR_FOLLOWER";
     case error_code::request_timed_out: return "REQUEST_TIMED_OUT";
+    case error_code::message_too_large: return "MESSAGE_TOO_LARGE";
     case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case error_code::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";
     case error_code::not_coordinator: return "NOT_COORDINATOR";

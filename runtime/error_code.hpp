@@ -16,6 +16,11 @@ enum class error_code : uint8_t {
   unknown_topic_or_partition = 3,
   not_leader_or_follower = 6,
   request_timed_out = 7,
+  /// Kafka's MESSAGE_TOO_LARGE, thrown by its clients as
+  /// RecordTooLargeException: a record above the producer's
+  /// max.request.size or buffer.memory, or a batch above the partition's
+  /// max.message.bytes (the node's message.max.bytes).
+  message_too_large = 10,
   coordinator_load_in_progress = 14,
   coordinator_not_available = 15,
   not_coordinator = 16,
