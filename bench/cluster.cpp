@@ -307,6 +307,45 @@ rep_result run_produce(const context& ctx, const produce_variant& v, int rep) {
 
 } // namespace
 
+// One record to each partition of a topic, then a flush, with one
+// idempotent producer: the time per send at 10 000 partitions over the
+// time per send at 100, measured side by side; ~1 when a send's cost does
+// not grow with the partitions the producer writes (it did, quadratically,
+// while the session looked at every partition after each record).
+void bench_produce_partitions(const context& ctx) {
+  std::vector<int> counts = ctx.quick ? std::vector<int>{10, 1000} : std::vector<int>{100, 10000};
+  cluster c{ctx, "produce-partitions"};
+  for (int n : counts)
+    c.topic("wide-" + std::to_string(n), n);
+  std::vector<line> lines(counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    lines[i].benchmark = "produce-wide";
+    lines[i].variant = "1 record to each of " + counted(counts[i], "partition");
+    lines[i].unit = "us/send";
+    lines[i].higher_is_better = false;
+  }
+  interleave(ctx, lines, [&](size_t i, int) {
+    int n = counts[i];
+    std::string topic = "wide-" + std::to_string(n);
+    producer p{shared_system(), c.broker(), properties{}};
+    p.send({topic, 0, "", "warm-up", {}, -1}); // the producer id and the topic's metadata
+    p.flush();
+    auto t0 = clock_type::now();
+    for (int k = 0; k < n; ++k)
+      p.send({topic, k, "", "x", {}, -1});
+    p.flush();
+    rep_result r;
+    r.value = ms_since(t0) * 1000 / n;
+    r.extra = {{"partitions", n}, {"seconds", ms_since(t0) / 1000}};
+    return r;
+  });
+  double base = lines[0].stats().median;
+  set_target(lines.back(), lines.back().stats().median / base,
+             "/ " + counted(counts[0], "partition"), 1.5, false);
+  for (auto& l : lines)
+    report(l);
+}
+
 void bench_produce_modes(const context& ctx) {
   std::vector<produce_variant> vs;
   for (int bytes : {100, 1024})

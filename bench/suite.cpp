@@ -282,8 +282,10 @@ int main(int argc, char** argv) {
     if (!json_output)
       std::printf("%-14s %-28s %11s %23s %-11s %-44s %-16s\n", "benchmark", "variant", "median",
                   "min-max", "unit", "ratio", "target");
-    if (wanted("produce"))
+    if (wanted("produce")) {
       bench_produce_modes(ctx);
+      bench_produce_partitions(ctx);
+    }
     if (wanted("commit"))
       bench_commit_latency(ctx);
     if (wanted("coordinator"))

@@ -93,6 +93,8 @@ void report(const line& l);
 
 // The benchmarks (bench/cluster.cpp, bench/storage.cpp, bench/micro.cpp); each reports its lines.
 void bench_produce_modes(const context& ctx);
+/// Time per send with 100 and 10 000 partitions (one record each), side by side.
+void bench_produce_partitions(const context& ctx);
 void bench_commit_latency(const context& ctx);
 void bench_coordinator_throughput(const context& ctx);
 void bench_fetch_isolation(const context& ctx);

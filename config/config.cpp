@@ -229,6 +229,7 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int64("log.cleaner.dedupe.buffer.size", c.log_cleaner_dedupe_buffer_size, 1048576,
                     int64_max));
   CAFTX_TRY(r.int32("caftx.log.cleaner.step.batches", c.log_cleaner_step_batches, 1, 1000000));
+  CAFTX_TRY(r.int32("message.max.bytes", c.message_max_bytes, 0, int_max));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
     "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
@@ -261,9 +262,11 @@ status_or<topic_config> topic_config::parse(const properties& props, const node_
   CAFTX_TRY(r.int64("delete.retention.ms", c.delete_retention_ms, 0, int64_max));
   CAFTX_TRY(r.real("min.cleanable.dirty.ratio", c.min_cleanable_dirty_ratio, 0, 1));
   CAFTX_TRY(r.int64("min.compaction.lag.ms", c.min_compaction_lag_ms, 0, int64_max));
+  c.max_message_bytes = node.message_max_bytes;
+  CAFTX_TRY(r.int32("max.message.bytes", c.max_message_bytes, 0, int_max));
   static const std::set<std::string> ignored = {
     "segment.bytes", "segment.ms", "min.insync.replicas",
-    "max.message.bytes", "message.timestamp.type", "unclean.leader.election.enable",
+    "message.timestamp.type", "unclean.leader.election.enable",
   };
   CAFTX_TRY(r.check_unknown(ignored, "topic"));
   return c;
@@ -298,12 +301,15 @@ status_or<producer_config> producer_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("linger.ms", c.linger_ms, 0, int_max));
   CAFTX_TRY(r.int32("batch.size", c.batch_size, 1, int_max));
+  CAFTX_TRY(r.int64("buffer.memory", c.buffer_memory, 1, int64_max));
+  CAFTX_TRY(r.int64("max.block.ms", c.max_block_ms, 0, int64_max));
+  CAFTX_TRY(r.int32("max.request.size", c.max_request_size, 1, int_max));
   if (auto v = r.take("compression.type"); v && *v != "none")
     return invalid("config 'compression.type' = '" + *v
                    + "' is not supported (only none: caftx writes uncompressed RecordBatch v2)");
   static const std::set<std::string> ignored = {
     "bootstrap.servers", "client.id", "key.serializer", "value.serializer",
-    "buffer.memory", "max.block.ms", "max.request.size", "partitioner.class",
+    "partitioner.class",
   };
   CAFTX_TRY(r.check_unknown(ignored, "producer"));
   if (c.transactional_id && !c.enable_idempotence)
@@ -351,6 +357,9 @@ status_or<consumer_config> consumer_config::parse(const properties& props) {
   }
   CAFTX_TRY(r.int32("max.poll.records", c.max_poll_records, 1, int_max));
   CAFTX_TRY(r.int32("max.partition.fetch.bytes", c.max_partition_fetch_bytes, 1, int_max));
+  CAFTX_TRY(r.int32("fetch.min.bytes", c.fetch_min_bytes, 0, int_max));
+  CAFTX_TRY(r.int32("fetch.max.wait.ms", c.fetch_max_wait_ms, 0, int_max));
+  CAFTX_TRY(r.int32("fetch.max.bytes", c.fetch_max_bytes, 0, int_max));
   CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("retry.backoff.ms", c.retry_backoff_ms, 0, int_max));
   CAFTX_TRY(r.int32("default.api.timeout.ms", c.default_api_timeout_ms, 1, int_max));
@@ -360,7 +369,7 @@ status_or<consumer_config> consumer_config::parse(const properties& props) {
                    "commit() or send_offsets_to_transaction()");
   static const std::set<std::string> ignored = {
     "bootstrap.servers", "client.id", "key.deserializer", "value.deserializer",
-    "session.timeout.ms", "heartbeat.interval.ms", "fetch.min.bytes", "fetch.max.wait.ms",
+    "session.timeout.ms", "heartbeat.interval.ms",
   };
   CAFTX_TRY(r.check_unknown(ignored, "consumer"));
   return c;

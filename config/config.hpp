@@ -125,6 +125,11 @@ struct node_config {
   /// SkimpyOffsetMap); a dirty part with more keys is cleaned in several
   /// rounds.
   int64_t log_cleaner_dedupe_buffer_size = 134217728;
+  /// `message.max.bytes`, [0, 2147483647]: the max.message.bytes of
+  /// topics that set none: the largest record batch a partition takes
+  /// (Kafka's default 1048588: 1 MiB plus the batch header's 12 bytes of
+  /// log overhead).
+  int32_t message_max_bytes = 1048588;
   /// `caftx.log.cleaner.step.batches`, [1, 1000000]: batches a cleaning
   /// partition reads (or rewrites) per message to itself, so it serves
   /// produce and fetch between the steps of a round.
@@ -157,6 +162,10 @@ struct topic_config {
   /// `min.compaction.lag.ms`, [0, 2^63-1]: records younger than this are
   /// not cleaned yet.
   int64_t min_compaction_lag_ms = 0;
+  /// `max.message.bytes`, [0, 2147483647]: a produced batch larger than
+  /// this is rejected with MESSAGE_TOO_LARGE, nothing appended; default
+  /// the node's message.max.bytes.
+  int32_t max_message_bytes = 1048588;
 
   /// Parses the configs of one topic over the node's defaults: an unknown
   /// key or a value out of range is INVALID_CONFIG naming the key and the
@@ -192,6 +201,20 @@ struct producer_config {
   int32_t linger_ms = 5;
   /// `batch.size` in bytes, [1, 2147483647].
   int32_t batch_size = 16384;
+  /// `buffer.memory` in bytes, [1, 2^63-1]: the records a producer holds
+  /// (handed to send() and not yet acknowledged or failed) may take this
+  /// much; send() blocks while a record does not fit (Kafka's BufferPool).
+  int64_t buffer_memory = 33554432;
+  /// `max.block.ms`, [0, 2^63-1]: how long send() waits for buffer.memory,
+  /// and how long init_transactions(), commit_transaction(),
+  /// abort_transaction() and send_offsets_to_transaction() wait for the
+  /// coordinator, before they throw REQUEST_TIMED_OUT (Kafka's
+  /// TimeoutException).
+  int64_t max_block_ms = 60000;
+  /// `max.request.size` in bytes, [1, 2147483647]: send() rejects a record
+  /// whose size (with the batch header) is larger, with MESSAGE_TOO_LARGE
+  /// (Kafka's RecordTooLargeException).
+  int32_t max_request_size = 1048576;
 
   static status_or<producer_config> parse(const properties& props);
 };
@@ -206,8 +229,18 @@ struct consumer_config {
   std::string auto_offset_reset = "latest";
   /// `max.poll.records`, [1, 2147483647].
   int32_t max_poll_records = 500;
-  /// `max.partition.fetch.bytes`, [1, 2147483647].
+  /// `max.partition.fetch.bytes`, [1, 2147483647]: the records one
+  /// partition brings in a fetch (at least one batch, however large).
   int32_t max_partition_fetch_bytes = 1048576;
+  /// `fetch.min.bytes`, [0, 2147483647]: a node answers a fetch once its
+  /// partitions have this many bytes of records, or fetch.max.wait.ms passed.
+  int32_t fetch_min_bytes = 1;
+  /// `fetch.max.wait.ms`, [0, 2147483647]: how long a node holds a fetch
+  /// below fetch.min.bytes (at most the poll's own timeout).
+  int32_t fetch_max_wait_ms = 500;
+  /// `fetch.max.bytes`, [0, 2147483647]: the records one fetch of a node
+  /// brings in all (the first partition with records always brings them).
+  int32_t fetch_max_bytes = 52428800;
   /// `request.timeout.ms`, [1, 2147483647].
   int32_t request_timeout_ms = 30000;
   /// `retry.backoff.ms`, [0, 2147483647]: the wait before fetching a

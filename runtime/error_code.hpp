@@ -18,6 +18,11 @@ enum class error_code : uint8_t {
   not_leader_or_follower = 6,
   request_timed_out = 7,
   broker_not_available = 8,      // ControlledShutdown from a node that is not registered
+  /// Kafka's MESSAGE_TOO_LARGE, thrown by its clients as
+  /// RecordTooLargeException: a record above the producer's
+  /// max.request.size or buffer.memory, or a batch above the partition's
+  /// max.message.bytes (the node's message.max.bytes).
+  message_too_large = 10,
   stale_controller_epoch = 11,   // a controller request older than the highest controller epoch seen
   coordinator_load_in_progress = 14,
   coordinator_not_available = 15,

@@ -30,6 +30,8 @@ namespace caftx {
   X(produce_response)                                                                              \
   X(fetch_request)                                                                                 \
   X(fetch_response)                                                                                \
+  X(node_fetch_request)                                                                            \
+  X(node_fetch_response)                                                                           \
   X(list_offsets_request)                                                                          \
   X(list_offsets_response)                                                                         \
   X(delete_records_request)                                                                        \

@@ -202,6 +202,35 @@ struct fetch_response {
   std::string records;
 };
 
+/// Fetch of many partitions from one node in one request, as Kafka's
+/// FetchRequest with its topics and partitions (Kafka's consumer sends one
+/// per node). The node asks each partition's leader (`partitions[i]`: the
+/// partition, its fetch offset, its max.partition.fetch.bytes, the
+/// isolation level; each entry's max_wait_ms is ignored) and answers once
+/// the partitions' records together reach `min_bytes` (fetch.min.bytes),
+/// a partition answered an error, or `max_wait_ms` (fetch.max.wait.ms)
+/// passed; then with what every partition has. The records of the
+/// answer total at most `max_bytes` (fetch.max.bytes), except that the
+/// first partition with records always keeps them (KIP-74: a batch larger
+/// than the limits still comes, so the consumer makes progress); a later
+/// partition over the budget answers no records (no error) and is fetched
+/// again from the same offset. Per partition the answer is exactly the
+/// one fetch_request gives (high watermark, last stable offset, aborted
+/// transactions, errors: docs/producer-state.md §Fetch); a partition the
+/// node does not lead answers UNKNOWN_TOPIC_OR_PARTITION, one whose leader
+/// did not answer NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT.
+struct node_fetch_request {
+  std::vector<fetch_request> partitions;
+  int32_t max_wait_ms = 500;
+  int32_t min_bytes = 1;
+  int32_t max_bytes = 52428800;
+};
+
+struct node_fetch_response {
+  /// In the request's order, one per requested partition.
+  std::vector<fetch_response> partitions;
+};
+
 /// ListOffsets: timestamp -1 = latest, -2 = earliest (docs/producer-state.md §ListOffsets).
 struct list_offsets_request {
   topic_partition tp;
@@ -507,6 +536,8 @@ CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_o
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
               x.log_start_offset, x.aborted_transactions, x.records)
+CAFTX_INSPECT(node_fetch_request, x.partitions, x.max_wait_ms, x.min_bytes, x.max_bytes)
+CAFTX_INSPECT(node_fetch_response, x.partitions)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
 CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
 CAFTX_INSPECT(delete_records_request, x.tp, x.offset)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actors/broker/node_context.hpp"
+#include "actors/broker/node_fetch.hpp"
 #include "actors/common/durable_queue.hpp"
 #include "actors/partition/partition_actor.hpp"
 #include "runtime/messages.hpp"
@@ -143,6 +144,24 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       create_topic(self, req.name, req.partitions, req.configs, *tc, [rp](const status& s) mutable {
         rp.deliver(txn_response{s.code(), s.message()});
       });
+      return rp;
+    },
+    [=](node_fetch_request& req) -> caf::result<node_fetch_response> {
+      auto& ctx = *self->state.ctx;
+      auto rp = self->make_response_promise<node_fetch_response>();
+      // The leaders of this node's partitions, looked up once per topic.
+      std::map<std::string, std::vector<caf::actor>> topics;
+      auto leader_of = [&](const topic_partition& tp) -> caf::actor {
+        auto i = topics.find(tp.topic);
+        if (i == topics.end())
+          i = topics.emplace(tp.topic, ctx.directory->topic(tp.topic).value_or(
+                                         std::vector<caf::actor>{}))
+                .first;
+        if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(i->second.size()))
+          return {};
+        return i->second[static_cast<size_t>(tp.partition)];
+      };
+      node_fetch(self, std::move(req), leader_of, ctx.config.request_timeout_ms, rp);
       return rp;
     },
     [=](const metadata_request& req) -> caf::result<caf::message> {

@@ -42,9 +42,18 @@ client_channel::client_channel(caf::actor_system& sys, caf::actor broker)
 status_or<std::vector<caf::actor>> client_channel::partitions(const std::string& topic,
                                                               bool refresh,
                                                               std::chrono::milliseconds timeout) {
+  auto v = partitions_view(topic, refresh, timeout);
+  if (!v.ok())
+    return v.error();
+  return **v;
+}
+
+status_or<const std::vector<caf::actor>*>
+client_channel::partitions_view(const std::string& topic, bool refresh,
+                                std::chrono::milliseconds timeout) {
   if (!refresh)
     if (auto i = topics_.find(topic); i != topics_.end())
-      return i->second;
+      return &i->second;
   auto r = call<metadata_response>(broker_, metadata_request{{topic}}, timeout);
   if (!r.ok())
     return r.error();
@@ -53,8 +62,9 @@ status_or<std::vector<caf::actor>> client_channel::partitions(const std::string&
   auto& tm = r->topics.front();
   if (tm.error != error_code::none)
     return status{tm.error, "topic '" + topic + "' does not exist"};
-  topics_[topic] = tm.partitions;
-  return tm.partitions;
+  auto& cached = topics_[topic];
+  cached = std::move(tm.partitions);
+  return &cached;
 }
 
 status_or<caf::actor> client_channel::coordinator(int8_t key_type, const std::string& key,

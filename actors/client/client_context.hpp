@@ -49,12 +49,20 @@ public:
   /// Partition leaders of `topic`; UNKNOWN_TOPIC_OR_PARTITION if unknown.
   status_or<std::vector<caf::actor>> partitions(const std::string& topic, bool refresh,
                                                 std::chrono::milliseconds timeout);
+  /// The same list without copying it (a topic may have 10 000 partitions
+  /// and a producer looks it up at every send): valid until the next
+  /// lookup of `topic` with `refresh`.
+  status_or<const std::vector<caf::actor>*> partitions_view(const std::string& topic, bool refresh,
+                                                            std::chrono::milliseconds timeout);
   /// The coordinator for key_type 1 (transactional id) or 0 (group).
   status_or<caf::actor> coordinator(int8_t key_type, const std::string& key, bool refresh,
                                     std::chrono::milliseconds timeout);
 
   /// The client's time and waiting (client.hpp); default: real time.
   void set_driver(client_driver d) { driver_ = std::move(d); }
+  /// True once a driver replaced real time: the calling thread then runs
+  /// the actors, so waiting means letting them run (sleep_ms).
+  bool has_driver() const { return static_cast<bool>(driver_.sleep_ms); }
   /// Milliseconds for deadlines: the driver's clock, else the steady clock.
   int64_t deadline_clock_ms() const;
   /// Milliseconds for record timestamps: the driver's clock, else the

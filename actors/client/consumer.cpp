@@ -51,12 +51,13 @@ struct consumer::impl {
   milliseconds timeout() const { return milliseconds(cfg.request_timeout_ms); }
 
   caf::actor leader(const topic_partition& tp) {
-    auto parts = ch.partitions(tp.topic, false, timeout());
+    auto parts = ch.partitions_view(tp.topic, false, timeout());
     if (!parts.ok())
       raise(parts.error());
-    if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(parts->size()))
+    auto& leaders = **parts;
+    if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(leaders.size()))
       raise(status{error_code::unknown_topic_or_partition, "unknown partition " + to_string(tp)});
-    return (*parts)[tp.partition];
+    return leaders[static_cast<size_t>(tp.partition)];
   }
 
   int64_t list_offset(const topic_partition& tp, int64_t timestamp) {
@@ -191,42 +192,38 @@ struct consumer::impl {
     from.erase(from.begin(), end);
   }
 
-  // Fetches `tp` from its leader (held there up to `max_wait_ms` while it
-  // has nothing to return) and moves up to `max` - out.size() records to
-  // `out`, keeping the rest for the next polls. A partition whose position
-  // is not known by `deadline_ms` (its committed offset still unstable) is
-  // skipped: a later poll asks again, as Kafka's poll does.
-  void fetch_partition(const topic_partition& tp, int32_t max_wait_ms, size_t max,
-                       std::vector<consumer_record>& out, int64_t deadline_ms) {
-    auto position = position_of(tp, deadline_ms);
-    if (!position.ok())
-      return;
-    auto pos = *position;
-    auto r = ch.call<fetch_response>(
-      leader(tp),
-      fetch_request{tp, pos, cfg.max_partition_fetch_bytes, cfg.isolation, max_wait_ms},
-      timeout() + milliseconds(max_wait_ms));
-    if (!r.ok()) {
-      if (!is_retriable(r.error().code()))
-        raise(r.error());
-      // The leader did not answer (restarted node, dead actor): look it
-      // up again and try this partition in the next round.
-      (void) ch.partitions(tp.topic, true, timeout());
-      return;
-    }
-    if (r->error == error_code::offset_out_of_range) {
+  // The node that leads `tp`, to which its fetches go: the node the
+  // consumer bootstraps from leads every partition its metadata lists.
+  const caf::actor& node_of(const topic_partition&) const { return ch.broker(); }
+
+  // What one partition of a node's fetch answered: its position moves
+  // past what it brought, up to `max` - out.size() records go to `out`,
+  // the rest is kept for the next polls. Per partition exactly as a fetch
+  // of that partition alone (last stable offset, aborted transactions,
+  // read_committed filter).
+  void take_fetched(const topic_partition& tp, int64_t pos, fetch_response& r, size_t max,
+                    std::vector<consumer_record>& out) {
+    if (r.error == error_code::offset_out_of_range) {
       positions[tp] = reset_position(tp, "position " + std::to_string(pos) + " of " + to_string(tp)
-                                           + " is out of range (" + r->message + ")");
+                                           + " is out of range (" + r.message + ")");
       return;
     }
-    if (r->error != error_code::none)
-      raise(status{r->error, r->message});
+    if (r.error == error_code::not_leader_or_follower || r.error == error_code::request_timed_out) {
+      // The leader did not answer (restarted node, dead actor): look it
+      // up again and fetch this partition in the next round.
+      (void) ch.partitions_view(tp.topic, true, timeout());
+      return;
+    }
+    if (r.error != error_code::none)
+      raise(status{r.error, r.message});
+    if (r.records.empty())
+      return;
     // check.crcs: every batch's CRC is checked as it is decoded.
-    auto batches = v2::decode_all(r->records);
+    auto batches = v2::decode_all(r.records);
     if (!batches.ok())
       raise(status{batches.error().code(),
                    "fetch of " + to_string(tp) + ": " + batches.error().message()});
-    auto f = filter_fetched(tp, pos, *batches, r->aborted_transactions, cfg.isolation,
+    auto f = filter_fetched(tp, pos, *batches, r.aborted_transactions, cfg.isolation,
                             std::numeric_limits<size_t>::max());
     positions[tp] = f.next_offset;
     auto& rs = f.records;
@@ -242,36 +239,72 @@ struct consumer::impl {
       buffered[tp].assign(std::make_move_iterator(split), std::make_move_iterator(rs.end()));
   }
 
-  // One round over the assignment: a partition's buffered records, else a
-  // fetch from its leader.
-  std::vector<consumer_record> fetch_once(int64_t deadline_ms) {
+  // One round over the assignment, from the next partition in turn: the
+  // records kept from earlier fetches first; then every other partition
+  // whose position is known (a committed offset still unstable at
+  // `deadline_ms` is skipped: a later poll asks again, as Kafka's poll
+  // does) in ONE fetch per node, as Kafka's fetcher sends one Fetch per
+  // node with all its partitions. That node holds the fetch up to
+  // `wait_ms` (fetch.max.wait.ms, at most the poll's time left) until its
+  // partitions have fetch.min.bytes; it does not wait when kept records
+  // are returned anyway.
+  std::vector<consumer_record> fetch_round(int32_t wait_ms, int64_t deadline_ms) {
     std::vector<consumer_record> out;
     size_t max = static_cast<size_t>(cfg.max_poll_records);
-    for (size_t k = 0; k < assigned.size() && out.size() < max; ++k) {
+    std::vector<std::pair<topic_partition, int64_t>> to_fetch;
+    for (size_t k = 0; k < assigned.size(); ++k) {
       auto& tp = assigned[(next_partition + k) % assigned.size()];
       if (auto b = buffered.find(tp); b != buffered.end()) {
-        take(b->second, max - out.size(), out);
+        if (out.size() < max)
+          take(b->second, max - out.size(), out);
         if (b->second.empty())
           buffered.erase(b);
         continue;
       }
-      fetch_partition(tp, 0, max, out, deadline_ms);
+      auto position = position_of(tp, deadline_ms);
+      if (position.ok())
+        to_fetch.emplace_back(tp, *position);
     }
     if (!assigned.empty())
       next_partition = (next_partition + 1) % assigned.size();
-    return out;
-  }
-
-  // Nothing was visible in a round: waits up to `wait_ms` at one partition
-  // (each time the next), whose leader answers as soon as it has something
-  // (Kafka's fetch.max.wait.ms, held by the leader), and returns what came.
-  std::vector<consumer_record> wait_for_data(int32_t wait_ms, int64_t deadline_ms) {
-    std::vector<consumer_record> out;
-    if (assigned.empty())
-      ch.sleep_ms(wait_ms);
-    else
-      fetch_partition(assigned[next_partition % assigned.size()], wait_ms,
-                      static_cast<size_t>(cfg.max_poll_records), out, deadline_ms);
+    // Looking positions up took time: wait no longer than the poll may.
+    wait_ms = static_cast<int32_t>(
+      std::min<int64_t>(wait_ms, std::max<int64_t>(0, deadline_ms - ch.deadline_clock_ms())));
+    if (to_fetch.empty() || out.size() >= max) {
+      if (out.empty() && wait_ms > 0)
+        ch.sleep_ms(wait_ms);
+      return out;
+    }
+    // The partitions of each node, in turn order.
+    std::map<const caf::actor*, std::vector<size_t>> by_node;
+    for (size_t i = 0; i < to_fetch.size(); ++i)
+      by_node[&node_of(to_fetch[i].first)].push_back(i);
+    for (auto& [node, indexes] : by_node) {
+      node_fetch_request req;
+      req.max_wait_ms = out.empty() ? wait_ms : 0;
+      req.min_bytes = cfg.fetch_min_bytes;
+      req.max_bytes = cfg.fetch_max_bytes;
+      for (auto i : indexes)
+        req.partitions.push_back(fetch_request{to_fetch[i].first, to_fetch[i].second,
+                                               cfg.max_partition_fetch_bytes, cfg.isolation, 0});
+      auto r = ch.call<node_fetch_response>(*node, std::move(req),
+                                            timeout() + milliseconds(wait_ms));
+      if (!r.ok()) {
+        if (!is_retriable(r.error().code()))
+          raise(r.error());
+        // The node did not answer: its partitions' leaders are looked up
+        // again, and they are fetched in the next round.
+        for (auto i : indexes)
+          (void) ch.partitions_view(to_fetch[i].first.topic, true, timeout());
+        continue;
+      }
+      if (r->partitions.size() != indexes.size())
+        raise(status{error_code::unknown_server_error, "malformed fetch response"});
+      for (size_t k = 0; k < indexes.size(); ++k) {
+        auto& [tp, pos] = to_fetch[indexes[k]];
+        take_fetched(tp, pos, r->partitions[k], max, out);
+      }
+    }
     return out;
   }
 };
@@ -315,15 +348,11 @@ std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
   auto& ch = impl_->ch;
   auto deadline = ch.deadline_clock_ms() + timeout.count();
   for (;;) {
-    auto records = impl_->fetch_once(deadline);
     auto now = ch.deadline_clock_ms();
-    if (!records.empty() || now >= deadline)
-      return records;
-    // Nothing visible: wait at most 5 ms at one partition before the next
-    // round, so that data at the others waits no longer than that.
-    records = impl_->wait_for_data(static_cast<int32_t>(std::min<int64_t>(5, deadline - now)),
-                                   deadline);
-    if (!records.empty())
+    auto wait = static_cast<int32_t>(
+      std::min<int64_t>(impl_->cfg.fetch_max_wait_ms, std::max<int64_t>(0, deadline - now)));
+    auto records = impl_->fetch_round(wait, deadline);
+    if (!records.empty() || ch.deadline_clock_ms() >= deadline)
       return records;
   }
 }

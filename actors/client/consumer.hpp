@@ -46,12 +46,16 @@ public:
 
   /// Fetches from the assigned partitions with isolation.level, waiting up
   /// to `timeout` for at least one record; returns at most
-  /// max.poll.records. While nothing is visible it waits at one partition
-  /// at a time, in turn, for at most 5 ms: that partition's leader holds
-  /// the fetch and answers as soon as something becomes visible (Kafka's
-  /// fetch.max.wait.ms, per partition here; the key itself is ignored). A fetch brings up to max.partition.fetch.bytes of a
-  /// partition; what a poll does not return is kept and returned by the
-  /// next polls before that partition is fetched again (seek() drops it).
+  /// max.poll.records. Every assigned partition without kept records goes
+  /// into ONE fetch per node (node_fetch_request, as Kafka's fetcher sends
+  /// one Fetch per node with all its partitions); the node holds it until
+  /// its partitions have fetch.min.bytes of records, or fetch.max.wait.ms
+  /// (at most the time left of `timeout`) passed. A fetch brings up to
+  /// max.partition.fetch.bytes of a partition and fetch.max.bytes in all
+  /// (at least one batch); what a poll does not return is kept and
+  /// returned by the next polls before that partition is fetched again
+  /// (seek() drops it). A partition whose leader did not answer is looked
+  /// up again and fetched in the next round.
   /// read_committed never returns records of aborted or open transactions,
   /// nor anything at or above the last stable offset; control records are
   /// never returned in either level. A partition whose committed offset is

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <future>
 #include <mutex>
+#include <unordered_map>
 
 #include <caf/send.hpp>
 
 #include "actors/client/client_context.hpp"
 #include "actors/client/producer_session.hpp"
+#include "actors/client/record_accumulator.hpp"
 #include "actors/client/transaction_manager.hpp"
 #include "runtime/partitioner.hpp"
 
@@ -16,6 +20,19 @@ namespace caftx {
 namespace {
 
 using std::chrono::milliseconds;
+
+const char* api_name(api_kind api) {
+  switch (api) {
+    case api_kind::init_producer_id: return "InitProducerId";
+    case api_kind::add_partitions_to_txn: return "AddPartitionsToTxn";
+    case api_kind::add_offsets_to_txn: return "AddOffsetsToTxn";
+    case api_kind::txn_offset_commit: return "TxnOffsetCommit";
+    case api_kind::end_txn: return "EndTxn";
+    case api_kind::find_coordinator: return "FindCoordinator";
+    case api_kind::produce: break;
+  }
+  return "Produce";
+}
 
 producer_config parse_or_throw(const properties& props) {
   auto c = producer_config::parse(props);
@@ -26,20 +43,95 @@ producer_config parse_or_throw(const properties& props) {
 
 } // namespace
 
-struct producer::impl {
-  // A record handed to the session and not resolved yet.
+// The records a producer handed to its session and that are not resolved
+// yet, shared by the producer (which adds them in send()) and the session
+// (which resolves them as their batches are acknowledged or fail, on its
+// own thread, through completion_sink). Also Kafka's BufferPool: the bytes
+// these records take, bounded by buffer.memory.
+struct producer_deliveries {
   struct pending_record {
     topic_partition tp;
     int64_t timestamp_ms;
-    send_callback cb;
+    producer::send_callback cb;
+    std::promise<record_metadata> result;
+    size_t bytes = 0;
   };
+
+  std::mutex mtx;
+  std::condition_variable freed; // buffered bytes went down
+  std::unordered_map<uint64_t, pending_record> pending;
+  int64_t buffered_bytes = 0;
+  bool transactional = false;
+
+  void add(uint64_t id, pending_record r) {
+    std::lock_guard<std::mutex> guard{mtx};
+    buffered_bytes += static_cast<int64_t>(r.bytes);
+    pending.emplace(id, std::move(r));
+  }
+
+  // Runs the callback and completes the future of `r` (outside the lock:
+  // a callback may look at the producer's futures).
+  void complete(pending_record& r, int64_t offset, const status& st) {
+    if (r.cb)
+      r.cb({r.tp, offset, r.timestamp_ms}, st);
+    if (st.ok()) {
+      r.result.set_value({r.tp, offset, r.timestamp_ms});
+    } else {
+      auto cls = classify(api_kind::produce, st.code());
+      if (transactional && cls != error_class::fatal)
+        cls = error_class::abortable;
+      r.result.set_exception(std::make_exception_ptr(kafka_exception(st, cls)));
+    }
+  }
+
+  void resolve(const std::vector<session_completion>& done) {
+    std::vector<std::pair<pending_record, const session_completion*>> resolved;
+    resolved.reserve(done.size());
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      for (auto& c : done) {
+        auto i = pending.find(c.id);
+        if (i == pending.end())
+          continue;
+        buffered_bytes -= static_cast<int64_t>(i->second.bytes);
+        resolved.emplace_back(std::move(i->second), &c);
+        pending.erase(i);
+      }
+    }
+    if (!resolved.empty())
+      freed.notify_all();
+    for (auto& [r, c] : resolved)
+      complete(r, c->offset, status{c->error, c->message});
+  }
+
+  // Fails every pending record with `st` (the session died).
+  void fail_all(const status& st) {
+    std::vector<std::pair<uint64_t, pending_record>> lost;
+    {
+      std::lock_guard<std::mutex> guard{mtx};
+      lost.reserve(pending.size());
+      for (auto& e : pending)
+        lost.emplace_back(e.first, std::move(e.second));
+      pending.clear();
+      buffered_bytes = 0;
+    }
+    freed.notify_all();
+    std::sort(lost.begin(), lost.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& e : lost)
+      complete(e.second, -1, st);
+  }
+};
+
+struct producer::impl {
+  using pending_record = producer_deliveries::pending_record;
 
   producer_config cfg;
   detail::client_channel ch;
   transaction_manager tm;
   caf::actor session; // batches, sequences, in-flight windows, retries
   uint64_t next_record_id = 1;
-  std::map<uint64_t, pending_record> pending;
+  std::shared_ptr<producer_deliveries> pending = std::make_shared<producer_deliveries>();
   std::function<void(const char*)> hook;
   std::mutex mtx;
   int32_t round_robin = 0;
@@ -51,6 +143,7 @@ struct producer::impl {
 
   impl(caf::actor_system& sys, caf::actor broker, producer_config c)
     : cfg(std::move(c)), ch(sys, std::move(broker)), tm(cfg.transactional_id.has_value()) {
+    pending->transactional = tm.transactional();
     start_session();
   }
 
@@ -59,7 +152,12 @@ struct producer::impl {
   mutable std::mutex session_mtx;
 
   void start_session() {
-    auto fresh = spawn_producer_session(ch.system(), cfg, ch.broker());
+    std::weak_ptr<producer_deliveries> sink = pending;
+    auto fresh = spawn_producer_session(ch.system(), cfg, ch.broker(),
+                                        [sink](const std::vector<session_completion>& done) {
+                                          if (auto d = sink.lock())
+                                            d->resolve(done);
+                                        });
     {
       std::lock_guard<std::mutex> guard{session_mtx};
       session = fresh;
@@ -82,10 +180,7 @@ struct producer::impl {
     status lost{error_code::unknown_server_error,
                 "the producer's session died before the record was acknowledged; "
                 "it may or may not have been written"};
-    for (auto& [id, p] : pending)
-      if (p.cb)
-        p.cb({p.tp, -1, p.timestamp_ms}, lost);
-    pending.clear();
+    pending->fail_all(lost);
     switch (tm.state()) {
       case client_txn_state::uninitialized:
       case client_txn_state::initializing:
@@ -139,22 +234,40 @@ struct producer::impl {
                                   : error_class::fatal);
   }
 
+  // The wait for one request that must end by `deadline_ms` (deadline
+  // clock): request.timeout.ms, or what is left until the deadline.
+  milliseconds request_timeout_until(int64_t deadline_ms) const {
+    auto left = std::max<int64_t>(1, deadline_ms - ch.deadline_clock_ms());
+    return milliseconds(std::min<int64_t>(cfg.request_timeout_ms, left));
+  }
+
+  // Kafka's TimeoutException of a call blocked past max.block.ms: retriable
+  // (the call may be repeated, KIP-588), the transaction state unchanged.
+  [[noreturn]] void timed_out(const char* what, const status& last) {
+    throw kafka_exception(status{error_code::request_timed_out,
+                                 "Timeout expired after " + std::to_string(cfg.max_block_ms)
+                                   + "ms while awaiting " + what + " (max.block.ms; last error: "
+                                   + last.to_string() + ")"},
+                          error_class::retriable);
+  }
+
   // Sends a coordinator request until it succeeds, fails for good, or
-  // delivery.timeout.ms passes. `make` builds the request, `dest` finds
-  // where to send it.
+  // `deadline_ms` (deadline clock; default: max.block.ms from now) passes:
+  // then REQUEST_TIMED_OUT, retriable (timed_out). The coordinator is
+  // found by FindCoordinator on `key_type`/`key`.
   template <class Resp, class Req>
   Resp coordinator_call(api_kind api, int8_t key_type, const std::string& key, const Req& req,
-                        const char* after_send_point = nullptr) {
-    auto deadline = ch.deadline_clock_ms() + cfg.delivery_timeout_ms;
+                        const char* after_send_point = nullptr, int64_t deadline_ms = -1) {
+    auto deadline = deadline_ms >= 0 ? deadline_ms : ch.deadline_clock_ms() + cfg.max_block_ms;
     bool refresh = false;
     int concurrent_waits = 0;
     for (int attempt = 0;; ++attempt) {
       status err;
-      auto coord = ch.coordinator(key_type, key, refresh, request_timeout());
+      auto coord = ch.coordinator(key_type, key, refresh, request_timeout_until(deadline));
       if (!coord.ok()) {
         err = coord.error();
       } else {
-        auto handle = ch.self()->request(coord.value(), request_timeout(), req);
+        auto handle = ch.self()->request(coord.value(), request_timeout_until(deadline), req);
         if (after_send_point != nullptr && attempt == 0)
           fault(after_send_point);
         status_or<Resp> r{status{error_code::request_timed_out, "no reply"}};
@@ -167,11 +280,12 @@ struct producer::impl {
       }
       if (!is_retriable(err.code()))
         fail(api, err);
-      if (ch.deadline_clock_ms() >= deadline) // KIP-588: the call may be repeated
-        throw kafka_exception(status{err.code(), err.message() + " (delivery.timeout.ms expired)"},
-                              error_class::retriable);
+      auto now = ch.deadline_clock_ms();
+      if (now >= deadline) // KIP-588: the call may be repeated
+        timed_out(api_name(api), err);
       refresh = needs_coordinator_rediscovery(err.code());
-      ch.sleep_ms(coordinator_backoff_ms(err.code(), cfg.retry_backoff_ms, concurrent_waits));
+      ch.sleep_ms(std::min<int64_t>(
+        coordinator_backoff_ms(err.code(), cfg.retry_backoff_ms, concurrent_waits), deadline - now));
     }
   }
 
@@ -187,10 +301,10 @@ struct producer::impl {
   // part 2): the producer continues with the identity in the reply, with
   // sequences from 0, so nothing it sent before can join a later
   // transaction.
-  void end_txn(bool commit, const char* after_send_point) {
+  void end_txn(bool commit, const char* after_send_point, int64_t deadline_ms) {
     end_txn_request req{tid(), tm.pid(), tm.epoch(), commit};
     auto r = coordinator_call<end_txn_response>(api_kind::end_txn, 1, tid(), req,
-                                                after_send_point);
+                                                after_send_point, deadline_ms);
     tm.identity_changed(r.pid, r.epoch);
     ch.self()->send(session, session_identity{r.pid, r.epoch});
   }
@@ -203,12 +317,13 @@ struct producer::impl {
   void set_identity_from(const init_producer_id_response& r) { set_identity(r.pid, r.epoch); }
 
   // InitProducerId without transactional id, retried until
-  // delivery.timeout.ms.
+  // max.block.ms (the first send() waits for it, as Kafka's waits for its
+  // producer id).
   init_producer_id_response request_idempotent_identity() {
-    auto deadline = ch.deadline_clock_ms() + cfg.delivery_timeout_ms;
+    auto deadline = ch.deadline_clock_ms() + cfg.max_block_ms;
     for (;;) {
       init_producer_id_request req;
-      auto r = ch.call<init_producer_id_response>(ch.broker(), req, request_timeout());
+      auto r = ch.call<init_producer_id_response>(ch.broker(), req, request_timeout_until(deadline));
       status err = r.ok() ? status{r->error, r->message} : r.error();
       if (err.ok())
         return std::move(r).value();
@@ -229,11 +344,17 @@ struct producer::impl {
     throw kafka_exception(st, error_class::abortable);
   }
 
-  topic_partition choose_partition(const producer_record& r) {
-    auto parts = ch.partitions(r.topic, false, request_timeout());
+  // The record's partition and its leader.
+  std::pair<topic_partition, caf::actor> choose_partition(const producer_record& r) {
+    auto parts = ch.partitions_view(r.topic, false, request_timeout());
     if (!parts.ok())
       unplaceable(parts.error());
-    auto n = static_cast<int32_t>(parts->size());
+    auto& leaders = **parts;
+    auto tp = place(r, static_cast<int32_t>(leaders.size()));
+    return {tp, leaders[static_cast<size_t>(tp.partition)]};
+  }
+
+  topic_partition place(const producer_record& r, int32_t n) {
     if (r.partition) {
       if (*r.partition < 0 || *r.partition >= n)
         unplaceable(status{error_code::unknown_topic_or_partition,
@@ -249,27 +370,28 @@ struct producer::impl {
   // record handed to it is resolved; runs the callbacks and applies the
   // errors to the transaction manager. `discard` drops what was not sent
   // (abort). Returns the first error.
-  status settle(bool discard) {
+  // `deadline_ms` (deadline clock, -1: none) bounds the wait: then
+  // REQUEST_TIMED_OUT, the records still pending.
+  status settle(bool discard, int64_t deadline_ms = -1) {
     status_or<session_flush_result> r{status{error_code::request_timed_out, "no reply"}};
-    auto handle = ch.self()->request(session, caf::infinite, session_flush{discard});
+    auto wait = deadline_ms < 0 ? caf::duration{caf::infinite}
+                                : caf::duration{milliseconds(
+                                  std::max<int64_t>(1, deadline_ms - ch.deadline_clock_ms()))};
+    auto handle = ch.self()->request(session, wait, session_flush{discard});
     ch.await(handle.id());
     handle.receive([&](session_flush_result& x) { r = std::move(x); },
                [&](caf::error& e) { r = detail::from_caf_error(ch.system(), e); });
     if (!r.ok())
       return r.error();
+    // The callbacks and futures ran as the records were resolved (the
+    // session's completion_sink); the flush applies the first failure.
     status first_error;
     auto first_error_api = api_kind::produce;
     for (auto& c : r->completions) {
-      auto i = pending.find(c.id);
-      if (i == pending.end())
-        continue;
-      status st{c.error, c.message};
-      if (i->second.cb)
-        i->second.cb({i->second.tp, c.offset, i->second.timestamp_ms}, st);
-      pending.erase(i);
-      if (!st.ok() && first_error.ok()) {
-        first_error = st;
+      if (c.error != error_code::none) {
+        first_error = status{c.error, c.message};
         first_error_api = c.add_failed ? api_kind::add_partitions_to_txn : api_kind::produce;
+        break;
       }
     }
     if (!first_error.ok() && !discard) {
@@ -292,7 +414,72 @@ struct producer::impl {
     return first_error;
   }
 
-  status flush_all() { return settle(false); }
+  status flush_all(int64_t deadline_ms = -1) { return settle(false, deadline_ms); }
+
+  // Kafka's KafkaProducer.ensureValidRecordSize: a record larger than
+  // max.request.size or buffer.memory can never be sent.
+  void check_record_size(size_t bytes) {
+    auto n = static_cast<int64_t>(bytes);
+    if (n > cfg.max_request_size)
+      refuse(status{error_code::message_too_large,
+                    "The message is " + std::to_string(n)
+                      + " bytes when serialized which is larger than "
+                      + std::to_string(cfg.max_request_size)
+                      + ", which is the value of the max.request.size configuration."});
+    if (n > cfg.buffer_memory)
+      refuse(status{error_code::message_too_large,
+                    "The message is " + std::to_string(n)
+                      + " bytes when serialized which is larger than the total memory buffer "
+                        "you have configured with the buffer.memory configuration."});
+  }
+
+  // Kafka's BufferPool.allocate: waits while the records not yet resolved
+  // and this one would take more than buffer.memory, at most max.block.ms;
+  // then REQUEST_TIMED_OUT (Kafka's TimeoutException, here thrown by
+  // send()). The session frees the bytes as batches are acknowledged.
+  void reserve_buffer(size_t bytes) {
+    auto n = static_cast<int64_t>(bytes);
+    auto fits = [&] { return pending->buffered_bytes + n <= cfg.buffer_memory; };
+    auto deadline = ch.deadline_clock_ms() + cfg.max_block_ms;
+    std::unique_lock<std::mutex> lock{pending->mtx};
+    if (fits())
+      return;
+    if (ch.has_driver()) {
+      // The calling thread runs the actors (deterministic scheduler):
+      // wait by letting them run.
+      while (!fits()) {
+        auto now = ch.deadline_clock_ms();
+        if (now >= deadline)
+          break;
+        lock.unlock();
+        ch.sleep_ms(std::min<int64_t>(1, deadline - now));
+        lock.lock();
+      }
+    } else {
+      auto until = std::chrono::steady_clock::now() + milliseconds(cfg.max_block_ms);
+      pending->freed.wait_until(lock, until, fits);
+    }
+    if (!fits()) {
+      lock.unlock();
+      refuse(status{error_code::request_timed_out,
+                    "Failed to allocate memory within the configured max blocking time "
+                      + std::to_string(cfg.max_block_ms) + " ms. (buffer.memory "
+                      + std::to_string(cfg.buffer_memory) + " bytes held by records not yet "
+                      "acknowledged)"});
+    }
+  }
+
+  // A record send() refuses: it fails the transaction as Kafka's send()
+  // does for an ApiException (maybeTransitionToErrorState: abortable);
+  // a non-transactional producer goes on, the call may be repeated.
+  [[noreturn]] void refuse(const status& st) {
+    if (tm.transactional() && tm.state() == client_txn_state::in_transaction) {
+      tm.fail(error_class::abortable, st);
+      throw kafka_exception(st, error_class::abortable);
+    }
+    throw kafka_exception(st, st.code() == error_code::request_timed_out ? error_class::retriable
+                                                                          : error_class::abortable);
+  }
 
   void throw_batch_error(const status& err) {
     auto cls = tm.state() == client_txn_state::fatal_error       ? error_class::fatal
@@ -318,7 +505,10 @@ void producer::init_transactions() {
   if (!d.tm.transactional())
     throw kafka_exception(status{error_code::invalid_txn_state, "transactional.id is not set"},
                           error_class::fatal);
-  if (d.tm.state() != client_txn_state::uninitialized)
+  // After a TimeoutException (max.block.ms) the call may be repeated, as
+  // Kafka's initTransactions.
+  if (d.tm.state() != client_txn_state::uninitialized
+      && d.tm.state() != client_txn_state::initializing)
     throw kafka_exception(status{error_code::invalid_txn_state,
                                  std::string("init_transactions in state ") + to_string(d.tm.state())},
                           error_class::fatal);
@@ -331,7 +521,7 @@ void producer::begin_transaction() {
   impl_->check(impl_->tm.begin_transaction());
 }
 
-void producer::send(const producer_record& r, send_callback cb) {
+std::future<record_metadata> producer::send(const producer_record& r, send_callback cb) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->revive_session();
   auto& d = *impl_;
@@ -345,7 +535,12 @@ void producer::send(const producer_record& r, send_callback cb) {
       d.tm.init_succeeded(no_producer_id, no_producer_epoch);
   }
   d.check(d.tm.check_send());
-  auto tp = d.choose_partition(r);
+  // max.request.size and buffer.memory first: a record that is refused
+  // leaves no trace (its partition is not added to the transaction).
+  auto bytes = record_size_upper_bound(r.key.size(), r.value.size(), r.headers);
+  d.check_record_size(bytes);
+  auto [tp, leader] = d.choose_partition(r);
+  d.reserve_buffer(bytes);
   // The partition's first record in this transaction: the session adds it
   // (AddPartitionsToTxn, batched with other new partitions, in the
   // background) before it sends the partition's first batch. Marked added
@@ -353,13 +548,15 @@ void producer::send(const producer_record& r, send_callback cb) {
   bool add = d.tm.transactional() && !d.tm.is_added(tp);
   if (add)
     d.tm.mark_added(tp);
-  auto leaders = d.ch.partitions(tp.topic, false, d.request_timeout());
   record rec{r.key, r.value, r.headers, r.timestamp_ms >= 0 ? r.timestamp_ms : d.ch.timestamp_ms(),
              r.null_value};
   auto id = d.next_record_id++;
-  d.pending.emplace(id, impl::pending_record{tp, rec.timestamp_ms, std::move(cb)});
+  impl::pending_record pr{tp, rec.timestamp_ms, std::move(cb), {}, bytes};
+  auto future = pr.result.get_future();
+  d.pending->add(id, std::move(pr));
   d.ch.self()->send(d.session,
-                    session_record{id, tp, (*leaders)[tp.partition], std::move(rec), add});
+                    session_record{id, tp, std::move(leader), std::move(rec), add});
+  return future;
 }
 
 void producer::flush() {
@@ -377,9 +574,13 @@ void producer::send_offsets_to_transaction(const std::map<topic_partition, int64
   d.check(d.tm.check_send());
   if (group_id.empty())
     throw kafka_exception(status{error_code::invalid_request, "empty group id"}, error_class::fatal);
+  // Both requests within max.block.ms (Kafka's sendOffsetsToTransaction
+  // waits that long for its result).
+  auto deadline = d.ch.deadline_clock_ms() + d.cfg.max_block_ms;
   if (!d.tm.offsets_added()) {
     add_offsets_to_txn_request req{d.tid(), d.tm.pid(), d.tm.epoch(), group_id};
-    d.coordinator_call<txn_response>(api_kind::add_offsets_to_txn, 1, d.tid(), req);
+    d.coordinator_call<txn_response>(api_kind::add_offsets_to_txn, 1, d.tid(), req, nullptr,
+                                     deadline);
     d.tm.mark_offsets_added();
   }
   d.fault("after_add_offsets");
@@ -388,7 +589,8 @@ void producer::send_offsets_to_transaction(const std::map<topic_partition, int64
     req.partitions.push_back(tp);
     req.offsets.push_back(off);
   }
-  d.coordinator_call<txn_response>(api_kind::txn_offset_commit, 0, group_id, req);
+  d.coordinator_call<txn_response>(api_kind::txn_offset_commit, 0, group_id, req, nullptr,
+                                   deadline);
   d.fault("after_send_offsets");
 }
 
@@ -398,12 +600,18 @@ void producer::commit_transaction() {
   auto& d = *impl_;
   if (d.tm.state() == client_txn_state::abortable_error)
     d.check(d.tm.begin_commit());
-  if (auto st = d.flush_all(); !st.ok())
+  // The flush and EndTxn within max.block.ms (Kafka's commitTransaction);
+  // after a timeout the call may be repeated.
+  auto deadline = d.ch.deadline_clock_ms() + d.cfg.max_block_ms;
+  if (auto st = d.flush_all(deadline); !st.ok()) {
+    if (d.ch.deadline_clock_ms() >= deadline && st.code() == error_code::request_timed_out)
+      d.timed_out("the transaction's records to be acknowledged", st);
     d.throw_batch_error(st);
+  }
   d.check(d.tm.begin_commit());
   if (d.tm.needs_end_txn()) {
     d.fault("before_end_txn");
-    d.end_txn(true, "after_end_txn_sent");
+    d.end_txn(true, "after_end_txn_sent", deadline);
   }
   d.tm.end_succeeded();
 }
@@ -413,13 +621,19 @@ void producer::abort_transaction() {
   impl_->revive_session();
   auto& d = *impl_;
   d.check(d.tm.begin_abort());
-  (void) d.settle(true); // unsent records are dropped, sent ones resolve
+  // Within max.block.ms, as Kafka's abortTransaction; after a timeout the
+  // call may be repeated.
+  auto deadline = d.ch.deadline_clock_ms() + d.cfg.max_block_ms;
+  // Unsent records are dropped, sent ones resolve.
+  if (auto st = d.settle(true, deadline);
+      !st.ok() && d.ch.deadline_clock_ms() >= deadline && st.code() == error_code::request_timed_out)
+    d.timed_out("the records in flight to be resolved", st);
   bool bump = d.tm.epoch_bump_required();
   // After INVALID_PRODUCER_ID_MAPPING the coordinator would refuse EndTxn
   // with the same error: the InitProducerId below gives the producer a
   // new identity instead (Kafka's beginCompletingTransaction).
   if (d.tm.needs_end_txn())
-    d.end_txn(false, nullptr);
+    d.end_txn(false, nullptr, deadline);
   d.tm.end_succeeded();
   if (bump)
     d.init_producer_id(d.tm.pid(), d.tm.epoch());

@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,8 +40,12 @@ namespace caftx {
 
 class producer {
 public:
-  /// Called with a record's metadata (or a non-ok status) once its batch
-  /// is acknowledged or failed; runs on the thread inside a producer call.
+  /// Called with a record's metadata (or a non-ok status, the offset -1)
+  /// as soon as its batch is acknowledged or failed, on the producer's own
+  /// thread (its session actor's, as Kafka's producer I/O thread), not at
+  /// the next flush; callbacks of one partition run in offset order. A
+  /// callback must be quick and must not call this producer (Kafka's rule:
+  /// it would block the thread that completes the producer's requests).
   using send_callback = std::function<void(const record_metadata&, const status&)>;
 
   /// A producer bootstrapping from `broker` (node::broker(), or a remote
@@ -57,8 +62,9 @@ public:
   /// InitProducerId: registers transactional.id with its coordinator, which
   /// fences older producers of the same id (their epoch is bumped) and
   /// finishes any transaction they left. Retries retriable errors
-  /// (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, ...) until
-  /// delivery.timeout.ms. Throws fatal: INVALID_TRANSACTION_TIMEOUT when
+  /// (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, no coordinator,
+  /// ...) until max.block.ms, then throws REQUEST_TIMED_OUT (Kafka's
+  /// TimeoutException, retriable: the call may be repeated). Throws fatal: INVALID_TRANSACTION_TIMEOUT when
   /// transaction.timeout.ms exceeds the broker's transaction.max.timeout.ms,
   /// PRODUCER_FENCED; INVALID_TXN_STATE without transactional.id.
   void init_transactions();
@@ -67,8 +73,19 @@ public:
   /// out of order.
   void begin_transaction();
 
-  /// Hands a record to the session (see Batching above); blocks only to
-  /// look up metadata. Throws UNKNOWN_TOPIC_OR_PARTITION (abortable: the
+  /// Hands a record to the session (see Batching above) and returns the
+  /// future of its metadata (topic, partition, offset, timestamp), which
+  /// becomes ready when `callback` runs: with the metadata, or with the
+  /// record's failure as a kafka_exception (abortable for a transactional
+  /// producer). Blocks to look up metadata and while the records not yet
+  /// resolved and this one would take more than buffer.memory bytes (as
+  /// Kafka's BufferPool): after max.block.ms it throws REQUEST_TIMED_OUT
+  /// ("Failed to allocate memory within the configured max blocking
+  /// time", Kafka's TimeoutException; retriable, abortable in a
+  /// transaction). A record larger than max.request.size or buffer.memory
+  /// (its v2 encoding with a batch header, upper bound) throws
+  /// MESSAGE_TOO_LARGE with Kafka's RecordTooLargeException message, and
+  /// nothing of it is sent. Also throws UNKNOWN_TOPIC_OR_PARTITION (abortable: the
   /// transaction must be aborted, as after Kafka's metadata timeout in
   /// send()) for an unknown topic or partition, INVALID_TXN_STATE outside a
   /// transaction of a transactional producer, or the stored error after a
@@ -80,9 +97,13 @@ public:
   /// (REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, ...) abortable: the
   /// record is not in the transaction, so it must be aborted (Kafka's
   /// maybeTransitionToErrorState).
-  void send(const producer_record& record, send_callback callback = {});
+  std::future<record_metadata> send(const producer_record& record,
+                                    send_callback callback = {});
 
-  /// Waits until every record sent so far is acknowledged or failed.
+  /// Waits until every record sent so far is acknowledged or failed; a
+  /// record fails at the latest delivery.timeout.ms after its batch was
+  /// sealed (no request is awaited past it, KIP-91), so flush() returns
+  /// within about that bound even when its node went away.
   /// Throws the first failure (abortable for a transactional producer: the
   /// transaction must then be aborted; an idempotent producer has already
   /// bumped its epoch, KIP-360, and goes on).
@@ -92,12 +113,17 @@ public:
   /// (AddOffsetsToTxn, then TxnOffsetCommit to the group coordinator): they
   /// become the group's committed offsets exactly when the transaction
   /// commits. `offsets` maps a partition to the next offset to consume.
+  /// Retriable errors (an unreachable coordinator, an unknown topic's
+  /// UNKNOWN_TOPIC_OR_PARTITION) are retried until max.block.ms, then
+  /// REQUEST_TIMED_OUT (retriable; or abort the transaction).
   void send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
                                    const std::string& group_id);
 
-  /// Flushes, then EndTxn(commit). If the coordinator stays busy beyond
-  /// delivery.timeout.ms the call throws a retriable error and may simply
-  /// be called again (KIP-588). Returns once the coordinator decided
+  /// Flushes, then EndTxn(commit), both within max.block.ms: if the
+  /// records are not acknowledged or the coordinator does not answer by
+  /// then (busy, unreachable, its node stopped), the call throws
+  /// REQUEST_TIMED_OUT (Kafka's TimeoutException), retriable: it may
+  /// simply be called again, or the transaction aborted (KIP-588). Returns once the coordinator decided
   /// (PrepareCommit durable); markers follow asynchronously and make the
   /// data visible to read_committed consumers. Throws the abortable error
   /// of a failed batch (call abort_transaction()), fatal PRODUCER_FENCED /
@@ -105,7 +131,8 @@ public:
   void commit_transaction();
 
   /// Drops records not sent yet, waits for those in flight, then
-  /// EndTxn(abort). After an error that left the sequences unusable it also
+  /// EndTxn(abort), within max.block.ms (else REQUEST_TIMED_OUT,
+  /// retriable: call it again). After an error that left the sequences unusable it also
   /// bumps the producer epoch (KIP-360: InitProducerId with the current
   /// producer id and epoch). After INVALID_PRODUCER_ID_MAPPING (the
   /// transactional id expired at its coordinator,

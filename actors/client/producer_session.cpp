@@ -7,7 +7,9 @@
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <set>
 #include <vector>
@@ -28,6 +30,7 @@ struct session_state {
   std::unique_ptr<record_accumulator> acc;
   std::map<topic_partition, caf::actor> leaders;
   std::vector<session_completion> done;
+  completion_sink sink;
   std::vector<caf::response_promise> flushes;
   // AddPartitionsToTxn (transactional producers): partitions held and not
   // requested yet, the request out (or waiting for its backoff) and its
@@ -69,7 +72,10 @@ void drive(session_ptr self) {
     auto tp = b.tp;
     auto generation = b.generation;
     produce_request req{b.tp, st.cfg.transactional_id.value_or(""), v2::encode(b.batch)};
-    self->request(st.leaders[tp], milliseconds(st.cfg.request_timeout_ms), std::move(req))
+    // No reply is awaited past the batch's delivery.timeout.ms (KIP-91).
+    auto left = std::max<int64_t>(1, b.deadline_ms - now_ms(self));
+    auto timeout = milliseconds(std::min<int64_t>(st.cfg.request_timeout_ms, left));
+    self->request(st.leaders[tp], timeout, std::move(req))
       .then(
         [self, tp, generation](const produce_response& r) {
           on_reply(self, tp, generation, r.error, r.message, r.base_offset);
@@ -80,8 +86,24 @@ void drive(session_ptr self) {
   }
   if (st.acc->wants_retry_timer())
     self->delayed_send(self, milliseconds(st.cfg.retry_backoff_ms), session_retry{});
-  for (auto& o : st.acc->take_outcomes())
-    st.done.push_back({o.id, o.error, o.message, o.offset, o.add_failed});
+  auto outcomes = st.acc->take_outcomes();
+  if (!outcomes.empty()) {
+    std::vector<session_completion> resolved;
+    resolved.reserve(outcomes.size());
+    for (auto& o : outcomes)
+      resolved.push_back({o.id, o.error, std::move(o.message), o.offset, o.add_failed});
+    if (st.sink) {
+      st.sink(resolved);
+      // The flush's answer then needs the failures only (the producer
+      // applies the first to its transaction state).
+      for (auto& c : resolved)
+        if (c.error != error_code::none)
+          st.done.push_back(std::move(c));
+    } else {
+      st.done.insert(st.done.end(), std::make_move_iterator(resolved.begin()),
+                     std::make_move_iterator(resolved.end()));
+    }
+  }
   if (st.acc->unresolved() == 0 && !st.flushes.empty()) {
     session_flush_result r{std::move(st.done), st.acc->epoch()};
     st.done.clear();
@@ -106,7 +128,8 @@ void on_add_reply(session_ptr self, uint64_t generation, error_code err, const s
 void send_add(session_ptr self) {
   auto& st = self->state;
   auto generation = st.add_generation;
-  auto timeout = milliseconds(st.cfg.request_timeout_ms);
+  auto left = std::max<int64_t>(1, st.add_deadline_ms - now_ms(self));
+  auto timeout = milliseconds(std::min<int64_t>(st.cfg.request_timeout_ms, left));
   auto no_reply = [self, generation](const caf::error& e) {
     auto s = detail::from_caf_error(self->system(), e);
     on_add_reply(self, generation, s.code(), s.message());
@@ -174,9 +197,11 @@ void on_add_reply(session_ptr self, uint64_t generation, error_code err, const s
   drive(self);
 }
 
-caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broker) {
+caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broker,
+                         completion_sink sink) {
   auto& st = self->state;
   st.cfg = cfg;
+  st.sink = std::move(sink);
   st.broker = std::move(broker);
   st.acc = std::make_unique<record_accumulator>(accumulator_settings{
     cfg.batch_size, cfg.max_in_flight_requests_per_connection, cfg.retries, cfg.delivery_timeout_ms,
@@ -248,8 +273,8 @@ caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broke
 } // namespace
 
 caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg,
-                                  caf::actor broker) {
-  return sys.spawn(session_fn, cfg, std::move(broker));
+                                  caf::actor broker, completion_sink sink) {
+  return sys.spawn(session_fn, cfg, std::move(broker), std::move(sink));
 }
 
 } // namespace caftx

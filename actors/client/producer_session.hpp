@@ -25,6 +25,9 @@
 // answers flushes. Used by caftx::producer; not part of the public API.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
@@ -32,10 +35,22 @@
 
 namespace caftx {
 
+struct session_completion;
+
+/// Called by the session, on its own thread, with the records resolved by
+/// an event (a reply, a failure, an abort), as soon as they are resolved:
+/// Kafka's producer completes a batch's callbacks on its I/O thread when
+/// the batch is acknowledged, not at the next flush. Before a flush is
+/// answered, every completion it waited for has been passed here.
+using completion_sink = std::function<void(const std::vector<session_completion>&)>;
+
 /// Spawns a session. Handles session_identity, session_record (no reply),
 /// session_flush -> session_flush_result. `broker` answers FindCoordinator
-/// for the transaction coordinator (transactional producers only).
+/// for the transaction coordinator (transactional producers only). A
+/// request waits for its reply request.timeout.ms, and never past its
+/// batch's delivery.timeout.ms (Kafka's Sender expires in-flight batches,
+/// KIP-91), so a batch sent to a node that went away fails in time.
 caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg,
-                                  caf::actor broker);
+                                  caf::actor broker, completion_sink sink = {});
 
 } // namespace caftx

@@ -4,6 +4,14 @@
 
 namespace caftx {
 
+size_t record_size_upper_bound(size_t key_bytes, size_t value_bytes,
+                                const std::vector<record_header>& headers) {
+  size_t n = 61 + 21 + key_bytes + value_bytes;
+  for (auto& h : headers)
+    n += 10 + h.key.size() + h.value.size();
+  return n;
+}
+
 void record_accumulator::set_identity(producer_id pid, producer_epoch epoch) {
   bool new_pid = pid != pid_;
   pid_ = pid;
@@ -18,13 +26,16 @@ void record_accumulator::set_identity(producer_id pid, producer_epoch epoch) {
 bool record_accumulator::append(const topic_partition& tp, uint64_t id, record rec,
                                 int64_t now_ms) {
   auto& p = partitions_[tp];
-  p.open_bytes += rec.key.size() + rec.value.size() + 20;
+  auto size = rec.key.size() + rec.value.size() + 20; // in a batch: without its header
+  if (!p.open.records.empty() && p.open_bytes + size > static_cast<size_t>(settings_.batch_size))
+    seal(tp, p, now_ms);
+  p.open_bytes += size;
   p.open.records.push_back(std::move(rec));
   p.open_ids.push_back(id);
   ++unresolved_;
   bool first = p.open.records.size() == 1;
   if (p.open_bytes >= static_cast<size_t>(settings_.batch_size))
-    seal(p, now_ms);
+    seal(tp, p, now_ms);
   return first;
 }
 
@@ -37,18 +48,19 @@ void record_accumulator::linger_expired(const topic_partition& tp, uint64_t gene
                                         int64_t now_ms) {
   auto i = partitions_.find(tp);
   if (i != partitions_.end() && i->second.linger_generation == generation)
-    seal(i->second, now_ms);
+    seal(tp, i->second, now_ms);
 }
 
 void record_accumulator::seal_all(int64_t now_ms) {
   for (auto& [tp, p] : partitions_)
-    seal(p, now_ms);
+    seal(tp, p, now_ms);
 }
 
-void record_accumulator::seal(partition& p, int64_t now_ms) {
+void record_accumulator::seal(const topic_partition& tp, partition& p, int64_t now_ms) {
   ++p.linger_generation;
   if (p.open.records.empty())
     return;
+  dirty_.insert(tp);
   sealed b;
   b.batch = std::move(p.open);
   b.batch.pid = pid_;
@@ -89,8 +101,10 @@ void record_accumulator::discard_unsent() {
 void record_accumulator::hold(const topic_partition& tp) { partitions_[tp].held = true; }
 
 void record_accumulator::release(const topic_partition& tp) {
-  if (auto i = partitions_.find(tp); i != partitions_.end())
+  if (auto i = partitions_.find(tp); i != partitions_.end()) {
     i->second.held = false;
+    dirty_.insert(tp);
+  }
 }
 
 bool record_accumulator::held(const topic_partition& tp) const {
@@ -116,9 +130,18 @@ std::vector<batch_to_send> record_accumulator::ready() {
   std::vector<batch_to_send> out;
   if (bump_pending_)
     return out; // new sends wait for the epoch bump
-  for (auto& [tp, p] : partitions_) {
-    if (p.held)
+  // Only partitions whose state changed can have something new to send;
+  // in partition order, as a walk over all of them would send.
+  std::set<topic_partition> dirty;
+  dirty.swap(dirty_);
+  partitions_visited_ += dirty.size();
+  for (auto& tp : dirty) {
+    auto pi = partitions_.find(tp);
+    if (pi == partitions_.end())
       continue;
+    auto& p = pi->second;
+    if (p.held)
+      continue; // release() marks it again
     // Batches are sent in queue order, so those ever sent (in flight or
     // waiting for a retry) are a prefix: counting stops at the first
     // never sent, and a call costs the window, not the backlog.
@@ -145,7 +168,7 @@ std::vector<batch_to_send> record_accumulator::ready() {
       b.ever_sent = true;
       ++b.attempts;
       b.generation = next_generation_++;
-      out.push_back({tp, b.generation, b.batch});
+      out.push_back({tp, b.generation, b.batch, b.deadline_ms});
       ++flying;
     }
   }
@@ -181,6 +204,7 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
   if (pi == partitions_.end() || generation == 0)
     return;
   auto& p = pi->second;
+  dirty_.insert(tp); // a reply frees its window, or fails batches
   size_t pos = 0;
   while (pos < p.queue.size() && p.queue[pos].generation != generation)
     ++pos;
@@ -207,6 +231,7 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
     bool expired = now_ms >= b.deadline_ms || b.attempts > settings_.retries;
     if (retriable && !expired) {
       retry_waiting_ = true;
+      retrying_.insert(tp);
     } else {
       if (retriable)
         error = error_code::request_timed_out; // delivery.timeout.ms or retries exhausted
@@ -237,6 +262,8 @@ void record_accumulator::maybe_bump() {
   epoch_ = producer_epoch{static_cast<int16_t>(epoch_.value + 1)};
   for (auto& [tp, p] : partitions_) {
     p.next_sequence = 0;
+    if (!p.queue.empty())
+      dirty_.insert(tp);
     // Batches sent before (waiting for a retry) may have been written: they
     // cannot move to the new epoch without risking a duplicate.
     while (!p.queue.empty() && p.queue.front().ever_sent) {
@@ -262,6 +289,8 @@ bool record_accumulator::wants_retry_timer() {
 void record_accumulator::retry_backoff_elapsed() {
   retry_waiting_ = false;
   timer_requested_ = false;
+  dirty_.insert(retrying_.begin(), retrying_.end());
+  retrying_.clear();
 }
 
 std::vector<record_outcome> record_accumulator::take_outcomes() {

@@ -31,6 +31,14 @@ struct accumulator_settings {
   bool transactional = false;
 };
 
+/// Bytes a record is counted for in batch.size, buffer.memory and
+/// max.request.size: an upper bound of its RecordBatch v2 encoding in a
+/// batch of its own (Kafka's AbstractRecords.estimateSizeInBytesUpperBound:
+/// the 61-byte batch header, key, value, headers and at most 21 bytes of
+/// varint framing per record, 10 per header).
+size_t record_size_upper_bound(size_t key_bytes, size_t value_bytes,
+                                const std::vector<record_header>& headers);
+
 /// What became of one record handed to the accumulator.
 struct record_outcome {
   uint64_t id = 0;
@@ -45,6 +53,7 @@ struct batch_to_send {
   topic_partition tp;
   uint64_t generation = 0;
   record_batch batch;
+  int64_t deadline_ms = 0; // delivery.timeout.ms of the batch: no reply is awaited longer
 };
 
 class record_accumulator {
@@ -57,6 +66,9 @@ public:
   /// Adds a record to `tp`'s open batch. Returns true if it is the open
   /// batch's first record (the caller arms linger.ms for `tp` with
   /// linger_generation(tp)); seals the batch when it reaches batch.size.
+  /// A record that would take a non-empty open batch past batch.size
+  /// first seals it and opens the next, as Kafka's RecordAccumulator
+  /// (a batch is never larger than batch.size unless its one record is).
   bool append(const topic_partition& tp, uint64_t id, record rec, int64_t now_ms);
 
   /// linger.ms of `tp` fired for `generation`: seals if still current.
@@ -84,7 +96,11 @@ public:
   void fail_held(const topic_partition& tp, error_code error, const std::string& message);
 
   /// Batches to send now, in sequence order per partition, within the
-  /// in-flight window: max.in.flight, but 1 at a partition until a batch of
+  /// in-flight window. Costs the partitions whose state changed since the
+  /// last call (a sealed batch, a reply, a release, an elapsed backoff),
+  /// not every partition the producer ever wrote: one send to each of N
+  /// partitions costs O(N log N) in all, not O(N^2).
+  /// The window: max.in.flight, but 1 at a partition until a batch of
   /// the current producer id is acknowledged there (an idempotent or
   /// transactional producer; docs/producer-state.md §First-batches), so
   /// that a partition without state for the producer never sees a later
@@ -107,6 +123,9 @@ public:
   std::vector<record_outcome> take_outcomes();
 
   size_t unresolved() const { return unresolved_; }
+  /// Partitions ready() has looked at so far (its cost, for tests and
+  /// benchmarks).
+  uint64_t partitions_visited() const { return partitions_visited_; }
   producer_epoch epoch() const { return epoch_; }
 
 private:
@@ -132,7 +151,7 @@ private:
     bool pid_acknowledged = false;
   };
 
-  void seal(partition& p, int64_t now_ms);
+  void seal(const topic_partition& tp, partition& p, int64_t now_ms);
   // Fails the open batch's records and releases the partition.
   void drop_open(partition& p, error_code error, const std::string& message, bool add_failed);
   void complete(const sealed& b, error_code error, const std::string& message, int64_t base_offset,
@@ -148,9 +167,14 @@ private:
   std::set<uint64_t> orphaned_; // sends of failed batches still awaiting a reply
   size_t unresolved_ = 0;
   bool bump_pending_ = false;
+  // Partitions that may have something to send (see ready()), and those
+  // with a batch waiting for the retry backoff.
+  std::set<topic_partition> dirty_;
+  std::set<topic_partition> retrying_;
   bool retry_waiting_ = false;  // a failed batch waits for its backoff
   bool timer_requested_ = false;
   uint64_t next_generation_ = 1;
+  uint64_t partitions_visited_ = 0;
 };
 
 } // namespace caftx

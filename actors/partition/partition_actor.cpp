@@ -105,6 +105,7 @@ struct partition_state {
   int64_t snapshot_position = 0; // the position counter at snapshot_offset
   compaction_state compaction;
   retention_policy retention;
+  int32_t max_message_bytes = 1048588; // the topic's max.message.bytes
   // The leader-epoch checkpoint (oldest first) and the current epoch
   // stamped into every batch (-1 until first elected).
   std::vector<snapshot_codec::epoch_entry> epochs;
@@ -642,6 +643,7 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
   auto& st = self->state;
   st.ctx = ctx;
   st.retention = {topic.retention_ms, topic.retention_bytes};
+  st.max_message_bytes = topic.max_message_bytes;
   st.compaction.compact = topic.cleanup_compact;
   st.compaction.remove_old = topic.cleanup_delete;
   st.compaction.policy = {topic.delete_retention_ms, topic.min_cleanable_dirty_ratio,
@@ -769,6 +771,21 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
                                     "leader epoch " + std::to_string(req.leader_epoch)
                                       + " is not the current " + std::to_string(st.leader_epoch)
                                       + " of " + to_string(st.core->tp()),
+                                    -1, st.core->log_start_offset()});
+        return rp;
+      }
+      // A batch above the topic's max.message.bytes (the node's
+      // message.max.bytes): MESSAGE_TOO_LARGE, nothing appended (Kafka's
+      // UnifiedLog.analyzeAndValidateRecords, RecordTooLargeException).
+      if (!req.from_coordinator
+          && req.records.size() > static_cast<size_t>(st.max_message_bytes)) {
+        rp.deliver(produce_response{error_code::message_too_large,
+                                    "The record batch size in the append to "
+                                      + to_string(st.core->tp()) + " is "
+                                      + std::to_string(req.records.size())
+                                      + " bytes which exceeds the maximum configured value of "
+                                      + std::to_string(st.max_message_bytes)
+                                      + " (max.message.bytes).",
                                     -1, st.core->log_start_offset()});
         return rp;
       }

@@ -13,10 +13,22 @@
 #include <memory>
 #include <ostream>
 
+#include "actors/broker/node_fetch.hpp"
 #include "actors/client/consumer.hpp"
 
 namespace caftx::testing {
 namespace {
+
+// A fake broker's node-level fetch: fanned out to `leader` as the broker
+// does (actors/broker/node_fetch.hpp).
+auto node_fetch_handler(caf::event_based_actor* self, std::function<caf::actor()> leader) {
+  return [self, leader](node_fetch_request& req) -> caf::result<node_fetch_response> {
+    auto rp = self->make_response_promise<node_fetch_response>();
+    node_fetch(self, std::move(req), [leader](const topic_partition&) { return leader(); }, 1000,
+               rp);
+    return rp;
+  };
+}
 
 class ConsumerFetchTest : public node_fixture {
 protected:
@@ -43,10 +55,11 @@ protected:
         return resp;
       }};
     });
-    broker_fake = sys.spawn([this]() -> caf::behavior {
+    broker_fake = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
       return {[this](const metadata_request&) {
-        return metadata_response{{topic_metadata{"t", error_code::none, {leader_fake}}}};
-      }};
+                return metadata_response{{topic_metadata{"t", error_code::none, {leader_fake}}}};
+              },
+              node_fetch_handler(self, [this] { return leader_fake; })};
     });
   }
 
@@ -130,8 +143,9 @@ protected:
         return resp;
       }};
     });
-    broker_fake = sys.spawn([this]() -> caf::behavior {
+    broker_fake = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
       return {
+        node_fetch_handler(self, [this] { return leader_fake; }),
         [this](const metadata_request&) {
           return metadata_response{{topic_metadata{"t", error_code::none, {leader_fake}}}};
         },

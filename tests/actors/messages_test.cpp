@@ -64,6 +64,10 @@ std::vector<caf::message> samples() {
     caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_committed}),
     caf::make_message(fetch_response{error_code::none, "", 20, 18, 0,
                                      {aborted_transaction{producer_id{7}, 12}}, v2::encode(b)}),
+    caf::make_message(node_fetch_request{
+      {fetch_request{tp, 10, 4096, isolation_level::read_committed}}, 500, 1, 52428800}),
+    caf::make_message(node_fetch_response{{fetch_response{error_code::offset_out_of_range, "below",
+                                                          20, 18, 3, {}, ""}}}),
     caf::make_message(list_offsets_request{tp, -2, isolation_level::read_committed}),
     caf::make_message(list_offsets_response{error_code::none, 42}),
     caf::make_message(delete_records_request{tp, 40}),

@@ -64,6 +64,41 @@ TEST(Config, ProducerDefaultsEqualKafka) {
   EXPECT_EQ(c->request_timeout_ms, 30000);
   EXPECT_EQ(c->linger_ms, 5); // Kafka 4.0 default
   EXPECT_EQ(c->batch_size, 16384);
+  EXPECT_EQ(c->buffer_memory, 33554432);
+  EXPECT_EQ(c->max_block_ms, 60000);
+  EXPECT_EQ(c->max_request_size, 1048576);
+}
+
+TEST(Config, ProducerAndConsumerLimitsAreParsedWithTheirRanges) {
+  auto p = producer_config::parse(
+    {{"buffer.memory", "1048576"}, {"max.block.ms", "1"}, {"max.request.size", "1000"}});
+  ASSERT_TRUE(p.ok()) << p.error().to_string();
+  EXPECT_EQ(p->buffer_memory, 1048576);
+  EXPECT_EQ(p->max_block_ms, 1);
+  EXPECT_EQ(p->max_request_size, 1000);
+  auto bad = producer_config::parse({{"max.request.size", "0"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("max.request.size"), std::string::npos);
+  auto c = consumer_config::parse(
+    {{"fetch.min.bytes", "100"}, {"fetch.max.wait.ms", "0"}, {"fetch.max.bytes", "4096"}});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->fetch_min_bytes, 100);
+  EXPECT_EQ(c->fetch_max_wait_ms, 0);
+  EXPECT_EQ(c->fetch_max_bytes, 4096);
+  auto d = consumer_config::parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->fetch_min_bytes, 1);
+  EXPECT_EQ(d->fetch_max_wait_ms, 500);
+  EXPECT_EQ(d->fetch_max_bytes, 52428800);
+  node_config n;
+  auto t = topic_config::parse({}, n);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(n.message_max_bytes, 1048588);
+  EXPECT_EQ(t->max_message_bytes, 1048588);
+  auto nodes = node_config::parse({{"message.max.bytes", "2000"}});
+  ASSERT_TRUE(nodes.ok()) << nodes.error().to_string();
+  EXPECT_EQ(topic_config::parse({}, *nodes)->max_message_bytes, 2000);
+  EXPECT_EQ(topic_config::parse({{"max.message.bytes", "300"}}, *nodes)->max_message_bytes, 300);
 }
 
 TEST(Config, ConsumerDefaultsEqualKafka) {

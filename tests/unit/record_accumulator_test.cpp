@@ -52,12 +52,12 @@ protected:
 };
 
 TEST_F(RecordAccumulator, SealsAtBatchSizeAndNumbersBatchesWithConsecutiveSequences) {
-  record_accumulator big{{/*batch_size=*/50, 5, 100, 1000, false}};
+  record_accumulator big{{/*batch_size=*/63, 5, 100, 1000, false}};
   big.set_identity(producer_id{7}, producer_epoch{3});
   EXPECT_TRUE(big.append(tp0, 1, rec("a"), 0));   // first record: arm linger
   EXPECT_FALSE(big.append(tp0, 2, rec("b"), 0));  // 42 bytes so far: open
   EXPECT_TRUE(big.ready().empty());
-  big.append(tp0, 3, rec("c"), 0);                // 63 bytes: sealed
+  big.append(tp0, 3, rec("c"), 0);                // 63 bytes, batch.size: sealed
   auto sent = big.ready();
   ASSERT_EQ(sent.size(), 1u);
   EXPECT_EQ(sent[0].batch.record_count(), 3);
@@ -343,6 +343,53 @@ TEST_F(RecordAccumulator, DiscardReleasesHeldPartitionsAndFailsTheirRecordsAsAbo
   EXPECT_FALSE(txn.held(tp0));
   txn.append(tp0, 2, rec("b"), 0);
   EXPECT_EQ(txn.ready().size(), 1u);
+}
+
+} // namespace
+} // namespace caftx
+
+namespace caftx {
+namespace {
+
+// One record to each of many partitions, sent as a fast producer does
+// (ready() after every append): ready() looks at the partitions whose
+// state changed, so the whole costs a bounded number of visits per
+// partition, not one visit of every partition per record (quadratic).
+TEST(RecordAccumulatorCost, ReadyVisitsOnlyThePartitionsWhoseStateChanged) {
+  record_accumulator acc{{/*batch_size=*/1, 5, 100, 1000, false}};
+  acc.set_identity(producer_id{7}, producer_epoch{0});
+  constexpr int partitions = 2000;
+  std::vector<batch_to_send> sent;
+  for (int p = 0; p < partitions; ++p) {
+    acc.append({"t", p}, static_cast<uint64_t>(p + 1), rec("v"), 0);
+    for (auto& b : acc.ready())
+      sent.push_back(std::move(b));
+  }
+  ASSERT_EQ(sent.size(), static_cast<size_t>(partitions));
+  for (auto& b : sent)
+    acc.on_reply(b.tp, b.generation, error_code::none, {}, 0, 0);
+  EXPECT_TRUE(acc.ready().empty());
+  EXPECT_EQ(acc.take_outcomes().size(), static_cast<size_t>(partitions));
+  EXPECT_LE(acc.partitions_visited(), 2u * partitions);
+}
+
+// As Kafka's RecordAccumulator: a record that does not fit the open batch
+// goes to the next one, so a batch exceeds batch.size only when its one
+// record does (a batch of a large record plus small ones before it could
+// pass max.message.bytes at the partition).
+TEST(RecordAccumulatorBatching, ARecordThatDoesNotFitTheOpenBatchStartsTheNext) {
+  record_accumulator acc{{/*batch_size=*/100, 5, 100, 1000, false}};
+  acc.set_identity(no_producer_id, no_producer_epoch);
+  acc.append(tp0, 1, rec(std::string(10, 'a')), 0);
+  acc.append(tp0, 2, rec(std::string(200, 'b')), 0); // larger than batch.size alone
+  acc.append(tp0, 3, rec(std::string(10, 'c')), 0);
+  acc.seal_all(0);
+  auto sent = acc.ready();
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_EQ(sent[0].batch.record_count(), 1);
+  EXPECT_EQ(sent[1].batch.records.at(0).value, std::string(200, 'b'));
+  EXPECT_EQ(sent[1].batch.record_count(), 1);
+  EXPECT_EQ(sent[2].batch.record_count(), 1);
 }
 
 } // namespace

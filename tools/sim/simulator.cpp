@@ -595,6 +595,7 @@ producer_config producer_settings(std::optional<std::string> tid) {
   c.transaction_timeout_ms = 10000;
   c.request_timeout_ms = 2000;
   c.delivery_timeout_ms = 15000;
+  c.max_block_ms = 15000;
   c.retry_backoff_ms = 100;
   c.linger_ms = 5;
   return c;
