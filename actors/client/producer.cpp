@@ -7,6 +7,7 @@
 #include <caf/send.hpp>
 
 #include "actors/client/client_context.hpp"
+#include "actors/client/remote_cluster.hpp"
 #include "actors/client/producer_session.hpp"
 #include "actors/client/transaction_manager.hpp"
 #include "runtime/partitioner.hpp"
@@ -264,6 +265,7 @@ struct producer::impl {
       if (i == pending.end())
         continue;
       status st{c.error, c.message};
+      ch.note_error(c.error);
       if (i->second.cb)
         i->second.cb({i->second.tp, c.offset, i->second.timestamp_ms}, st);
       pending.erase(i);
@@ -308,6 +310,13 @@ producer::producer(caf::actor_system& sys, caf::actor broker, const properties& 
 
 producer::producer(caf::actor_system& sys, caf::actor broker, producer_config config)
   : impl_(std::make_unique<impl>(sys, std::move(broker), std::move(config))) {
+}
+
+producer::producer(const properties& props) {
+  producer_config config;
+  cluster_ = detail::connect_remote(props, [&](const properties& rest) { config = parse_or_throw(rest); });
+  impl_ = std::make_unique<impl>(cluster_->system(), cluster_->broker(), std::move(config));
+  detail::watch_metadata(impl_->ch, cluster_);
 }
 
 producer::~producer() = default;
