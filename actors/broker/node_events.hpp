@@ -19,7 +19,7 @@ struct node_event {
   node_event_level level = node_event_level::info;
   /// A stable name: "leader_elected", "coordinator_loaded",
   /// "group_coordinator_loaded", "producer_fenced",
-  /// "transaction_timed_out", "component_failed".
+  /// "transaction_timed_out", "hello_refused", "component_failed".
   std::string kind;
   /// The line for the operator, e.g. "[Partition orders-0 broker=1]
   /// orders-0 starts at leader epoch 3 from offset 120".

@@ -150,6 +150,28 @@ TEST_F(NodeProcess, ZombieProducerIsFencedAcrossTheProcessBoundary) {
     << n->proc().out();
 }
 
+// A transaction left open past its transaction.timeout.ms is aborted by
+// the node, which logs it, and nothing of it becomes visible.
+TEST_F(NodeProcess, TransactionAbortedOnItsTimeoutIsLogged) {
+  auto n = start("node", {{"transaction.abort.timed.out.transaction.cleanup.interval.ms", "100"}});
+  create_topic("slow", 1);
+  producer p{client_props(port, {{"transactional.id", "slow-tx"},
+                                 {"transaction.timeout.ms", "300"}})};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send({"slow", 0, "", "never", {}, -1});
+  p.flush();
+  EXPECT_TRUE(wait_until(
+    [&] {
+      return n->proc().out().find("Aborting ongoing transaction of transactionalId slow-tx")
+             != std::string::npos;
+    },
+    30s))
+    << n->proc().out();
+  EXPECT_THROW(p.commit_transaction(), kafka_exception);
+  EXPECT_TRUE(read_committed(port, {{"slow", 0}}, 0).empty());
+}
+
 // SIGKILL of the node while a producer commits transaction after
 // transaction: meanwhile its calls end with retriable or abortable errors
 // (never a hang: the test would time out), it reconnects by itself once a
