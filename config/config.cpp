@@ -1,4 +1,5 @@
 #include "config/config.hpp"
+#include "config/server_config.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -372,6 +373,184 @@ status_or<consumer_config> consumer_config::parse(const properties& props) {
     "session.timeout.ms", "heartbeat.interval.ms",
   };
   CAFTX_TRY(r.check_unknown(ignored, "consumer"));
+  return c;
+}
+
+// -- caftx-node and remote clients (config/server_config.hpp) -------------------
+
+std::string endpoint::to_string() const {
+  return host + ":" + std::to_string(port);
+}
+
+namespace {
+
+// "host:port" with port in [min_port, 65535]; an empty host only if allowed.
+status_or<endpoint> parse_endpoint(const std::string& key, const std::string& value,
+                                   int min_port, bool empty_host) {
+  auto colon = value.rfind(':');
+  if (colon == std::string::npos)
+    return invalid("config '" + key + "' = '" + value + "' must be host:port");
+  endpoint e;
+  e.host = value.substr(0, colon);
+  if (e.host.size() >= 2 && e.host.front() == '[' && e.host.back() == ']')
+    e.host = e.host.substr(1, e.host.size() - 2);
+  auto port = value.substr(colon + 1);
+  if (e.host.empty() && !empty_host)
+    return invalid("config '" + key + "' = '" + value + "' has no host (host:port)");
+  char* end = nullptr;
+  errno = 0;
+  long x = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || errno == ERANGE || x < min_port || x > 65535)
+    return invalid("config '" + key + "' = '" + value + "': port '" + port
+                   + "' is out of range [" + std::to_string(min_port) + ", 65535]");
+  e.port = static_cast<uint16_t>(x);
+  return e;
+}
+
+// One `caftx://host:port` listener (Kafka's listeners with the one
+// protocol caftx speaks).
+status_or<endpoint> parse_listener(const std::string& key, const std::string& value) {
+  static const std::string scheme = "caftx://";
+  if (value.find(',') != std::string::npos)
+    return invalid("config '" + key + "' = '" + value
+                   + "': caftx serves exactly one listener (caftx://host:port)");
+  if (value.rfind(scheme, 0) != 0)
+    return invalid("config '" + key + "' = '" + value
+                   + "' must be caftx://host:port (the CAF middleman; caftx does not speak "
+                     "Kafka's wire protocol, so PLAINTEXT:// and SSL:// are not served)");
+  return parse_endpoint(key, value.substr(scheme.size()), 0, true);
+}
+
+status middleman_keys(reader& r, middleman_config& m) {
+  CAFTX_TRY(r.int32("caftx.middleman.heartbeat.interval.ms", m.heartbeat_interval_ms, 1, 3600000));
+  CAFTX_TRY(r.int32("caftx.middleman.connection.timeout.ms", m.connection_timeout_ms, 1, 3600000));
+  if (m.connection_timeout_ms <= m.heartbeat_interval_ms)
+    return invalid("config 'caftx.middleman.connection.timeout.ms' = "
+                   + std::to_string(m.connection_timeout_ms)
+                   + " must be greater than 'caftx.middleman.heartbeat.interval.ms' = "
+                   + std::to_string(m.heartbeat_interval_ms));
+  return {};
+}
+
+} // namespace
+
+status_or<std::vector<endpoint>> parse_endpoint_list(const std::string& key,
+                                                     const std::string& value) {
+  std::vector<endpoint> out;
+  size_t from = 0;
+  for (;;) {
+    auto comma = value.find(',', from);
+    auto item = trim(value.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (!item.empty()) {
+      auto e = parse_endpoint(key, item, 1, false);
+      if (!e.ok())
+        return e.error();
+      out.push_back(*e);
+    }
+    if (comma == std::string::npos)
+      break;
+    from = comma + 1;
+  }
+  if (out.empty())
+    return invalid("config '" + key + "' must list at least one host:port");
+  return out;
+}
+
+status_or<server_config> server_config::parse(const properties& props) {
+  server_config c;
+  reader r{props};
+  int32_t broker_id = -1, node_id = -1;
+  CAFTX_TRY(r.int32("broker.id", broker_id, 0, int_max));
+  CAFTX_TRY(r.int32("node.id", node_id, 0, int_max));
+  if (broker_id >= 0 && node_id >= 0 && broker_id != node_id)
+    return invalid("config 'broker.id' = " + std::to_string(broker_id) + " and 'node.id' = "
+                   + std::to_string(node_id) + " differ (node.id is broker.id's alias)");
+  c.node_id = node_id >= 0 ? node_id : broker_id >= 0 ? broker_id : 0;
+  if (auto v = r.take("listeners")) {
+    auto l = parse_listener("listeners", *v);
+    if (!l.ok())
+      return l.error();
+    c.listener = *l;
+  }
+  c.advertised = c.listener;
+  if (auto v = r.take("advertised.listeners")) {
+    auto l = parse_listener("advertised.listeners", *v);
+    if (!l.ok())
+      return l.error();
+    if (l->host.empty() || l->port == 0)
+      return invalid("config 'advertised.listeners' = '" + *v
+                     + "' must name a host and a port other than 0");
+    c.advertised = *l;
+  }
+  if (auto v = r.take("zookeeper.connect")) {
+    zookeeper_connect zk;
+    auto slash = v->find('/');
+    if (slash != std::string::npos) {
+      zk.chroot = v->substr(slash);
+      if (zk.chroot.size() < 2 || zk.chroot.back() == '/'
+          || zk.chroot.find("//") != std::string::npos)
+        return invalid("config 'zookeeper.connect' = '" + *v
+                       + "': the chroot must be a path like /caftx/cluster-1 (no trailing or "
+                         "double slash)");
+    }
+    auto servers = parse_endpoint_list("zookeeper.connect", v->substr(0, slash));
+    if (!servers.ok())
+      return servers.error();
+    zk.servers = *servers;
+    c.zookeeper = std::move(zk);
+  }
+  CAFTX_TRY(r.int32("zookeeper.session.timeout.ms", c.zookeeper_session_timeout_ms, 1000, int_max));
+  CAFTX_TRY(r.int32("default.replication.factor", c.default_replication_factor, 1, 32767));
+  if (auto v = r.take("log.level")) {
+    static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
+    if (!levels.count(*v))
+      return invalid("config 'log.level' = '" + *v + "' must be trace, debug, info, warn or error");
+    c.log_level = *v;
+  }
+  if (auto v = r.take("caftx.cluster.id")) {
+    if (v->empty())
+      return invalid("config 'caftx.cluster.id' must not be empty");
+    c.cluster_id = *v;
+  }
+  CAFTX_TRY(middleman_keys(r, c.middleman));
+  properties rest = props;
+  for (auto* k : {"log.level", "caftx.cluster.id", "zookeeper.session.timeout.ms",
+                  "caftx.middleman.heartbeat.interval.ms", "caftx.middleman.connection.timeout.ms"})
+    rest.erase(k);
+  auto node = node_config::parse(rest);
+  if (!node.ok())
+    return node.error();
+  c.node = std::move(node).value();
+  if (c.node.data_dir.empty())
+    return invalid("config 'log.dirs' must be set (the node's data directory)");
+  if (c.node.data_dir.find(',') != std::string::npos)
+    return invalid("config 'log.dirs' = '" + c.node.data_dir
+                   + "': caftx keeps one data directory per node");
+  return c;
+}
+
+status_or<client_connection_config> client_connection_config::take(properties& props) {
+  client_connection_config c;
+  {
+    reader r{props};
+    auto v = r.take("bootstrap.servers");
+    if (!v)
+      return invalid("config 'bootstrap.servers' must be set (host:port,...)");
+    auto servers = parse_endpoint_list("bootstrap.servers", *v);
+    if (!servers.ok())
+      return servers.error();
+    c.bootstrap_servers = *servers;
+    CAFTX_TRY(r.int32("metadata.max.age.ms", c.metadata_max_age_ms, 0, int_max));
+    CAFTX_TRY(r.int32("reconnect.backoff.ms", c.reconnect_backoff_ms, 0, int_max));
+    CAFTX_TRY(r.int32("reconnect.backoff.max.ms", c.reconnect_backoff_max_ms, 0, int_max));
+    CAFTX_TRY(r.int32("socket.connection.setup.timeout.ms", c.socket_connection_setup_timeout_ms,
+                      1, int_max));
+    CAFTX_TRY(middleman_keys(r, c.middleman));
+  }
+  for (auto* k : {"bootstrap.servers", "metadata.max.age.ms", "reconnect.backoff.ms",
+                  "reconnect.backoff.max.ms", "socket.connection.setup.timeout.ms",
+                  "caftx.middleman.heartbeat.interval.ms", "caftx.middleman.connection.timeout.ms"})
+    props.erase(k);
   return c;
 }
 

@@ -45,6 +45,7 @@ const char* to_string(error_code code) {
     case error_code::topic_already_exists: return "TOPIC_ALREADY_EXISTS";
     case error_code::invalid_partitions: return "INVALID_PARTITIONS";
     case error_code::transactional_id_not_found: return "TRANSACTIONAL_ID_NOT_FOUND";
+    case error_code::inconsistent_cluster_id: return "INCONSISTENT_CLUSTER_ID";
     case error_code::unknown_server_error: return "UNKNOWN_SERVER_ERROR";
   }
   return "UNKNOWN_SERVER_ERROR";

@@ -55,6 +55,7 @@ enum class error_code : uint8_t {
   topic_already_exists = 36,
   invalid_partitions = 37,
   transactional_id_not_found = 105, // DescribeTransactions: absent or Dead id (KIP-664)
+  inconsistent_cluster_id = 104, // a node of another cluster (Kafka's InconsistentClusterIdException)
   unknown_server_error = 255,  // Kafka's -1, kept unsigned for CAF's error type
 };
 

@@ -1,6 +1,9 @@
 #include "runtime/messages.hpp"
 
 #include <caf/actor_system_config.hpp>
+#include <caf/binary_serializer.hpp>
+
+#include <cstdio>
 
 #include "runtime/coordination_messages.hpp"
 
@@ -17,6 +20,8 @@ namespace caftx {
   X(metadata_response)                                                                             \
   X(find_coordinator_request)                                                                      \
   X(find_coordinator_response)                                                                     \
+  X(cluster_hello_request)                                                                         \
+  X(cluster_hello_response)                                                                        \
   X(init_producer_id_request)                                                                      \
   X(init_producer_id_response)                                                                     \
   X(add_partitions_to_txn_request)                                                                 \
@@ -90,6 +95,41 @@ std::vector<std::string> registered_message_type_names() {
   CAFTX_COORDINATION_MESSAGE_TYPES(CAFTX_NAME)
 #undef CAFTX_NAME
   return names;
+}
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, const char* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+template <class T>
+uint64_t fingerprint(uint64_t h, const char* name) {
+  T x{};
+  std::vector<char> buf;
+  caf::binary_serializer sink{nullptr, buf};
+  (void) sink(x);
+  h = fnv1a(h, name, std::char_traits<char>::length(name) + 1);
+  return fnv1a(h, buf.data(), buf.size());
+}
+
+} // namespace
+
+const std::string& wire_build_id() {
+  static const std::string id = [] {
+    uint64_t h = 14695981039346656037ull;
+#define CAFTX_FINGERPRINT(type) h = fingerprint<type>(h, "caftx::" #type);
+    CAFTX_MESSAGE_TYPES(CAFTX_FINGERPRINT)
+#undef CAFTX_FINGERPRINT
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+    return std::string("caftx-") + CAFTX_VERSION + "-" + hex;
+  }();
+  return id;
 }
 
 } // namespace caftx

@@ -372,6 +372,34 @@ struct describe_producers_response {
   std::vector<active_producer> active_producers; // by producer id
 };
 
+// -- connecting over the middleman (docs/node.md §Middleman) ------------------
+
+/// caftx's own handshake, sent to a node's broker right after CAF's BASP
+/// handshake (which compares app-identifiers only from the connecting
+/// side, and drops payloads it cannot deserialize without a word).
+/// `role` 0 = client (knows only bootstrap.servers; any cluster_id is
+/// accepted, "" included), 1 = node (its cluster_id must equal the
+/// node's: INCONSISTENT_CLUSTER_ID otherwise). `build` is
+/// middleman_build_id() of the sender: another build is refused with
+/// INVALID_REQUEST, since its messages might not deserialize.
+struct cluster_hello_request {
+  int8_t role = 0;
+  std::string cluster_id;
+  int32_t node_id = -1;
+  std::string build;
+};
+
+/// The answer: NONE, INCONSISTENT_CLUSTER_ID or INVALID_REQUEST, with the
+/// answering node's cluster id, node id, advertised listener and build.
+struct cluster_hello_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::string cluster_id;
+  int32_t node_id = -1;
+  std::string advertised_listener;
+  std::string build;
+};
+
 // -- internal ------------------------------------------------------------------
 
 /// A durable write finished (sent by the storage writer to the actor that
@@ -515,6 +543,9 @@ CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
 CAFTX_INSPECT(metadata_request, x.topics)
 CAFTX_INSPECT(metadata_response, x.topics)
 CAFTX_INSPECT(find_coordinator_request, x.key_type, x.key)
+CAFTX_INSPECT(cluster_hello_request, x.role, x.cluster_id, x.node_id, x.build)
+CAFTX_INSPECT(cluster_hello_response, x.error, x.message, x.cluster_id, x.node_id,
+              x.advertised_listener, x.build)
 CAFTX_INSPECT(find_coordinator_response, x.error, x.message, x.partition, x.coordinator)
 CAFTX_INSPECT(init_producer_id_request, x.has_transactional_id, x.transactional_id,
               x.transaction_timeout_ms, x.pid, x.epoch)
@@ -603,5 +634,12 @@ void register_message_types(caf::actor_system_config& cfg);
 
 /// Calls `fn(name)` for every registered message type name (for tests).
 std::vector<std::string> registered_message_type_names();
+
+/// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
+/// registered message types (each name and the bytes of its
+/// default-constructed value under CAF's binary serializer, so a field
+/// added, removed or retyped changes it). Two processes exchange messages
+/// only when theirs are equal (docs/node.md §Middleman).
+const std::string& wire_build_id();
 
 } // namespace caftx

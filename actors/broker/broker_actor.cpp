@@ -203,6 +203,24 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       return self->delegate(self->state.ctx->directory->txn_coordinator(0), std::move(req));
     },
     [=](const list_transactions_request& req) { return list_transactions(self, req); },
+    [=](const cluster_hello_request& req) {
+      auto& ctx = *self->state.ctx;
+      cluster_hello_response r{error_code::none, {}, ctx.cluster_id, ctx.node_id,
+                               ctx.advertised_listener, wire_build_id()};
+      if (req.build != r.build) {
+        r.error = error_code::invalid_request;
+        r.message = "node " + std::to_string(ctx.node_id) + " runs build " + r.build + ", not "
+                    + req.build + ": messages of another build may not deserialize";
+      } else if (req.role == 1 && req.cluster_id != ctx.cluster_id) {
+        r.error = error_code::inconsistent_cluster_id;
+        r.message = "node " + std::to_string(req.node_id) + " of cluster '" + req.cluster_id
+                    + "' refused: node " + std::to_string(ctx.node_id) + " belongs to cluster '"
+                    + ctx.cluster_id + "'";
+      }
+      if (r.error != error_code::none)
+        ctx.emit(node_event_level::warn, "hello_refused", r.message);
+      return r;
+    },
     [=](const find_coordinator_request& req) {
       auto& ctx = *self->state.ctx;
       find_coordinator_response r;

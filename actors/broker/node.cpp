@@ -22,9 +22,16 @@ namespace caftx {
 
 // -- actor_directory ------------------------------------------------------------
 
+void node_health::report(const std::string& line) const {
+  if (events_)
+    emit_event(events_, node_event_level::error, "component_failed", line);
+  else
+    std::fprintf(stderr, "caftx: %s\n", line.c_str());
+}
+
 void node_health::gave_up(const std::string& component, int32_t restarts) {
   auto line = component + ": gave up after " + std::to_string(restarts) + " restarts";
-  std::fprintf(stderr, "caftx: %s; its requests are answered as unavailable\n", line.c_str());
+  report(line + "; its requests are answered as unavailable");
   std::lock_guard<std::mutex> guard{mtx_};
   failed_.push_back(std::move(line));
 }
@@ -33,8 +40,7 @@ void node_health::storage_failed(const std::string& component, const std::string
   // The error names the component first ("partition t-0: reading ...").
   auto rest = error.rfind(component + ": ", 0) == 0 ? error.substr(component.size() + 2) : error;
   auto line = component + ": KAFKA_STORAGE_ERROR: " + rest;
-  std::fprintf(stderr, "caftx: %s; it stays down, its requests are answered KAFKA_STORAGE_ERROR\n",
-               line.c_str());
+  report(line + "; it stays down, its requests are answered KAFKA_STORAGE_ERROR");
   std::lock_guard<std::mutex> guard{mtx_};
   failed_.push_back(std::move(line));
 }
@@ -197,6 +203,11 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   ctx->store = std::move(store).value();
   ctx->directory = std::make_shared<actor_directory>(opts.network);
   ctx->clock_ms = opts.clock_ms;
+  ctx->events = opts.events;
+  ctx->health->set_events(opts.events);
+  ctx->node_id = opts.node_id;
+  ctx->cluster_id = opts.cluster_id;
+  ctx->advertised_listener = opts.advertised_listener;
   if (!ctx->clock_ms)
     ctx->clock_ms = [] {
       return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -18,6 +18,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "actors/broker/node_events.hpp"
 #include "config/config.hpp"
 #include "runtime/status.hpp"
 
@@ -53,6 +54,15 @@ struct node_options {
   /// same address is published again, with the new actor, after a restart
   /// of the node. Empty: the actors themselves.
   std::function<caf::actor(const std::string& address, const caf::actor& actor)> network;
+  /// Receives the node's operator events (see node_events.hpp); empty:
+  /// dropped. Component failures then still go to stderr.
+  node_event_sink events;
+  /// Who the node is (Kafka's node.id, its cluster, its advertised
+  /// listener): answered to caftx's handshake (cluster_hello_request) and
+  /// named in events. Defaults fit an embedded node.
+  int32_t node_id = 0;
+  std::string cluster_id = "caftx";
+  std::string advertised_listener;
 };
 
 class node {

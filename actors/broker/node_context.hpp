@@ -15,6 +15,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/broker/node_events.hpp"
 #include "config/config.hpp"
 #include "runtime/ids.hpp"
 #include "storage/node_store.hpp"
@@ -80,8 +81,13 @@ public:
   /// "component: gave up after N restarts" or "component: <storage
   /// error>", in the order they failed.
   std::vector<std::string> failed() const;
+  /// Where failures are reported besides failed(): set before the node's
+  /// actors start; empty = one line on stderr.
+  void set_events(node_event_sink sink) { events_ = std::move(sink); }
 
 private:
+  void report(const std::string& line) const;
+  node_event_sink events_;
   mutable std::mutex mtx_;
   std::vector<std::string> failed_;
 };
@@ -94,6 +100,16 @@ struct node_context {
   /// Milliseconds of wall-clock time for persisted timestamps and
   /// transaction timeouts; tests replace it with simulated time.
   std::function<int64_t()> clock_ms;
+  /// Operator events (node_options::events); empty = dropped.
+  node_event_sink events;
+  /// node_options::node_id, cluster_id, advertised_listener.
+  int32_t node_id = 0;
+  std::string cluster_id = "caftx";
+  std::string advertised_listener;
+  /// emit_event(events, ...).
+  void emit(node_event_level level, const char* kind, std::string text) const {
+    emit_event(events, level, kind, std::move(text));
+  }
 };
 
 } // namespace caftx

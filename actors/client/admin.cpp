@@ -6,6 +6,10 @@
 #include <set>
 
 #include "actors/client/client_context.hpp"
+#include "actors/client/remote_cluster.hpp"
+
+#include <cerrno>
+#include <cstdlib>
 
 namespace caftx {
 
@@ -41,19 +45,62 @@ write_txn_marker_request abort_marker_request(const topic_partition& tp,
   return req;
 }
 
+namespace {
+
+int64_t system_now_ms() {
+  return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+}
+
+} // namespace
+
 admin_client::admin_client(caf::actor_system& sys, caf::actor broker, admin_options opts)
   : ch_(std::make_unique<detail::client_channel>(sys, std::move(broker))), opts_(std::move(opts)) {
   if (opts_.after_send)
     ch_->set_after_send(opts_.after_send);
   if (!opts_.clock_ms)
-    opts_.clock_ms = [] {
-      return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count());
-    };
+    opts_.clock_ms = system_now_ms;
+}
+
+admin_client::admin_client(const properties& props) {
+  int64_t timeout_ms = 30000;
+  cluster_ = detail::connect_remote(props, [&](const properties& given) {
+    auto rest = given;
+    if (auto i = rest.find("request.timeout.ms"); i != rest.end()) {
+      char* end = nullptr;
+      errno = 0;
+      timeout_ms = std::strtoll(i->second.c_str(), &end, 10);
+      if (i->second.empty() || *end != '\0' || errno == ERANGE || timeout_ms < 1
+          || timeout_ms > 2147483647)
+        throw kafka_exception(status{error_code::invalid_config,
+                                     "config 'request.timeout.ms' = '" + i->second
+                                       + "' is out of range [1, 2147483647]"},
+                              error_class::fatal);
+      rest.erase(i);
+    }
+    rest.erase("client.id");
+    if (!rest.empty())
+      throw kafka_exception(status{error_code::invalid_config,
+                                   "unknown admin config '" + rest.begin()->first + "'"},
+                            error_class::fatal);
+  });
+  ch_ = std::make_unique<detail::client_channel>(cluster_->system(), cluster_->broker());
+  detail::watch_metadata(*ch_, cluster_);
+  opts_.request_timeout = std::chrono::milliseconds(timeout_ms);
+  opts_.clock_ms = system_now_ms;
 }
 
 admin_client::~admin_client() = default;
+
+status admin_client::create_topic(const std::string& name, int32_t partitions,
+                                  const std::map<std::string, std::string>& configs) {
+  auto r = ch_->call<txn_response>(ch_->broker(), create_topic_request{name, partitions, configs},
+                                   opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return {r->error, r->message};
+}
 
 status_or<list_transactions_response>
 admin_client::list_transactions(const list_transactions_filter& filter) {

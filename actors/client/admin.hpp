@@ -15,6 +15,7 @@
 #include <caf/fwd.hpp>
 
 #include "actors/client/admin_core.hpp"
+#include "config/config.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/status.hpp"
 
@@ -22,6 +23,7 @@ namespace caftx {
 
 namespace detail {
 class client_channel;
+class remote_cluster;
 } // namespace detail
 
 /// CreateTopics for one topic through `broker`, with its configs
@@ -58,6 +60,11 @@ struct admin_options {
 class admin_client {
 public:
   admin_client(caf::actor_system& sys, caf::actor broker, admin_options opts = {});
+  /// An admin client in a process of its own (Kafka's Admin.create(Properties)):
+  /// `bootstrap.servers`, the connection keys of producer's properties-only
+  /// constructor, and `request.timeout.ms` (admin_options::request_timeout).
+  /// Throws kafka_exception(INVALID_CONFIG, fatal) for another key or a bad value.
+  explicit admin_client(const properties& props);
   ~admin_client();
   admin_client(const admin_client&) = delete;
   admin_client& operator=(const admin_client&) = delete;
@@ -76,6 +83,11 @@ public:
   /// TRANSACTIONAL_ID_NOT_FOUND (105), COORDINATOR_LOAD_IN_PROGRESS,
   /// COORDINATOR_NOT_AVAILABLE.
   status_or<describe_transaction_response> describe_transaction(const std::string& transactional_id);
+
+  /// CreateTopics for one topic with its configs; see caftx::create_topic
+  /// above (REQUEST_TIMED_OUT after request_timeout).
+  status create_topic(const std::string& name, int32_t partitions,
+                      const std::map<std::string, std::string>& configs = {});
 
   /// DescribeProducers for one partition at its leader: every producer with
   /// state there, by producer id. Errors: UNKNOWN_TOPIC_OR_PARTITION.
@@ -121,6 +133,8 @@ private:
   status_or<std::vector<active_producer>> describe_producers_at(const caf::actor& leader,
                                                                 const topic_partition& tp);
 
+  // Declared first: destroyed after ch_.
+  std::shared_ptr<detail::remote_cluster> cluster_;
   std::unique_ptr<detail::client_channel> ch_;
   admin_options opts_;
 };

@@ -39,6 +39,43 @@ client_channel::client_channel(caf::actor_system& sys, caf::actor broker)
   : sys_(&sys), broker_(std::move(broker)), self_(sys) {
 }
 
+void client_channel::set_metadata_source(std::function<uint64_t()> generation,
+                                         int64_t max_age_ms) {
+  generation_ = std::move(generation);
+  max_age_ms_ = max_age_ms;
+  cached_generation_ = generation_();
+  cached_at_ms_ = deadline_clock_ms();
+}
+
+void client_channel::note_error(error_code e) {
+  if (!generation_)
+    return;
+  switch (e) {
+    case error_code::not_leader_or_follower:
+    case error_code::not_coordinator:
+    case error_code::unknown_topic_or_partition:
+    case error_code::request_timed_out:
+      topics_.clear();
+      coordinators_.clear();
+      break;
+    default:
+      break;
+  }
+}
+
+void client_channel::expire_caches() {
+  if (!generation_)
+    return;
+  auto now = deadline_clock_ms();
+  auto g = generation_();
+  if (g != cached_generation_ || now - cached_at_ms_ >= max_age_ms_) {
+    topics_.clear();
+    coordinators_.clear();
+    cached_generation_ = g;
+    cached_at_ms_ = now;
+  }
+}
+
 status_or<std::vector<caf::actor>> client_channel::partitions(const std::string& topic,
                                                               bool refresh,
                                                               std::chrono::milliseconds timeout) {
@@ -51,6 +88,7 @@ status_or<std::vector<caf::actor>> client_channel::partitions(const std::string&
 status_or<const std::vector<caf::actor>*>
 client_channel::partitions_view(const std::string& topic, bool refresh,
                                 std::chrono::milliseconds timeout) {
+  expire_caches();
   if (!refresh)
     if (auto i = topics_.find(topic); i != topics_.end())
       return &i->second;
@@ -69,6 +107,7 @@ client_channel::partitions_view(const std::string& topic, bool refresh,
 
 status_or<caf::actor> client_channel::coordinator(int8_t key_type, const std::string& key,
                                                   bool refresh, std::chrono::milliseconds timeout) {
+  expire_caches();
   auto k = std::make_pair(key_type, key);
   if (!refresh)
     if (auto i = coordinators_.find(k); i != coordinators_.end())

@@ -37,7 +37,10 @@ public:
       after_send_();
     await(handle.id());
     handle.receive([&](Resp& r) { result = std::move(r); },
-                   [&](caf::error& e) { result = from_caf_error(*sys_, e); });
+                   [&](caf::error& e) {
+                     result = from_caf_error(*sys_, e);
+                     note_error(result.error().code());
+                   });
     return result;
   }
 
@@ -57,6 +60,18 @@ public:
   /// The coordinator for key_type 1 (transactional id) or 0 (group).
   status_or<caf::actor> coordinator(int8_t key_type, const std::string& key, bool refresh,
                                     std::chrono::milliseconds timeout);
+
+  /// For a client that owns its connection (remote_cluster): `generation`
+  /// counts its connections; the cached leaders and coordinators are
+  /// dropped when it changes (they were proxies of a lost connection), when
+  /// they are older than `max_age_ms` (metadata.max.age.ms), and on
+  /// note_error(). Unset (embedded clients): caches live until a refresh.
+  void set_metadata_source(std::function<uint64_t()> generation, int64_t max_age_ms);
+  /// A response's error: NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR,
+  /// UNKNOWN_TOPIC_OR_PARTITION and REQUEST_TIMED_OUT (no reply: the
+  /// handle may be a dead proxy) drop the caches of a client with a
+  /// metadata source, so the next lookup asks the broker again.
+  void note_error(error_code e);
 
   /// The client's time and waiting (client.hpp); default: real time.
   void set_driver(client_driver d) { driver_ = std::move(d); }
@@ -89,6 +104,12 @@ private:
   std::map<std::pair<int8_t, std::string>, caf::actor> coordinators_;
   std::function<void()> after_send_;
   client_driver driver_;
+  std::function<uint64_t()> generation_;
+  uint64_t cached_generation_ = 0;
+  int64_t max_age_ms_ = 0;
+  int64_t cached_at_ms_ = 0;
+  // Drops the caches when the metadata source says they are stale.
+  void expire_caches();
 };
 
 } // namespace caftx::detail

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "actors/client/client_context.hpp"
+#include "actors/client/remote_cluster.hpp"
 #include "runtime/record_batch_v2.hpp"
 
 namespace caftx {
@@ -315,6 +316,13 @@ consumer::consumer(caf::actor_system& sys, caf::actor broker, const properties& 
 
 consumer::consumer(caf::actor_system& sys, caf::actor broker, consumer_config config)
   : impl_(std::make_unique<impl>(sys, std::move(broker), std::move(config))) {
+}
+
+consumer::consumer(const properties& props) {
+  consumer_config config;
+  cluster_ = detail::connect_remote(props, [&](const properties& rest) { config = parse_or_throw(rest); });
+  impl_ = std::make_unique<impl>(cluster_->system(), cluster_->broker(), std::move(config));
+  detail::watch_metadata(impl_->ch, cluster_);
 }
 
 consumer::~consumer() = default;

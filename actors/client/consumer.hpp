@@ -30,11 +30,20 @@
 
 namespace caftx {
 
+namespace detail {
+class remote_cluster;
+} // namespace detail
+
 class consumer {
 public:
   /// Throws kafka_exception(INVALID_CONFIG) when `props` does not parse.
   consumer(caf::actor_system& sys, caf::actor broker, const properties& props);
   consumer(caf::actor_system& sys, caf::actor broker, consumer_config config);
+  /// A consumer in a process of its own (Kafka's KafkaConsumer(Properties)),
+  /// from `bootstrap.servers` and the connection keys of producer's
+  /// properties-only constructor (docs/node.md §Clients), with the same
+  /// reconnection and metadata refresh. Throws kafka_exception(INVALID_CONFIG).
+  explicit consumer(const properties& props);
   ~consumer();
 
   /// Replaces the assignment. Positions of newly assigned partitions start
@@ -91,6 +100,8 @@ public:
 
 private:
   struct impl;
+  // Declared first: destroyed after impl_.
+  std::shared_ptr<detail::remote_cluster> cluster_;
   std::unique_ptr<impl> impl_;
 };
 

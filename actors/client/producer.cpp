@@ -10,6 +10,7 @@
 #include <caf/send.hpp>
 
 #include "actors/client/client_context.hpp"
+#include "actors/client/remote_cluster.hpp"
 #include "actors/client/producer_session.hpp"
 #include "actors/client/record_accumulator.hpp"
 #include "actors/client/transaction_manager.hpp"
@@ -389,6 +390,7 @@ struct producer::impl {
     auto first_error_api = api_kind::produce;
     for (auto& c : r->completions) {
       if (c.error != error_code::none) {
+        ch.note_error(c.error); // a lost leader or connection: metadata again
         first_error = status{c.error, c.message};
         first_error_api = c.add_failed ? api_kind::add_partitions_to_txn : api_kind::produce;
         break;
@@ -495,6 +497,13 @@ producer::producer(caf::actor_system& sys, caf::actor broker, const properties& 
 
 producer::producer(caf::actor_system& sys, caf::actor broker, producer_config config)
   : impl_(std::make_unique<impl>(sys, std::move(broker), std::move(config))) {
+}
+
+producer::producer(const properties& props) {
+  producer_config config;
+  cluster_ = detail::connect_remote(props, [&](const properties& rest) { config = parse_or_throw(rest); });
+  impl_ = std::make_unique<impl>(cluster_->system(), cluster_->broker(), std::move(config));
+  detail::watch_metadata(impl_->ch, cluster_);
 }
 
 producer::~producer() = default;

@@ -38,6 +38,10 @@
 
 namespace caftx {
 
+namespace detail {
+class remote_cluster;
+} // namespace detail
+
 class producer {
 public:
   /// Called with a record's metadata (or a non-ok status, the offset -1)
@@ -53,6 +57,17 @@ public:
   /// `props` does not parse.
   producer(caf::actor_system& sys, caf::actor broker, const properties& props);
   producer(caf::actor_system& sys, caf::actor broker, producer_config config);
+  /// A producer in a process of its own (Kafka's KafkaProducer(Properties)):
+  /// `props` names the cluster with `bootstrap.servers` (host:port,...) and
+  /// may set metadata.max.age.ms, reconnect.backoff.ms,
+  /// reconnect.backoff.max.ms, socket.connection.setup.timeout.ms and
+  /// caftx.middleman.* (docs/node.md §Clients). The producer owns a CAF
+  /// actor system with the middleman; it reconnects after a lost
+  /// connection (retriable errors meanwhile) and looks metadata up again
+  /// then, after NOT_LEADER_OR_FOLLOWER / NOT_COORDINATOR /
+  /// UNKNOWN_TOPIC_OR_PARTITION / no reply, and every metadata.max.age.ms.
+  /// Throws kafka_exception(INVALID_CONFIG, fatal) for a bad config.
+  explicit producer(const properties& props);
 
   /// Drops the producer without finishing an open transaction, as a
   /// crashed process would: the coordinator aborts it when it times out or
@@ -164,6 +179,8 @@ public:
 
 private:
   struct impl;
+  // Declared first: destroyed after impl_, whose actors run on its system.
+  std::shared_ptr<detail::remote_cluster> cluster_;
   std::unique_ptr<impl> impl_;
 };
 

@@ -48,6 +48,8 @@ struct coordinator_state {
   int32_t shard = 0;
   coordinator_epoch cepoch{0};
   bool loading = true;
+  // ctx->clock_ms() when the current load started (for its event).
+  int64_t load_started_ms = 0;
   // Why the last election of the partition failed (a storage error of the
   // partition, say): answered instead of COORDINATOR_LOAD_IN_PROGRESS until
   // an election succeeds.
@@ -425,8 +427,19 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     [=](const coordinator_tick&) {
       auto& st = self->state;
       if (!st.loading)
-        for (auto& d : st.core->abort_timed_out(st.ctx->clock_ms()))
-          persist(self, std::move(d), [](const status&) {});
+        for (auto& d : st.core->abort_timed_out(st.ctx->clock_ms())) {
+          std::string what = d.card ? "transactionalId " + d.card->transactional_id
+                                        + " (producer id " + std::to_string(d.card->pid.value)
+                                        + ", epoch " + std::to_string(d.card->epoch.value) + ")"
+                                    : std::string("a transaction");
+          persist(self, std::move(d), [self, what](const status& s) {
+            // Kafka's TransactionCoordinator.abortTimedOutTransactions.
+            if (s.ok())
+              self->state.ctx->emit(node_event_level::info, "transaction_timed_out",
+                                    "Aborting ongoing transaction of " + what
+                                      + " due to its timeout (transaction.timeout.ms)");
+          });
+        }
       self->delayed_send(self, interval, coordinator_tick{});
     },
     [=](const parked_request_expired& e) {
@@ -486,6 +499,11 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         valid = admit(self, req.transactional_id);
       if (!valid.ok())
         return caf::make_message(init_producer_id_response{valid.code(), valid.message()});
+      // An id that already has a producer: its older instance is fenced.
+      const auto* before = st.core->find(req.transactional_id);
+      std::optional<std::pair<producer_id, producer_epoch>> fenced;
+      if (before && before->pid.value >= 0)
+        fenced.emplace(before->pid, before->epoch);
       auto d = st.core->init_producer_id(args, st.ctx->clock_ms());
       if (!d.card)
         return caf::make_message(init_producer_id_response{d.error, d.message});
@@ -494,7 +512,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       // Only now: a response promise takes over the reply of this request.
       auto rp = self->make_response_promise();
       auto t = self->state.replies.add(rp);
-      persist(self, std::move(d), [self, t, after, tid](const status& s) {
+      persist(self, std::move(d), [self, t, after, tid, fenced](const status& s) {
         auto& replies = self->state.replies;
         if (!s.ok()) {
           replies.deliver(t, init_producer_id_response{s.code(), s.message()});
@@ -503,6 +521,13 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
                           init_producer_id_response{after, "fenced the ongoing transaction; retry"});
         } else {
           auto* card = self->state.core->find(tid);
+          if (fenced)
+            self->state.ctx->emit(node_event_level::info, "producer_fenced",
+                                  "InitProducerId for transactionalId " + tid
+                                    + " fenced producer id " + std::to_string(fenced->first.value)
+                                    + " epoch " + std::to_string(fenced->second.value)
+                                    + ": now producer id " + std::to_string(card->pid.value)
+                                    + " epoch " + std::to_string(card->epoch.value));
           replies.deliver(t, init_producer_id_response{error_code::none, {}, card->pid,
                                                        card->epoch});
         }
@@ -611,6 +636,7 @@ void start_load(coordinator_ptr self) {
   elect_for_load(self, st.log, st.load_error, [self](const become_leader_response& r) {
     auto& st = self->state;
     st.cepoch = coordinator_epoch{r.leader_epoch};
+    st.load_started_ms = st.ctx->clock_ms();
     st.loader = std::make_unique<txn_state_loader>(r.log_end_offset);
     st.loader->set_next_offset(r.log_start_offset);
     load_chunk(self);
@@ -649,6 +675,15 @@ void finish_load(coordinator_ptr self) {
   auto resume = st.loader->in_prepare(*st.core);
   st.loader.reset();
   st.loading = false;
+  // Kafka's TransactionStateManager line after loadTransactionMetadata.
+  st.ctx->emit(node_event_level::info, "coordinator_loaded",
+               "[Transaction State Manager " + std::to_string(st.ctx->node_id)
+                 + "]: Finished loading " + std::to_string(st.core->size())
+                 + " transaction metadata from " + transaction_state_topic + "-"
+                 + std::to_string(st.shard) + " in "
+                 + std::to_string(st.ctx->clock_ms() - st.load_started_ms)
+                 + " milliseconds (coordinator epoch " + std::to_string(st.cepoch.value) + ", "
+                 + std::to_string(resume.size()) + " transactions completing)");
   for (auto& tid : resume)
     if (auto* card = st.core->find(tid))
       start_markers(self, *card);

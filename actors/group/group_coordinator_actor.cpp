@@ -41,6 +41,8 @@ struct group_state {
   std::shared_ptr<const node_context> ctx;
   int32_t partition = 0;
   bool loading = true;
+  // ctx->clock_ms() when the current load started (for its event).
+  int64_t load_started_ms = 0;
   // Why the last election of the partition failed: answered instead of
   // COORDINATOR_LOAD_IN_PROGRESS until an election succeeds.
   std::optional<status> load_error;
@@ -308,6 +310,7 @@ void start_load(group_ptr self) {
   auto& st = self->state;
   elect_for_load(self, st.log, st.load_error, [self](const become_leader_response& r) {
     auto& st = self->state;
+    st.load_started_ms = st.ctx->clock_ms();
     st.loader = std::make_unique<group_offsets_loader>(r.log_end_offset);
     st.loader->set_next_offset(r.log_start_offset);
     load_chunk(self);
@@ -335,8 +338,15 @@ void load_chunk(group_ptr self) {
       self->quit(storage_exit(storage_fault::corrupt, component(self) + ": " + s.message()));
     },
     [self] {
-      self->state.loader.reset();
-      self->state.loading = false;
+      auto& st = self->state;
+      st.loader.reset();
+      st.loading = false;
+      // Kafka's GroupMetadataManager line after loadGroupsAndOffsets.
+      st.ctx->emit(node_event_level::debug, "group_coordinator_loaded",
+                   "[GroupMetadataManager brokerId=" + std::to_string(st.ctx->node_id)
+                     + "] Finished loading offsets and group metadata from "
+                     + consumer_offsets_topic + "-" + std::to_string(st.partition) + " in "
+                     + std::to_string(st.ctx->clock_ms() - st.load_started_ms) + " milliseconds");
     });
 }
 

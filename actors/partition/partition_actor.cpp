@@ -496,11 +496,21 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
   leveldb::WriteBatch wb;
   wb.Put(keys::leader_epochs(st.core->tp()), snapshot_codec::encode_epochs(st.epochs));
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-               [self, done = std::move(done)](const status& s) {
+               [self, leo, done = std::move(done)](const status& s) {
+                 auto& st = self->state;
                  if (!s.ok())
                    self->quit(storage_exit(storage_fault::write_failed,
-                                           "partition " + to_string(self->state.core->tp())
+                                           "partition " + to_string(st.core->tp())
                                              + ": " + s.message()));
+                 else // Kafka's Partition.makeLeader line
+                   st.ctx->emit(is_internal_topic(st.core->tp().topic) ? node_event_level::debug
+                                                                       : node_event_level::info,
+                                "leader_elected",
+                                "[Partition " + to_string(st.core->tp()) + " broker="
+                                  + std::to_string(st.ctx->node_id) + "] Leader "
+                                  + to_string(st.core->tp()) + " starts at leader epoch "
+                                  + std::to_string(st.leader_epoch) + " from offset "
+                                  + std::to_string(leo));
                  done(s);
                });
 }

@@ -1,6 +1,7 @@
 // northwind-pipeline: the Northwind orders pipeline, exactly once, on an
-// embedded caftx node, with injected crashes. Prints the result and whether
-// it equals the sequential computation; exits 1 on any difference.
+// embedded caftx node (or, with --bootstrap-servers, against a running
+// caftx-node), with injected crashes. Prints the result and whether it
+// equals the sequential computation; exits 1 on any difference.
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
@@ -26,6 +27,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "actors/common/middleman.hpp"
 #include "pipeline.hpp"
 #include "runtime/messages.hpp"
 
@@ -42,12 +44,23 @@ struct config : caf::actor_system_config {
   }
 };
 
+// A client process of a running node: the middleman with caftx's settings.
+struct remote_config : caf::actor_system_config {
+  remote_config() {
+    caftx::configure_middleman(*this, caftx::middleman_config{});
+    set("scheduler.max-threads", 2);
+  }
+};
+
 void print_text(const northwind::job_report& r, const northwind::job_options& opts,
-                double seconds) {
+                const std::string& bootstrap, double seconds) {
   auto& a = r.actual;
   std::cout << "Northwind orders pipeline on caftx (exactly once)\n";
+  if (!bootstrap.empty())
+    std::cout << "against the node at " << bootstrap << "\n";
   if (r.orders_loaded == 0)
-    std::cout << "orders already loaded in " << opts.data_dir << ": resuming\n";
+    std::cout << "orders already loaded in "
+              << (bootstrap.empty() ? opts.data_dir : std::string("the node")) << ": resuming\n";
   for (auto& e : r.events)
     std::cout << "  injected: " << e << "\n";
   std::cout << "processor crashes:      " << r.crashes_injected << " of " << r.crashes_requested
@@ -81,6 +94,23 @@ nlohmann::json to_json(const northwind::result& r) {
           {"orders_rejected", r.rejected.size()},
           {"order_lines_written", r.lines_written},
           {"final_stock", stock}};
+}
+
+nlohmann::json report_json(const northwind::job_report& report,
+                           const northwind::job_options& opts, double secs) {
+  return {{"seed", opts.seed},
+          {"data_dir", opts.data_dir},
+          {"orders_loaded", report.orders_loaded},
+          {"crashes_requested", report.crashes_requested},
+          {"crashes_injected", report.crashes_injected},
+          {"node_restarts_requested", report.node_restarts_requested},
+          {"node_restarts", report.node_restarts},
+          {"transactions_committed", report.transactions_committed},
+          {"events", report.events},
+          {"result", to_json(report.actual)},
+          {"expected", to_json(report.expected)},
+          {"equal", report.equal()},
+          {"elapsed_s", secs}};
 }
 
 } // namespace
@@ -202,6 +232,10 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", opts.data_dir,
                  "the node's data directory, kept afterwards; a rerun on it resumes "
                  "(default: a fresh temporary directory, removed afterwards)");
+  std::string bootstrap;
+  app.add_option("--bootstrap-servers", bootstrap,
+                 "host:port,... of a running caftx-node: run the job against it (no embedded "
+                 "node, no node restarts; the crash plan restarts processor instances only)");
   app.add_flag("--json", json, "print the report as JSON");
   app.add_flag("--keep-data", keep, "keep the temporary data directory");
   try {
@@ -210,6 +244,19 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   std::from_chars(seed.data(), seed.data() + seed.size(), opts.seed);
+  if (!bootstrap.empty()) {
+    if (app.count("--node-restarts") > 0 && opts.node_restarts != 0) {
+      std::cerr << "northwind-pipeline: --node-restarts needs the embedded node; with "
+                   "--bootstrap-servers the node is not this process's to restart\n";
+      return 2;
+    }
+    if (app.count("--data-dir") > 0 || keep) {
+      std::cerr << "northwind-pipeline: --data-dir and --keep-data are the embedded node's; "
+                   "the running node keeps its data in its own log.dirs\n";
+      return 2;
+    }
+    opts.node_restarts = 0;
+  }
 
   auto fail = [&](const std::string& what) {
     if (json)
@@ -217,6 +264,40 @@ int main(int argc, char** argv) {
     std::cerr << "northwind-pipeline: " << what << std::endl;
     return 2;
   };
+  if (!bootstrap.empty()) {
+    auto servers = caftx::parse_endpoint_list("--bootstrap-servers", bootstrap);
+    if (!servers.ok())
+      return fail(servers.error().message());
+    int rc = 0;
+    try {
+      remote_config cfg;
+      caf::actor_system sys{cfg};
+      std::string why;
+      caf::actor broker;
+      for (auto& at : *servers) {
+        auto c = caftx::connect_to_node(sys, at, {0, "", -1, caftx::wire_build_id()},
+                                        std::chrono::seconds(30));
+        if (c.ok()) {
+          broker = c->broker;
+          break;
+        }
+        why += (why.empty() ? "" : "; ") + c.error().to_string();
+      }
+      if (!broker)
+        return fail("no bootstrap server reachable: " + why);
+      auto t0 = std::chrono::steady_clock::now();
+      auto report = northwind::run_job_against(sys, broker, opts);
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (json)
+        std::cout << report_json(report, opts, secs).dump(2) << std::endl;
+      else
+        print_text(report, opts, bootstrap, secs);
+      rc = report.equal() ? 0 : 1;
+    } catch (const std::exception& e) {
+      rc = fail(e.what());
+    }
+    return rc;
+  }
   bool temporary = opts.data_dir.empty();
   try {
     if (temporary) {
@@ -237,24 +318,10 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     auto report = northwind::run_job(sys, opts);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (json) {
-      nlohmann::json j{{"seed", opts.seed},
-                       {"data_dir", opts.data_dir},
-                       {"orders_loaded", report.orders_loaded},
-                       {"crashes_requested", report.crashes_requested},
-                       {"crashes_injected", report.crashes_injected},
-                       {"node_restarts_requested", report.node_restarts_requested},
-                       {"node_restarts", report.node_restarts},
-                       {"transactions_committed", report.transactions_committed},
-                       {"events", report.events},
-                       {"result", to_json(report.actual)},
-                       {"expected", to_json(report.expected)},
-                       {"equal", report.equal()},
-                       {"elapsed_s", secs}};
-      std::cout << j.dump(2) << std::endl;
-    } else {
-      print_text(report, opts, secs);
-    }
+    if (json)
+      std::cout << report_json(report, opts, secs).dump(2) << std::endl;
+    else
+      print_text(report, opts, "", secs);
     rc = report.equal() ? 0 : 1;
   } catch (const std::exception& e) {
     rc = fail(e.what());

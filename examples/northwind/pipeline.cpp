@@ -1,6 +1,8 @@
 #include "pipeline.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <stdexcept>
 #include <chrono>
 #include <map>
 #include <random>
@@ -226,20 +228,17 @@ result read_result(caf::actor_system& sys, const caf::actor& broker, const std::
   return r;
 }
 
-job_report run_job(caf::actor_system& sys, const job_options& opts) {
+namespace {
+
+// The job on the node behind broker(): loads, runs the processor with the
+// injected crashes and (when restart_node is set) node restarts, reads
+// the result.
+job_report run_plan(caf::actor_system& sys, const std::function<caf::actor()>& broker,
+                    const std::function<void()>& restart_node, const job_options& opts) {
   job_report report;
   report.expected = sequential_result(opts.input_dir);
-  caftx::node_config cfg;
-  cfg.data_dir = opts.data_dir;
-  auto start = [&] {
-    auto n = caftx::node::start(sys, cfg);
-    if (!n.ok())
-      throw std::runtime_error("cannot start node: " + n.error().to_string());
-    return std::move(n).value();
-  };
-  auto node = start();
-  create_topics(sys, node->broker());
-  report.orders_loaded = load_orders(sys, node->broker(), opts.input_dir);
+  create_topics(sys, broker());
+  report.orders_loaded = load_orders(sys, broker(), opts.input_dir);
   report.crashes_requested = opts.crashes;
   report.node_restarts_requested = opts.node_restarts;
 
@@ -285,7 +284,7 @@ job_report run_job(caf::actor_system& sys, const job_options& opts) {
   };
   for (size_t incarnation = 0; incarnation <= plan.size() + 1; ++incarnation) {
     try {
-      run_processor(sys, node->broker(), opts.input_dir, opts.orders_per_transaction, hook,
+      run_processor(sys, broker(), opts.input_dir, opts.orders_per_transaction, hook,
                     report.transactions_committed);
       break;
     } catch (const simulated_crash& c) {
@@ -294,9 +293,7 @@ job_report run_job(caf::actor_system& sys, const job_options& opts) {
       if (f.node_restart) {
         report.events.push_back("transaction attempt " + std::to_string(attempt)
                                 + ": processor and node killed at " + where);
-        node->stop();
-        node.reset();
-        node = start();
+        restart_node();
         ++report.node_restarts;
       } else {
         report.events.push_back("transaction attempt " + std::to_string(attempt)
@@ -307,9 +304,40 @@ job_report run_job(caf::actor_system& sys, const job_options& opts) {
   }
   // commit_transaction() returns once the commit is decided; its markers
   // follow. Wait for CompleteCommit so every output is below the LSO.
-  await_transaction_completion(sys, node->broker(), processor_id);
-  report.actual = read_result(sys, node->broker(), opts.input_dir);
+  await_transaction_completion(sys, broker(), processor_id);
+  report.actual = read_result(sys, broker(), opts.input_dir);
   return report;
+}
+
+} // namespace
+
+job_report run_job(caf::actor_system& sys, const job_options& opts) {
+  caftx::node_config cfg;
+  cfg.data_dir = opts.data_dir;
+  auto start = [&] {
+    auto n = caftx::node::start(sys, cfg);
+    if (!n.ok())
+      throw std::runtime_error("cannot start node: " + n.error().to_string());
+    return std::move(n).value();
+  };
+  auto node = start();
+  return run_plan(
+    sys, [&] { return node->broker(); },
+    [&] {
+      node->stop();
+      node.reset();
+      node = start();
+    },
+    opts);
+}
+
+job_report run_job_against(caf::actor_system& sys, const caf::actor& broker,
+                           const job_options& opts) {
+  if (opts.node_restarts != 0)
+    throw std::invalid_argument("a job against a running node cannot restart it: "
+                                "node_restarts must be 0");
+  return run_plan(
+    sys, [&] { return broker; }, [] {}, opts);
 }
 
 } // namespace northwind

@@ -98,4 +98,11 @@ struct job_report {
 /// the sequential reference.
 job_report run_job(caf::actor_system& sys, const job_options& opts);
 
+/// The same job against a running node reached through `broker` (a
+/// remote handle, docs/node.md): data_dir is unused and
+/// opts.node_restarts must be 0 (the crash plan restarts processor
+/// instances only); throws std::invalid_argument otherwise.
+job_report run_job_against(caf::actor_system& sys, const caf::actor& broker,
+                           const job_options& opts);
+
 } // namespace northwind

@@ -66,6 +66,9 @@ TEST(ErrorCode, TransactionalIdNotFoundIs105AndNotRetriable) {
   EXPECT_EQ(static_cast<int>(error_code::transactional_id_not_found), 105);
   EXPECT_STREQ(to_string(error_code::transactional_id_not_found), "TRANSACTIONAL_ID_NOT_FOUND");
   EXPECT_FALSE(is_retriable(error_code::transactional_id_not_found));
+  EXPECT_EQ(static_cast<int>(error_code::inconsistent_cluster_id), 104);
+  EXPECT_STREQ(to_string(error_code::inconsistent_cluster_id), "INCONSISTENT_CLUSTER_ID");
+  EXPECT_FALSE(is_retriable(error_code::inconsistent_cluster_id));
   EXPECT_EQ(classify(api_kind::end_txn, error_code::transactional_id_not_found), error_class::fatal);
 }
 

@@ -1,0 +1,210 @@
+#include "actors/client/remote_cluster.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/atom.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+
+#include "actors/client/client.hpp"
+#include "actors/client/client_context.hpp"
+#include "actors/common/middleman.hpp"
+
+namespace caftx::detail {
+
+using std::chrono::milliseconds;
+
+struct remote_cluster::shared {
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::atomic<uint64_t> generation{0};
+  std::string last_error = "not connected yet";
+};
+
+namespace {
+
+using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
+
+struct relay_state {
+  client_connection_config cfg;
+  std::shared_ptr<remote_cluster::shared> shared;
+  caf::actor broker;
+  // The cluster of the first connection: later ones must be to it too.
+  std::string cluster_id;
+  size_t next_server = 0;
+  size_t failures_in_round = 0;
+  int64_t backoff_ms = 0;
+  bool connecting = false;
+  static inline const char* name = "caftx.broker_relay";
+};
+
+using relay_ptr = caf::stateful_actor<relay_state>*;
+
+void connect_next(relay_ptr self);
+
+void fail_attempt(relay_ptr self, std::string why) {
+  auto& st = self->state;
+  {
+    std::lock_guard<std::mutex> guard{st.shared->mtx};
+    st.shared->last_error = std::move(why);
+  }
+  st.next_server = (st.next_server + 1) % st.cfg.bootstrap_servers.size();
+  if (++st.failures_in_round < st.cfg.bootstrap_servers.size()) {
+    connect_next(self);
+    return;
+  }
+  // Every bootstrap server failed: wait, then another round.
+  st.failures_in_round = 0;
+  st.connecting = false;
+  auto wait = st.backoff_ms;
+  st.backoff_ms = std::min<int64_t>(std::max<int64_t>(1, st.backoff_ms * 2),
+                                    st.cfg.reconnect_backoff_max_ms);
+  self->delayed_send(self, milliseconds(wait), reconnect_atom::value);
+}
+
+void connected(relay_ptr self, caf::actor broker, const cluster_hello_response& hello) {
+  auto& st = self->state;
+  st.broker = std::move(broker);
+  st.cluster_id = hello.cluster_id;
+  st.connecting = false;
+  st.failures_in_round = 0;
+  st.backoff_ms = st.cfg.reconnect_backoff_ms;
+  self->monitor(st.broker);
+  {
+    std::lock_guard<std::mutex> guard{st.shared->mtx};
+    st.shared->last_error.clear();
+    st.shared->generation.fetch_add(1);
+  }
+  st.shared->cv.notify_all();
+}
+
+// One attempt at bootstrap server next_server: CAF's connect, then the hello.
+void connect_next(relay_ptr self) {
+  auto& st = self->state;
+  st.connecting = true;
+  auto at = st.cfg.bootstrap_servers[st.next_server];
+  auto timeout = milliseconds(st.cfg.socket_connection_setup_timeout_ms);
+  auto mm = self->system().middleman().actor_handle();
+  self->request(mm, timeout, caf::connect_atom::value, at.host, at.port)
+    .then(
+      [self, at, timeout](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                          const std::set<std::string>&) {
+        auto broker = caf::actor_cast<caf::actor>(ptr);
+        if (!broker)
+          return fail_attempt(self, at.to_string() + ": no broker published there");
+        cluster_hello_request hello{0, self->state.cluster_id, -1, wire_build_id()};
+        self->request(broker, timeout, hello)
+          .then(
+            [self, at, broker](const cluster_hello_response& r) {
+              auto& st = self->state;
+              if (r.error != error_code::none)
+                return fail_attempt(self, at.to_string() + ": " + to_string(r.error) + ": "
+                                            + r.message);
+              if (r.build != wire_build_id())
+                return fail_attempt(self, at.to_string() + " runs build " + r.build);
+              if (!st.cluster_id.empty() && r.cluster_id != st.cluster_id)
+                return fail_attempt(self, at.to_string() + " belongs to cluster '" + r.cluster_id
+                                            + "', not '" + st.cluster_id
+                                            + "' (INCONSISTENT_CLUSTER_ID)");
+              connected(self, broker, r);
+            },
+            [self, at](const caf::error& e) {
+              fail_attempt(self, at.to_string() + ": no answer to the hello: "
+                                   + self->system().render(e));
+            });
+      },
+      [self, at](const caf::error& e) {
+        fail_attempt(self, "cannot connect to " + at.to_string() + ": "
+                             + self->system().render(e));
+      });
+}
+
+caf::behavior relay_fn(relay_ptr self, client_connection_config cfg,
+                       std::shared_ptr<remote_cluster::shared> shared) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.shared = std::move(shared);
+  st.backoff_ms = st.cfg.reconnect_backoff_ms;
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (!st.broker || dm.source != st.broker.address())
+      return;
+    st.broker = nullptr;
+    {
+      std::lock_guard<std::mutex> guard{st.shared->mtx};
+      st.shared->last_error = "lost the connection to the broker: " + self->system().render(dm.reason);
+    }
+    if (!st.connecting)
+      connect_next(self);
+  });
+  // Everything else is a request for the broker.
+  self->set_default_handler(
+    [self](caf::scheduled_actor*, caf::message_view& x) -> caf::result<caf::message> {
+      auto& st = self->state;
+      if (!st.broker) {
+        std::string why;
+        {
+          std::lock_guard<std::mutex> guard{st.shared->mtx};
+          why = st.shared->last_error;
+        }
+        return caf::make_error(caf::sec::cannot_connect_to_node,
+                               "no connection to the cluster (" + why + ")");
+      }
+      return self->delegate(st.broker, x.move_content_to_message());
+    });
+  connect_next(self);
+  return {
+    [self](reconnect_atom) {
+      if (!self->state.broker && !self->state.connecting)
+        connect_next(self);
+    },
+  };
+}
+
+} // namespace
+
+std::shared_ptr<remote_cluster>
+connect_remote(const properties& props, const std::function<void(const properties& rest)>& validate) {
+  auto rest = props;
+  auto c = client_connection_config::take(rest);
+  if (!c.ok())
+    throw kafka_exception(c.error(), error_class::fatal);
+  validate(rest);
+  return std::make_shared<remote_cluster>(std::move(c).value());
+}
+
+void watch_metadata(client_channel& ch, const std::shared_ptr<remote_cluster>& cluster) {
+  ch.set_metadata_source([cluster] { return cluster->generation(); },
+                         cluster->config().metadata_max_age_ms);
+}
+
+remote_cluster::remote_cluster(client_connection_config cfg) : cfg_(std::move(cfg)) {
+  sys_cfg_ = std::make_unique<caf::actor_system_config>();
+  configure_middleman(*sys_cfg_, cfg_.middleman);
+  sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
+  shared_ = std::make_shared<shared>();
+  relay_ = sys_->spawn(relay_fn, cfg_, shared_);
+  std::unique_lock<std::mutex> lock{shared_->mtx};
+  shared_->cv.wait_for(lock, milliseconds(cfg_.socket_connection_setup_timeout_ms),
+                       [this] { return shared_->generation.load() > 0; });
+}
+
+remote_cluster::~remote_cluster() {
+  caf::anon_send_exit(relay_, caf::exit_reason::user_shutdown);
+  relay_ = nullptr;
+}
+
+uint64_t remote_cluster::generation() const {
+  return shared_->generation.load();
+}
+
+} // namespace caftx::detail

@@ -1,0 +1,147 @@
+// One sample of every registered message type, with non-default values in
+// every field: the round trips through CAF's binary serializer
+// (messages_test.cpp) and across a real middleman between two processes
+// (tests/node/) compare what arrives with these.
+#pragma once
+
+#include <caf/make_message.hpp>
+#include <caf/message.hpp>
+
+#include <vector>
+
+#include "runtime/coordination_messages.hpp"
+#include "runtime/messages.hpp"
+#include "runtime/record_batch_v2.hpp"
+
+namespace caftx::testing {
+
+inline record_batch sample_batch() {
+  record_batch b;
+  b.base_offset = 17;
+  b.pid = producer_id{4000};
+  b.epoch = producer_epoch{3};
+  b.base_sequence = 2147483646;
+  b.attributes = attr_transactional;
+  b.records.push_back({"key", std::string("v\0al", 4), {{"h", "x"}}, 1700000000000});
+  b.records.push_back({"", "second", {}, -1});
+  return b;
+}
+
+inline std::vector<caf::message> samples() {
+  topic_partition tp{"orders", 2};
+  auto b = sample_batch();
+  return {
+    caf::make_message(tp),
+    caf::make_message(record_header{"h", "v"}),
+    caf::make_message(b.records.front()),
+    caf::make_message(aborted_transaction{producer_id{7}, 12}),
+    caf::make_message(create_topic_request{"orders", 3, {{"retention.ms", "1000"}}}),
+    caf::make_message(topic_metadata{"orders", error_code::unknown_topic_or_partition, {}}),
+    caf::make_message(metadata_request{{"a", "b"}}),
+    caf::make_message(metadata_response{{topic_metadata{"a", error_code::none, {}}}}),
+    caf::make_message(find_coordinator_request{1, "order-processor"}),
+    caf::make_message(find_coordinator_response{error_code::not_coordinator, "m", 17, {}}),
+    caf::make_message(init_producer_id_request{true, "tx", 60000, producer_id{5}, producer_epoch{6}}),
+    caf::make_message(init_producer_id_response{error_code::none, "", producer_id{5}, producer_epoch{7}}),
+    caf::make_message(add_partitions_to_txn_request{"tx", producer_id{5}, producer_epoch{7}, {tp}, true}),
+    caf::make_message(add_offsets_to_txn_request{"tx", producer_id{5}, producer_epoch{7}, "g"}),
+    caf::make_message(end_txn_request{"tx", producer_id{5}, producer_epoch{7}, true}),
+    caf::make_message(end_txn_response{error_code::none, "", producer_id{5}, producer_epoch{8}}),
+    caf::make_message(txn_response{error_code::producer_fenced, "fenced"}),
+    caf::make_message(describe_transaction_request{"tx"}),
+    caf::make_message(describe_transaction_response{error_code::none, "Ongoing", producer_id{5},
+                                                    producer_epoch{7}, {tp}, 3, 45000,
+                                                    1700000000000}),
+    caf::make_message(produce_request{tp, "tx", v2::encode(b)}),
+    caf::make_message(produce_response{error_code::out_of_order_sequence_number, "gap", -1, 0}),
+    caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_committed}),
+    caf::make_message(fetch_response{error_code::none, "", 20, 18, 0,
+                                     {aborted_transaction{producer_id{7}, 12}}, v2::encode(b)}),
+    caf::make_message(node_fetch_request{
+      {fetch_request{tp, 10, 4096, isolation_level::read_committed}}, 500, 1, 52428800}),
+    caf::make_message(node_fetch_response{{fetch_response{error_code::offset_out_of_range, "below",
+                                                          20, 18, 3, {}, ""}}}),
+    caf::make_message(list_offsets_request{tp, -2, isolation_level::read_committed}),
+    caf::make_message(list_offsets_response{error_code::none, 42}),
+    caf::make_message(delete_records_request{tp, 40}),
+    caf::make_message(delete_records_response{error_code::offset_out_of_range, "above", 7}),
+    caf::make_message(write_txn_marker_request{producer_id{5}, producer_epoch{7}, 3, true, tp, 1}),
+    caf::make_message(txn_offset_commit_request{"tx", "g", producer_id{5}, producer_epoch{7}, {tp}, {45}}),
+    caf::make_message(offset_commit_request{"g", {tp}, {45}}),
+    caf::make_message(offset_fetch_request{"g", {tp}, true}),
+    caf::make_message(offset_fetch_response{error_code::unstable_offset_commit, {-1, 45}}),
+    caf::make_message(storage_done{9, error_code::kafka_storage_error, "disk"}),
+    caf::make_message(coordinator_tick{}),
+    caf::make_message(txn_expiration_tick{}),
+    caf::make_message(coordinator_load_chunk{}),
+    caf::make_message(marker_retry{"tx"}),
+    caf::make_message(parked_request_expired{"tx", 3}),
+    caf::make_message(fetch_wait_expired{4}),
+    caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_uncommitted, 500}),
+    caf::make_message(producer_expiration_tick{}),
+    caf::make_message(offsets_retention_tick{}),
+    caf::make_message(retention_tick{}),
+    caf::make_message(cleaner_tick{}),
+    caf::make_message(cleaner_step{}),
+    caf::make_message(write_snapshot_request{}),
+    caf::make_message(become_leader_request{}),
+    caf::make_message(become_leader_response{error_code::none, "ok", 3, 10, 20}),
+    caf::make_message(supervisor_stats_request{}),
+    caf::make_message(supervisor_stats{3, true}),
+    caf::make_message(supervisor_settled{}),
+    caf::make_message(kill_child_request{}),
+    caf::make_message(session_identity{producer_id{5}, producer_epoch{7}}),
+    caf::make_message(session_record{3, tp, {}, b.records.front(), true}),
+    caf::make_message(session_completion{3, error_code::none, "", 12}),
+    caf::make_message(session_completion{4, error_code::producer_fenced, "fenced", -1, true}),
+    caf::make_message(session_flush{true}),
+    caf::make_message(session_flush_result{{session_completion{3, error_code::none, "", 12}},
+                                           producer_epoch{7}}),
+    caf::make_message(session_linger{tp, 4}),
+    caf::make_message(session_retry{}),
+    caf::make_message(session_add_retry{6}),
+    caf::make_message(list_transactions_filter{{"Ongoing", "Bogus"}, {producer_id{5}}, 60000}),
+    caf::make_message(transaction_listing{"tx", producer_id{5}, "PrepareAbort"}),
+    caf::make_message(active_producer{producer_id{5}, producer_epoch{7}, 12, 1700000000000, 3, 40}),
+    caf::make_message(list_transactions_request{{{"Empty"}, {producer_id{5}, producer_id{6}}, -1}}),
+    caf::make_message(list_transactions_response{error_code::none, "", {"Bogus"},
+                                                 {transaction_listing{"tx", producer_id{5}, "Ongoing"}}}),
+    caf::make_message(describe_producers_request{tp}),
+    caf::make_message(describe_producers_response{
+      error_code::unknown_topic_or_partition, "m",
+      {active_producer{producer_id{5}, producer_epoch{7}, -1, 17, -1, -1}}}),
+    caf::make_message(znode_stat{3, 4, 5, 1700000000000, 1700000000001, 2, 1, 0, 77, 6, 1}),
+    caf::make_message(coord_op::set_data("/controller_epoch", "2", 1)),
+    caf::make_message(coord_op_result{zrc::ZBADVERSION, "", {}}),
+    caf::make_message(coord_create_request{"/nodes/1", "{}", znode_ephemeral}),
+    caf::make_message(coord_create_response{zrc::ZOK, "/s/n-0000000003", {3, 3, 3, 1, 1}}),
+    caf::make_message(coord_get_request{"/controller", true}),
+    caf::make_message(coord_get_response{zrc::ZNONODE, "", {}}),
+    caf::make_message(coord_exists_request{"/controller", true}),
+    caf::make_message(coord_set_request{"/topics/t", "{}", 4}),
+    caf::make_message(coord_stat_response{zrc::ZOK, {1, 9, 1, 0, 0, 4}}),
+    caf::make_message(coord_delete_request{"/controller", -1}),
+    caf::make_message(coord_get_children_request{"/nodes", true}),
+    caf::make_message(coord_children_response{zrc::ZOK, {"1", "2"}, {}}),
+    caf::make_message(coord_multi_request{{coord_op::check_version("/controller_epoch", 3),
+                                           coord_op::create_node("/controller", "{}",
+                                                                 znode_ephemeral)}}),
+    caf::make_message(coord_multi_response{
+      zrc::ZBADVERSION,
+      {coord_op_result{zrc::ZBADVERSION, "", {}},
+       coord_op_result{zrc::ZRUNTIMEINCONSISTENCY, "", {}}}}),
+    caf::make_message(coord_sync_request{"/"}),
+    caf::make_message(coord_rc_response{zrc::ZCONNECTIONLOSS}),
+    caf::make_message(coord_session_request{}),
+    caf::make_message(coord_session_response{session_state::connected, 72057594037927936,
+                                             std::string(16, 'p')}),
+    caf::make_message(coord_close_request{}),
+    caf::make_message(coord_watch_event{watch_event_type::child, "/nodes"}),
+    caf::make_message(coord_session_event{session_state::expired, 5}),
+    caf::make_message(cluster_hello_request{1, "cluster-a", 3, "caftx/0.1.0/abc"}),
+    caf::make_message(cluster_hello_response{error_code::inconsistent_cluster_id, "other", "cluster-b",
+                                             4, "127.0.0.1:9092", "caftx/0.1.0/abc"}),
+  };
+}
+
+} // namespace caftx::testing
