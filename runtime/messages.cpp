@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "runtime/controller_messages.hpp"
 #include "runtime/coordination_messages.hpp"
 
 namespace caftx {
@@ -85,6 +86,7 @@ void register_message_types(caf::actor_system_config& cfg) {
 #define CAFTX_REGISTER(type) cfg.add_message_type<type>("caftx::" #type);
   CAFTX_MESSAGE_TYPES(CAFTX_REGISTER)
   CAFTX_COORDINATION_MESSAGE_TYPES(CAFTX_REGISTER)
+  CAFTX_CONTROLLER_MESSAGE_TYPES(CAFTX_REGISTER)
 #undef CAFTX_REGISTER
 }
 
@@ -93,6 +95,7 @@ std::vector<std::string> registered_message_type_names() {
 #define CAFTX_NAME(type) names.emplace_back("caftx::" #type);
   CAFTX_MESSAGE_TYPES(CAFTX_NAME)
   CAFTX_COORDINATION_MESSAGE_TYPES(CAFTX_NAME)
+  CAFTX_CONTROLLER_MESSAGE_TYPES(CAFTX_NAME)
 #undef CAFTX_NAME
   return names;
 }
@@ -124,6 +127,8 @@ const std::string& wire_build_id() {
     uint64_t h = 14695981039346656037ull;
 #define CAFTX_FINGERPRINT(type) h = fingerprint<type>(h, "caftx::" #type);
     CAFTX_MESSAGE_TYPES(CAFTX_FINGERPRINT)
+    CAFTX_COORDINATION_MESSAGE_TYPES(CAFTX_FINGERPRINT)
+    CAFTX_CONTROLLER_MESSAGE_TYPES(CAFTX_FINGERPRINT)
 #undef CAFTX_FINGERPRINT
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));

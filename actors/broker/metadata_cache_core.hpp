@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/controller/controller_model.hpp"
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {

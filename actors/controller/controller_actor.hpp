@@ -24,7 +24,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
-#include "actors/controller/controller_model.hpp"
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/controller/controller_model.hpp"
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx::controller {

@@ -22,7 +22,7 @@
 #include <optional>
 #include <string_view>
 
-#include "actors/controller/controller_model.hpp"
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx::controller {

@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "actors/controller/controller_model.hpp"
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx::controller {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "actors/controller/controller_model.hpp"
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx::controller {

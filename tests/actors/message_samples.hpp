@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "runtime/controller_messages.hpp"
 #include "runtime/coordination_messages.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/record_batch_v2.hpp"
@@ -138,6 +139,18 @@ inline std::vector<caf::message> samples() {
     caf::make_message(coord_close_request{}),
     caf::make_message(coord_watch_event{watch_event_type::child, "/nodes"}),
     caf::make_message(coord_session_event{session_state::expired, 5}),
+    caf::make_message(controller::endpoint{"node2.example.com", 9192}),
+    caf::make_message(controller::live_node{2, 4294967297, {"10.0.0.2", 9192}, "rack-b"}),
+    caf::make_message(controller::partition_info{tp, 4, 2, 7, {2, 3}, 9, {2, 3, 1}, true}),
+    caf::make_message(controller::leader_and_isr_request{
+      1, 4, 4294967297, {controller::partition_info{tp, 4, 2, 7, {2, 3}, 9, {2, 3, 1}, true}}}),
+    caf::make_message(controller::update_metadata_request{
+      1, 4, 4294967297, {controller::partition_info{tp, 4, 2, 7, {2}, 10, {2, 3}, false}},
+      {controller::live_node{2, 4294967297, {"10.0.0.2", 9192}, ""},
+       controller::live_node{3, 8589934593, {"10.0.0.3", 9192}, "rack-c"}}}),
+    caf::make_message(controller::stop_replica_partition{tp, 7, true}),
+    caf::make_message(controller::stop_replica_request{
+      1, 4, 4294967297, {controller::stop_replica_partition{tp, 7, false}}}),
     caf::make_message(cluster_hello_request{1, "cluster-a", 3, "caftx/0.1.0/abc"}),
     caf::make_message(cluster_hello_response{error_code::inconsistent_cluster_id, "other", "cluster-b",
                                              4, "127.0.0.1:9092", "caftx/0.1.0/abc"}),
