@@ -500,6 +500,9 @@ status_or<server_config> server_config::parse(const properties& props) {
     c.zookeeper = std::move(zk);
   }
   CAFTX_TRY(r.int32("zookeeper.session.timeout.ms", c.zookeeper_session_timeout_ms, 1000, int_max));
+  c.zookeeper_connection_timeout_ms = c.zookeeper_session_timeout_ms;
+  CAFTX_TRY(r.int32("zookeeper.connection.timeout.ms", c.zookeeper_connection_timeout_ms, 1000,
+                    int_max));
   CAFTX_TRY(r.int32("default.replication.factor", c.default_replication_factor, 1, 32767));
   if (auto v = r.take("log.level")) {
     static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
@@ -515,6 +518,7 @@ status_or<server_config> server_config::parse(const properties& props) {
   CAFTX_TRY(middleman_keys(r, c.middleman));
   properties rest = props;
   for (auto* k : {"log.level", "caftx.cluster.id", "zookeeper.session.timeout.ms",
+                  "zookeeper.connection.timeout.ms",
                   "caftx.middleman.heartbeat.interval.ms", "caftx.middleman.connection.timeout.ms"})
     rest.erase(k);
   auto node = node_config::parse(rest);

@@ -65,6 +65,10 @@ struct server_config {
   /// `zookeeper.session.timeout.ms`, [1000, 2147483647]: Kafka's default
   /// 18000 (KIP-537).
   int32_t zookeeper_session_timeout_ms = 18000;
+  /// `zookeeper.connection.timeout.ms`, [1000, 2147483647]; default the
+  /// session timeout (Kafka's): how long a starting node waits for its
+  /// ZooKeeper session to connect before it gives up with exit 2.
+  int32_t zookeeper_connection_timeout_ms = 18000;
   /// `default.replication.factor`, [1, 32767].
   int32_t default_replication_factor = 1;
   /// `log.level`: trace, debug, info (default), warn or error.

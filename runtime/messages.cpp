@@ -23,6 +23,12 @@ namespace caftx {
   X(find_coordinator_response)                                                                     \
   X(cluster_hello_request)                                                                         \
   X(cluster_hello_response)                                                                        \
+  X(partition_handle)                                                                           \
+  X(node_handles_request)                                                                       \
+  X(node_handles_response)                                                                      \
+  X(controller_create_topic_request)                                                            \
+  X(controller_topic_request)                                                                   \
+  X(controller_topic_response)                                                                  \
   X(init_producer_id_request)                                                                      \
   X(init_producer_id_response)                                                                     \
   X(add_partitions_to_txn_request)                                                                 \

@@ -400,6 +400,57 @@ struct cluster_hello_response {
   std::string build;
 };
 
+// -- between the nodes of a cluster (docs/node.md §Cluster mode) --------------
+
+/// One partition a node leads, at the leader epoch the controller gave it:
+/// its leader and, for `__transaction_state` and `__consumer_offsets`
+/// partitions, the coordinator on it (null otherwise).
+struct partition_handle {
+  topic_partition tp;
+  int32_t leader_epoch = -1;
+  caf::actor leader;
+  caf::actor coordinator;
+};
+
+/// To a node's broker: the handles of these partitions, where it leads
+/// them. Answered with node_handles_response listing only those it leads
+/// now (a partition it does not lead, or not yet, is left out).
+struct node_handles_request {
+  std::vector<topic_partition> partitions;
+};
+
+struct node_handles_response {
+  int32_t node_id = -1;
+  std::vector<partition_handle> handles;
+};
+
+/// CreateTopics forwarded by a node's broker to the controller's node
+/// (Kafka's brokers forward CreateTopics to the controller). Answered with
+/// txn_response: NONE, or the controller's error (TOPIC_ALREADY_EXISTS,
+/// INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, NOT_CONTROLLER, ...).
+struct controller_create_topic_request {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = 1;
+  std::map<std::string, std::string> configs;
+};
+
+/// To the local controller actor: a topic's assignment as stored
+/// (/topics/<name>), for the configs a new leader needs.
+struct controller_topic_request {
+  std::string name;
+};
+
+/// The answer: NONE with the partition count and topic configs, or
+/// UNKNOWN_TOPIC_OR_PARTITION, or REQUEST_TIMED_OUT when the store did not
+/// answer.
+struct controller_topic_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t partitions = 0;
+  std::map<std::string, std::string> configs;
+};
+
 // -- internal ------------------------------------------------------------------
 
 /// A durable write finished (sent by the storage writer to the actor that
@@ -589,6 +640,13 @@ CAFTX_INSPECT(list_transactions_response, x.error, x.message, x.unknown_state_fi
               x.transactions)
 CAFTX_INSPECT(describe_producers_request, x.tp)
 CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
+CAFTX_INSPECT(partition_handle, x.tp, x.leader_epoch, x.leader, x.coordinator)
+CAFTX_INSPECT(node_handles_request, x.partitions)
+CAFTX_INSPECT(node_handles_response, x.node_id, x.handles)
+CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replication_factor,
+              x.configs)
+CAFTX_INSPECT(controller_topic_request, x.name)
+CAFTX_INSPECT(controller_topic_response, x.error, x.message, x.partitions, x.configs)
 CAFTX_INSPECT(storage_done, x.ticket, x.error, x.message)
 CAFTX_INSPECT(marker_retry, x.transactional_id)
 CAFTX_INSPECT(parked_request_expired, x.transactional_id, x.id)

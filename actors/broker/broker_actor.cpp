@@ -1,6 +1,9 @@
 #include "actors/broker/broker_actor.hpp"
 
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/send.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
@@ -10,12 +13,18 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <vector>
 
+#include "actors/broker/metadata_cache_core.hpp"
 #include "actors/broker/node_context.hpp"
 #include "actors/broker/node_fetch.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/coordinator/txn_coordinator_actor.hpp"
+#include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
+#include "runtime/controller_messages.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
@@ -38,9 +47,60 @@ status validate_topic_name(const std::string& name) {
 
 namespace {
 
+using controller::node_id;
+
+// Cluster mode (docs/node.md §Cluster mode): another node as this broker
+// knows it.
+struct peer_node {
+  controller::endpoint ep;
+  caf::actor broker;     // its broker, once connected (a proxy)
+  bool connecting = false;
+  std::vector<caf::message> outbox; // controller requests waiting for the connection
+};
+
+// A partition this node leads by the controller's LeaderAndIsr.
+struct local_replica {
+  int32_t leader_epoch = -1;
+  caf::actor leader;      // the partition's supervisor
+  caf::actor coordinator; // internal topics: the coordinator's supervisor
+};
+
+// A partition another node leads: the leader and epoch its handle is for.
+struct remote_leader {
+  node_id node = -1;
+  int32_t leader_epoch = -1;
+  friend bool operator==(const remote_leader& a, const remote_leader& b) {
+    return a.node == b.node && a.leader_epoch == b.leader_epoch;
+  }
+};
+
+// A request waiting until every partition of a topic has a leader here.
+struct topic_waiter {
+  std::string topic;
+  int64_t deadline_ms = 0;
+  std::function<void(bool ready)> then;
+};
+
+struct cluster_part {
+  caf::actor controller;
+  std::optional<metadata_cache_core> cache;
+  std::vector<caf::message> early; // controller requests before our registration
+  node_id controller_id = -1;
+  std::map<node_id, peer_node> peers;
+  std::map<topic_partition, local_replica> local;
+  std::set<topic_partition> spawning;
+  std::map<topic_partition, remote_leader> wanted;   // handle to learn
+  std::map<topic_partition, remote_leader> resolved; // handle in the directory
+  std::vector<topic_waiter> waiters;
+  std::set<std::string> creating_internal;
+  bool resolve_timer = false;
+  bool waiter_timer = false;
+};
+
 struct broker_state {
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
+  cluster_part cluster;
   // Topics whose record is being written, with who waits for them: a
   // second CreateTopics of the name gets TOPIC_ALREADY_EXISTS, a second
   // auto-create waits for the first instead of spawning leaders again.
@@ -80,14 +140,23 @@ caf::result<caf::message> list_transactions(broker_ptr self, const list_transact
               });
     rp.deliver(std::move(*merged));
   };
-  for (int32_t s = 0; s < shards; ++s)
-    self->request(ctx.directory->txn_coordinator(s),
+  if (ctx.cluster_mode && !ctx.directory->topic(transaction_state_topic))
+    return caf::make_message(list_transactions_response{}); // no transaction yet
+  for (int32_t s = 0; s < shards; ++s) {
+    auto shard = ctx.directory->txn_coordinator(s);
+    if (!shard) {
+      add({error_code::coordinator_not_available,
+           "shard " + std::to_string(s) + " has no leader now", {}, {}});
+      continue;
+    }
+    self->request(shard,
                   std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
       .then([add](list_transactions_response& r) mutable { add(std::move(r)); },
             [add, s](caf::error&) mutable {
               add({error_code::coordinator_not_available,
                    "shard " + std::to_string(s) + " did not answer", {}, {}});
             });
+  }
   return rp;
 }
 
@@ -122,9 +191,578 @@ void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
                         });
 }
 
+// -- cluster mode (docs/node.md §Cluster mode) -------------------------------------
+
+using forward_atom = caf::atom_constant<caf::atom("forward")>;
+using set_controller_atom = caf::atom_constant<caf::atom("setctl")>;
+using registered_atom = caf::atom_constant<caf::atom("registrd")>;
+using resolve_atom = caf::atom_constant<caf::atom("resolve")>;
+using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
+using waiters_atom = caf::atom_constant<caf::atom("waiters")>;
+
+constexpr auto peer_retry = std::chrono::milliseconds(500);
+constexpr auto resolve_retry = std::chrono::milliseconds(100);
+
+topic_config internal_topic_config(const node_config& config) {
+  // Kafka creates its internal topics compacted and never trimmed by time
+  // or size: a coordinator's load then reads about one record per key.
+  auto internal = *topic_config::parse({}, config);
+  internal.retention_ms = -1;
+  internal.retention_bytes = -1;
+  internal.cleanup_delete = false;
+  internal.cleanup_compact = true;
+  return internal;
+}
+
+bool topic_ready(broker_ptr self, const std::string& topic) {
+  if (topic.empty())
+    return false;
+  auto t = self->state.ctx->directory->topic(topic);
+  if (!t || t->empty())
+    return false;
+  for (auto& a : *t)
+    if (!a)
+      return false;
+  return true;
+}
+
+// Answers the waiters whose topic is ready or whose time is up.
+void check_waiters(broker_ptr self) {
+  auto& c = self->state.cluster;
+  auto now = self->state.ctx->clock_ms();
+  std::vector<topic_waiter> keep;
+  std::vector<std::pair<std::function<void(bool)>, bool>> done;
+  for (auto& w : c.waiters) {
+    bool ready = topic_ready(self, w.topic);
+    if (ready || now >= w.deadline_ms)
+      done.emplace_back(std::move(w.then), ready);
+    else
+      keep.push_back(std::move(w));
+  }
+  c.waiters = std::move(keep);
+  for (auto& [f, ready] : done)
+    f(ready);
+}
+
+// Sends `tick` to the broker after resolve_retry, unless one is on its way
+// (`armed`) or nothing waits for it.
+template <class Atom>
+void arm_timer(broker_ptr self, bool& armed, bool needed, Atom tick) {
+  if (armed || !needed)
+    return;
+  armed = true;
+  self->delayed_send(self, resolve_retry, tick);
+}
+
+void arm_waiter_timer(broker_ptr self) {
+  auto& c = self->state.cluster;
+  arm_timer(self, c.waiter_timer, !c.waiters.empty(), waiters_atom::value);
+}
+
+void waiter_tick(broker_ptr self) {
+  self->state.cluster.waiter_timer = false;
+  check_waiters(self);
+  arm_waiter_timer(self);
+}
+
+void add_waiter(broker_ptr self, topic_waiter w) {
+  self->state.cluster.waiters.push_back(std::move(w));
+  arm_waiter_timer(self);
+}
+
+// `then(true)` once every partition of `topic` has a leader handle here,
+// `then(false)` after the request timeout.
+void wait_for_topic(broker_ptr self, const std::string& topic, std::function<void(bool)> then) {
+  auto& ctx = *self->state.ctx;
+  if (topic_ready(self, topic)) {
+    then(true);
+    return;
+  }
+  add_waiter(self, {topic, ctx.clock_ms() + ctx.config.request_timeout_ms, std::move(then)});
+}
+
+// `f` after `delay_ms` (a waiter for no topic).
+void after(broker_ptr self, int64_t delay_ms, std::function<void()> f) {
+  add_waiter(self, {"", self->state.ctx->clock_ms() + delay_ms, [f](bool) { f(); }});
+}
+
+void resolve(broker_ptr self);
+void connect_peer(broker_ptr self, node_id id);
+
+void schedule_resolve(broker_ptr self) {
+  auto& c = self->state.cluster;
+  arm_timer(self, c.resolve_timer, !c.wanted.empty(), resolve_atom::value);
+}
+
+// Asks the leaders' brokers for the handles of the partitions they lead
+// (node_handles_request), one request per node.
+void resolve(broker_ptr self) {
+  auto& c = self->state.cluster;
+  std::map<node_id, std::vector<topic_partition>> by_node;
+  for (auto& [tp, want] : c.wanted)
+    by_node[want.node].push_back(tp);
+  for (auto& [id, tps] : by_node) {
+    auto p = c.peers.find(id);
+    if (p == c.peers.end() || !p->second.broker) {
+      connect_peer(self, id);
+      continue;
+    }
+    self->request(p->second.broker, std::chrono::milliseconds(self->state.ctx->config.request_timeout_ms),
+                  node_handles_request{tps})
+      .then(
+        [self, id](node_handles_response& r) {
+          auto& c = self->state.cluster;
+          auto& dir = *self->state.ctx->directory;
+          for (auto& h : r.handles) {
+            auto w = c.wanted.find(h.tp);
+            if (w == c.wanted.end() || !(w->second == remote_leader{id, h.leader_epoch}))
+              continue; // another leader or epoch by now
+            dir.set_partition(h.tp, h.leader, false);
+            if (h.tp.topic == transaction_state_topic)
+              dir.set_txn_coordinator(h.tp.partition, h.coordinator, false);
+            else if (h.tp.topic == consumer_offsets_topic)
+              dir.set_group_coordinator(h.tp.partition, h.coordinator, false);
+            c.resolved[h.tp] = w->second;
+            c.wanted.erase(w);
+          }
+          schedule_resolve(self);
+          check_waiters(self);
+        },
+        [self](caf::error&) { schedule_resolve(self); });
+  }
+  schedule_resolve(self);
+}
+
+// Drops the directory's handle of `tp` (no leader known now).
+void forget_handle(broker_ptr self, const topic_partition& tp) {
+  auto& dir = *self->state.ctx->directory;
+  dir.set_partition(tp, {}, false);
+  if (tp.topic == transaction_state_topic)
+    dir.set_txn_coordinator(tp.partition, {}, false);
+  else if (tp.topic == consumer_offsets_topic)
+    dir.set_group_coordinator(tp.partition, {}, false);
+}
+
+void peer_connected(broker_ptr self, node_id id, caf::actor broker) {
+  auto& c = self->state.cluster;
+  auto& p = c.peers[id];
+  p.connecting = false;
+  p.broker = broker;
+  self->monitor(broker);
+  for (auto& m : std::exchange(p.outbox, {}))
+    self->send(broker, std::move(m));
+  self->state.ctx->emit(node_event_level::info, "peer_connected",
+                        "[Broker id=" + std::to_string(self->state.ctx->node_id)
+                          + "] connected to node " + std::to_string(id) + " at "
+                          + p.ep.host + ":" + std::to_string(p.ep.port));
+  resolve(self);
+}
+
+// Connects to a live node's broker over the middleman, then caftx's hello
+// as a node of this cluster (role 1).
+void connect_peer(broker_ptr self, node_id id) {
+  auto& c = self->state.cluster;
+  auto i = c.peers.find(id);
+  if (i == c.peers.end() || i->second.broker || i->second.connecting || i->second.ep.port == 0)
+    return;
+  i->second.connecting = true;
+  auto ep = i->second.ep;
+  auto& ctx = *self->state.ctx;
+  auto timeout = std::chrono::milliseconds(ctx.config.request_timeout_ms);
+  auto failed = [self, id](const std::string& why) {
+    auto& c = self->state.cluster;
+    auto i = c.peers.find(id);
+    if (i == c.peers.end())
+      return;
+    i->second.connecting = false;
+    self->state.ctx->emit(node_event_level::debug, "peer_unreachable",
+                          "[Broker id=" + std::to_string(self->state.ctx->node_id)
+                            + "] node " + std::to_string(id) + ": " + why);
+    self->delayed_send(self, peer_retry, reconnect_atom::value, id);
+  };
+  self->request(self->system().middleman().actor_handle(), timeout, caf::connect_atom::value,
+                ep.host, ep.port)
+    .then(
+      [self, id, timeout, failed](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                                  const std::set<std::string>&) {
+        auto broker = caf::actor_cast<caf::actor>(ptr);
+        if (!broker)
+          return failed("no broker published there");
+        auto& ctx = *self->state.ctx;
+        cluster_hello_request hello{1, ctx.cluster_id, ctx.node_id, wire_build_id()};
+        self->request(broker, timeout, hello)
+          .then(
+            [self, id, broker, failed](const cluster_hello_response& r) {
+              if (r.error != error_code::none)
+                return failed(std::string(to_string(r.error)) + ": " + r.message);
+              if (r.node_id != id)
+                return failed("the node there is node " + std::to_string(r.node_id));
+              peer_connected(self, id, broker);
+            },
+            [self, failed](const caf::error& e) { failed(self->system().render(e)); });
+      },
+      [self, failed](const caf::error& e) { failed(self->system().render(e)); });
+}
+
+// A request of the controller to a node: ours is handled here, another
+// node's goes to its broker (once connected).
+void forward_to_node(broker_ptr self, node_id target, controller::endpoint ep, caf::message m) {
+  auto& ctx = *self->state.ctx;
+  if (target == ctx.node_id) {
+    self->send(self, std::move(m));
+    return;
+  }
+  auto& p = self->state.cluster.peers[target];
+  if (ep.port != 0)
+    p.ep = ep;
+  if (p.broker) {
+    self->send(p.broker, std::move(m));
+    return;
+  }
+  p.outbox.push_back(std::move(m));
+  connect_peer(self, target);
+}
+
+void emit_role(broker_ptr self, const topic_partition& tp, const std::string& what) {
+  auto& ctx = *self->state.ctx;
+  ctx.emit(is_internal_topic(tp.topic) ? node_event_level::debug : node_event_level::info,
+           "replica_role", "[ReplicaManager broker=" + std::to_string(ctx.node_id) + "] " + what);
+}
+
+// Spawns the leader of `tp` (and its coordinator, for an internal topic)
+// at the controller's leader epoch `epoch`.
+void spawn_local(broker_ptr self, const topic_partition& tp, int32_t epoch, const topic_config& tc) {
+  auto& c = self->state.cluster;
+  auto ctx = self->state.ctx;
+  auto& dir = *ctx->directory;
+  auto& sys = self->system();
+  local_replica r;
+  r.leader_epoch = epoch;
+  r.leader = spawn_supervised_partition(sys, ctx, tp, tc);
+  dir.add(r.leader);
+  dir.set_partition(tp, r.leader, true);
+  if (tp.topic == transaction_state_topic) {
+    r.coordinator = spawn_coordinator_supervisor(sys, ctx, tp.partition);
+    dir.add(r.coordinator);
+    dir.set_txn_coordinator(tp.partition, r.coordinator, true);
+  } else if (tp.topic == consumer_offsets_topic) {
+    r.coordinator = spawn_supervised_group_coordinator(sys, ctx, tp.partition);
+    dir.add(r.coordinator);
+    dir.set_group_coordinator(tp.partition, r.coordinator, true);
+  }
+  c.local[tp] = r;
+  c.wanted.erase(tp);
+  c.resolved.erase(tp);
+  emit_role(self, tp, "became leader of " + to_string(tp) + " at leader epoch "
+                        + std::to_string(epoch));
+  check_waiters(self);
+}
+
+// Partition.makeLeader: a new leader epoch for a partition led here already
+// re-elects it (ordered after its queued writes); its coordinator restarts
+// and loads at the new epoch. A new partition is spawned, with its topic's
+// configs read from the store.
+void become_leader(broker_ptr self, const topic_partition& tp, int32_t epoch) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  ctx.directory->assign_leader_epoch(tp, epoch);
+  if (auto i = c.local.find(tp); i != c.local.end()) {
+    i->second.leader_epoch = epoch;
+    if (i->second.coordinator)
+      self->send(i->second.coordinator, kill_child_request{});
+    else
+      self->request(i->second.leader, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+                    become_leader_request{})
+        .then([](const become_leader_response&) {}, [](const caf::error&) {});
+    emit_role(self, tp, "leads " + to_string(tp) + " on at leader epoch " + std::to_string(epoch));
+    return;
+  }
+  if (!c.spawning.insert(tp).second)
+    return; // its configs are being read; it starts at the epoch assigned by then
+  if (is_internal_topic(tp.topic)) {
+    c.spawning.erase(tp);
+    spawn_local(self, tp, epoch, internal_topic_config(ctx.config));
+    return;
+  }
+  self->request(c.controller, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+                controller_topic_request{tp.topic})
+    .then(
+      [self, tp](controller_topic_response& r) {
+        auto& c = self->state.cluster;
+        auto& ctx = *self->state.ctx;
+        c.spawning.erase(tp);
+        auto epoch = ctx.directory->assigned_leader_epoch(tp);
+        if (!epoch || c.local.count(tp))
+          return;
+        auto tc = topic_config::parse(r.configs, ctx.config);
+        if (r.error != error_code::none || !tc.ok()) {
+          ctx.emit(node_event_level::error, "leader_refused",
+                   "[ReplicaManager broker=" + std::to_string(ctx.node_id) + "] cannot lead "
+                     + to_string(tp) + ": "
+                     + (r.error != error_code::none ? std::string(to_string(r.error)) + ": " + r.message
+                                                    : tc.error().message()));
+          return;
+        }
+        spawn_local(self, tp, *epoch, *tc);
+      },
+      [self, tp](caf::error& e) {
+        self->state.cluster.spawning.erase(tp);
+        self->state.ctx->emit(node_event_level::error, "leader_refused",
+                              "cannot read the configs of " + to_string(tp) + ": "
+                                + self->system().render(e));
+      });
+}
+
+// StopReplica, or leadership moved elsewhere: the replica's actors stop.
+void stop_local(broker_ptr self, const topic_partition& tp, const std::string& why) {
+  auto& c = self->state.cluster;
+  auto i = c.local.find(tp);
+  if (i == c.local.end())
+    return;
+  auto& dir = *self->state.ctx->directory;
+  for (auto& a : {i->second.coordinator, i->second.leader})
+    if (a) {
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+      dir.remove(a);
+    }
+  c.local.erase(i);
+  forget_handle(self, tp);
+  emit_role(self, tp, "stopped " + to_string(tp) + " (" + why + ")");
+}
+
+void apply_leader_and_isr(broker_ptr self, const controller::leader_and_isr_request& req) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  auto v = c.cache->on_leader_and_isr(req);
+  if (v.error != error_code::none) {
+    ctx.emit(node_event_level::warn, "request_refused",
+             "[Broker id=" + std::to_string(ctx.node_id) + "] LeaderAndIsr of controller "
+               + std::to_string(req.controller_id) + " refused: " + to_string(v.error) + ": "
+               + v.message);
+    return;
+  }
+  for (auto& d : v.partitions) {
+    ctx.directory->ensure_topic(d.tp.topic, d.tp.partition + 1);
+    switch (d.action) {
+      case replica_action::become_leader:
+        become_leader(self, d.tp, d.leader_epoch);
+        break;
+      case replica_action::become_follower:
+        // One replica per partition in this version: nothing to fetch
+        // from; a partition led here before stops.
+        stop_local(self, d.tp, "now led by another node at leader epoch "
+                                 + std::to_string(d.leader_epoch));
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void apply_stop_replica(broker_ptr self, const controller::stop_replica_request& req) {
+  auto& c = self->state.cluster;
+  auto v = c.cache->on_stop_replica(req);
+  if (v.error != error_code::none)
+    return;
+  for (auto& d : v.partitions)
+    if (d.action == replica_action::stop)
+      stop_local(self, d.tp, "StopReplica");
+}
+
+void apply_update_metadata(broker_ptr self, const controller::update_metadata_request& req) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  if (auto st = c.cache->on_update_metadata(req); !st.ok()) {
+    ctx.emit(node_event_level::warn, "request_refused",
+             "[Broker id=" + std::to_string(ctx.node_id) + "] UpdateMetadata of controller "
+               + std::to_string(req.controller_id) + " refused: " + st.to_string());
+    return;
+  }
+  c.controller_id = req.controller_id;
+  // Every node keeps a connection to every other live node, so that
+  // handles it passes on are routed directly.
+  for (auto& n : req.live_nodes)
+    if (n.id != ctx.node_id) {
+      c.peers[n.id].ep = n.ep;
+      connect_peer(self, n.id);
+    }
+  for (auto& p : req.partitions) {
+    ctx.directory->ensure_topic(p.tp.topic, p.tp.partition + 1);
+    if (p.leader == ctx.node_id)
+      continue; // LeaderAndIsr makes it ours
+    if (c.local.count(p.tp))
+      stop_local(self, p.tp, "led by node " + std::to_string(p.leader) + " now");
+    bool live = c.cache->live_nodes().count(p.leader) > 0;
+    if (p.leader == controller::no_leader || !live) {
+      c.wanted.erase(p.tp);
+      c.resolved.erase(p.tp);
+      forget_handle(self, p.tp);
+      continue;
+    }
+    remote_leader want{p.leader, p.leader_epoch};
+    if (auto r = c.resolved.find(p.tp); r != c.resolved.end() && r->second == want)
+      continue;
+    c.resolved.erase(p.tp);
+    forget_handle(self, p.tp);
+    c.wanted[p.tp] = want;
+  }
+  resolve(self);
+  check_waiters(self);
+}
+
+// Controller requests are handled in arrival order once the node knows its
+// own node epoch.
+template <class Request>
+void on_controller_request(broker_ptr self, const Request& req) {
+  auto& c = self->state.cluster;
+  if (!c.cache) {
+    c.early.push_back(caf::make_message(req));
+    return;
+  }
+  if constexpr (std::is_same_v<Request, controller::leader_and_isr_request>)
+    apply_leader_and_isr(self, req);
+  else if constexpr (std::is_same_v<Request, controller::update_metadata_request>)
+    apply_update_metadata(self, req);
+  else
+    apply_stop_replica(self, req);
+}
+
+// Sends a CreateTopics to the controller's node; retried while there is no
+// controller or it moved (NOT_CONTROLLER), up to the request timeout.
+void create_via_controller(broker_ptr self, controller_create_topic_request req, int64_t deadline_ms,
+                           std::function<void(const txn_response&)> then) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  caf::actor dest;
+  if (c.controller_id == ctx.node_id)
+    dest = c.controller;
+  else if (auto p = c.peers.find(c.controller_id); p != c.peers.end())
+    dest = p->second.broker;
+  auto retry = [self, req, deadline_ms, then](txn_response why) {
+    if (self->state.ctx->clock_ms() >= deadline_ms) {
+      then(why);
+      return;
+    }
+    after(self, peer_retry.count(),
+          [self, req, deadline_ms, then] { create_via_controller(self, req, deadline_ms, then); });
+  };
+  if (!dest) {
+    if (c.controller_id >= 0 && c.controller_id != ctx.node_id)
+      connect_peer(self, c.controller_id);
+    retry({error_code::not_controller, "no controller is known yet"});
+    return;
+  }
+  self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
+    .then(
+      [then, retry](const txn_response& r) {
+        if (r.error == error_code::not_controller)
+          retry(r);
+        else
+          then(r);
+      },
+      [self, retry](const caf::error& e) {
+        retry({error_code::request_timed_out,
+               "the controller did not answer: " + self->system().render(e)});
+      });
+}
+
+// Kafka creates __transaction_state and __consumer_offsets at the first
+// FindCoordinator that needs them (AutoTopicCreationManager).
+void ensure_internal_topic(broker_ptr self, const std::string& topic) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  if (ctx.directory->topic(topic) || !c.creating_internal.insert(topic).second)
+    return;
+  auto partitions = topic == transaction_state_topic ? ctx.config.transaction_state_log_num_partitions
+                                                     : ctx.config.offsets_topic_num_partitions;
+  controller_create_topic_request req{topic, partitions, 1, {{"cleanup.policy", "compact"}}};
+  create_via_controller(self, req, ctx.clock_ms() + ctx.config.request_timeout_ms,
+                        [self, topic](const txn_response&) {
+                          self->state.cluster.creating_internal.erase(topic);
+                        });
+}
+
+// A lost peer: the handles of what it leads are proxies of the closed
+// connection; they are learned again once connected.
+void peer_down(broker_ptr self, const caf::down_msg& dm) {
+  auto& c = self->state.cluster;
+  for (auto& [id, p] : c.peers) {
+    if (!p.broker || p.broker.address() != dm.source)
+      continue;
+    p.broker = nullptr;
+    self->state.ctx->emit(node_event_level::warn, "peer_lost",
+                          "[Broker id=" + std::to_string(self->state.ctx->node_id)
+                            + "] lost the connection to node " + std::to_string(id) + ": "
+                            + self->system().render(dm.reason));
+    for (auto r = c.resolved.begin(); r != c.resolved.end();) {
+      if (r->second.node == id) {
+        forget_handle(self, r->first);
+        c.wanted[r->first] = r->second;
+        r = c.resolved.erase(r);
+      } else {
+        ++r;
+      }
+    }
+    self->delayed_send(self, peer_retry, reconnect_atom::value, id);
+  }
+}
+
+// Metadata: the topics asked for (all but the internal ones if none) with
+// their leaders' handles. In cluster mode these are wherever the leaders
+// are, and a partition without a leader handle here makes the topic
+// LEADER_NOT_AVAILABLE (retriable). An unknown topic is created first when
+// auto.create.topics.enable is on (by the controller in cluster mode), then
+// the request is answered again.
+caf::result<caf::message> answer_metadata(broker_ptr self, const metadata_request& req) {
+  auto& ctx = *self->state.ctx;
+  std::vector<std::string> names = req.topics;
+  if (names.empty())
+    for (auto& n : ctx.directory->topic_names())
+      if (!ctx.cluster_mode || !is_internal_topic(n))
+        names.push_back(n);
+  std::vector<std::string> to_create;
+  metadata_response resp;
+  for (auto& n : names) {
+    topic_metadata tm;
+    tm.name = n;
+    if (auto t = ctx.directory->topic(n)) {
+      tm.partitions = *t;
+      if (ctx.cluster_mode && !topic_ready(self, n))
+        tm.error = error_code::leader_not_available;
+    } else if (ctx.config.auto_create_topics_enable && validate_topic_name(n).ok()) {
+      to_create.push_back(n);
+    } else {
+      tm.error = error_code::unknown_topic_or_partition;
+    }
+    resp.topics.push_back(std::move(tm));
+  }
+  if (to_create.empty())
+    return caf::make_message(std::move(resp));
+  auto rp = self->make_response_promise();
+  auto remaining = std::make_shared<size_t>(to_create.size());
+  auto created = [self, rp, remaining, req]() mutable {
+    if (--*remaining == 0)
+      rp.delegate(caf::actor_cast<caf::actor>(self), req);
+  };
+  auto deadline = ctx.clock_ms() + ctx.config.request_timeout_ms;
+  for (auto& n : to_create) {
+    if (!ctx.cluster_mode) {
+      create_topic(self, n, ctx.config.num_partitions, {}, *topic_config::parse({}, ctx.config),
+                   [created](const status&) mutable { created(); });
+      continue;
+    }
+    controller_create_topic_request c{n, ctx.config.num_partitions, 1, {}};
+    create_via_controller(self, c, deadline, [self, n, created](const txn_response&) mutable {
+      wait_for_topic(self, n, [created](bool) mutable { created(); });
+    });
+  }
+  return rp;
+}
+
 caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx) {
   self->state.ctx = ctx;
   self->state.dq = durable_queue{ctx->store};
+  self->set_down_handler([self](caf::down_msg& dm) { peer_down(self, dm); });
   return {
     [=](storage_done& done) { self->state.dq.complete(done); },
     [=](const create_topic_request& req) -> caf::result<caf::message> {
@@ -140,6 +778,26 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       auto tc = topic_config::parse(req.configs, self->state.ctx->config);
       if (!tc.ok())
         return caf::make_message(txn_response{tc.error().code(), tc.error().message()});
+      if (self->state.ctx->cluster_mode) {
+        // The controller creates it; answered once its leaders are known
+        // here, so the caller's next Metadata finds them.
+        auto rp = self->make_response_promise();
+        auto& ctx = *self->state.ctx;
+        std::map<std::string, std::string> configs(req.configs.begin(), req.configs.end());
+        controller_create_topic_request c{req.name, req.partitions, 1, std::move(configs)};
+        auto name = req.name;
+        create_via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
+                              [self, rp, name](const txn_response& r) mutable {
+                                if (r.error != error_code::none) {
+                                  rp.deliver(r);
+                                  return;
+                                }
+                                wait_for_topic(self, name, [rp](bool) mutable {
+                                  rp.deliver(txn_response{});
+                                });
+                              });
+        return rp;
+      }
       auto rp = self->make_response_promise();
       create_topic(self, req.name, req.partitions, req.configs, *tc, [rp](const status& s) mutable {
         rp.deliver(txn_response{s.code(), s.message()});
@@ -164,35 +822,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       node_fetch(self, std::move(req), leader_of, ctx.config.request_timeout_ms, rp);
       return rp;
     },
-    [=](const metadata_request& req) -> caf::result<caf::message> {
-      auto& ctx = *self->state.ctx;
-      auto names = req.topics.empty() ? ctx.directory->topic_names() : req.topics;
-      std::vector<std::string> to_create;
-      metadata_response resp;
-      for (auto& n : names) {
-        topic_metadata tm;
-        tm.name = n;
-        if (auto t = ctx.directory->topic(n))
-          tm.partitions = *t;
-        else if (ctx.config.auto_create_topics_enable && validate_topic_name(n).ok())
-          to_create.push_back(n);
-        else
-          tm.error = error_code::unknown_topic_or_partition;
-        resp.topics.push_back(std::move(tm));
-      }
-      if (to_create.empty())
-        return caf::make_message(std::move(resp));
-      // auto.create.topics.enable: create, then answer the same request again.
-      auto rp = self->make_response_promise();
-      auto remaining = std::make_shared<size_t>(to_create.size());
-      for (auto& n : to_create)
-        create_topic(self, n, ctx.config.num_partitions, {}, *topic_config::parse({}, ctx.config),
-                     [self, rp, remaining, req](const status&) mutable {
-          if (--*remaining == 0)
-            rp.delegate(caf::actor_cast<caf::actor>(self), req);
-        });
-      return rp;
-    },
+    [=](const metadata_request& req) { return answer_metadata(self, req); },
     [=](init_producer_id_request& req) -> caf::result<caf::message> {
       // Idempotent producers may ask any broker (docs/transactions.md
       // §InitProducerId step 3);
@@ -200,7 +830,14 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       if (req.has_transactional_id)
         return caf::make_message(
           init_producer_id_response{error_code::not_coordinator, "ask the transaction coordinator"});
-      return self->delegate(self->state.ctx->directory->txn_coordinator(0), std::move(req));
+      auto shard0 = self->state.ctx->directory->txn_coordinator(0);
+      if (!shard0) {
+        if (self->state.ctx->cluster_mode)
+          ensure_internal_topic(self, transaction_state_topic);
+        return caf::make_message(init_producer_id_response{
+          error_code::coordinator_not_available, "transaction coordinator 0 is not available"});
+      }
+      return self->delegate(shard0, std::move(req));
     },
     [=](const list_transactions_request& req) { return list_transactions(self, req); },
     [=](const cluster_hello_request& req) {
@@ -238,18 +875,83 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
         }
         r.partition = partition_for(req.key, ctx.config.transaction_state_log_num_partitions);
         r.coordinator = ctx.directory->txn_coordinator(r.partition);
+        if (!r.coordinator && ctx.cluster_mode)
+          ensure_internal_topic(self, transaction_state_topic);
       } else {
         r.partition = partition_for(req.key, ctx.config.offsets_topic_num_partitions);
         r.coordinator = ctx.directory->group_coordinator(r.partition);
+        if (!r.coordinator && ctx.cluster_mode)
+          ensure_internal_topic(self, consumer_offsets_topic);
       }
       if (!r.coordinator)
         r.error = error_code::coordinator_not_available;
       return r;
     },
+    // -- cluster mode ---------------------------------------------------------
+    [=](set_controller_atom, caf::actor controller) {
+      self->state.cluster.controller = std::move(controller);
+    },
+    [=](registered_atom, int64_t node_epoch) {
+      auto& c = self->state.cluster;
+      if (c.cache) {
+        c.cache->set_node_epoch(node_epoch);
+        return;
+      }
+      c.cache.emplace(self->state.ctx->node_id, node_epoch);
+      for (auto& m : std::exchange(c.early, {}))
+        self->send(self, std::move(m));
+    },
+    [=](forward_atom, int32_t target, const std::string& host, uint16_t port, caf::message& m) {
+      forward_to_node(self, target, controller::endpoint{host, port}, std::move(m));
+    },
+    [=](const controller::leader_and_isr_request& req) { on_controller_request(self, req); },
+    [=](const controller::update_metadata_request& req) { on_controller_request(self, req); },
+    [=](const controller::stop_replica_request& req) { on_controller_request(self, req); },
+    [=](const node_handles_request& req) {
+      auto& c = self->state.cluster;
+      node_handles_response r;
+      r.node_id = self->state.ctx->node_id;
+      for (auto& tp : req.partitions)
+        if (auto i = c.local.find(tp); i != c.local.end())
+          r.handles.push_back({tp, i->second.leader_epoch, i->second.leader, i->second.coordinator});
+      return r;
+    },
+    [=](controller_create_topic_request& req) -> caf::result<caf::message> {
+      auto& c = self->state.cluster;
+      if (!c.controller)
+        return caf::make_message(txn_response{error_code::not_controller, "no controller here"});
+      return self->delegate(c.controller, std::move(req));
+    },
+    [=](resolve_atom) {
+      self->state.cluster.resolve_timer = false;
+      resolve(self);
+    },
+    [=](reconnect_atom, int32_t id) {
+      auto& c = self->state.cluster;
+      if (c.cache && c.cache->live_nodes().count(id))
+        connect_peer(self, id);
+      else if (auto p = c.peers.find(id); p != c.peers.end() && !p->second.outbox.empty())
+        connect_peer(self, id); // the controller has requests for it
+    },
+    [=](waiters_atom) { waiter_tick(self); },
   };
 }
 
 } // namespace
+
+void broker_set_controller(const caf::actor& broker, const caf::actor& controller) {
+  caf::anon_send(broker, set_controller_atom::value, controller);
+}
+
+void broker_registered(const caf::actor& broker, int64_t node_epoch) {
+  caf::anon_send(broker, registered_atom::value, node_epoch);
+}
+
+void broker_forward(const caf::actor& broker, const controller::outbound_request& r,
+                    const controller::endpoint& ep) {
+  auto m = std::visit([](const auto& x) { return caf::make_message(x); }, r.request);
+  caf::anon_send(broker, forward_atom::value, r.target, ep.host, ep.port, std::move(m));
+}
 
 caf::actor spawn_broker(caf::actor_system& sys, std::shared_ptr<const node_context> ctx) {
   return sys.spawn(broker_fn, std::move(ctx));

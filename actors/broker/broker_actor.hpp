@@ -8,6 +8,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {
@@ -22,6 +23,19 @@ struct node_context;
 /// node_fetch_response (fanned out to the node's partition leaders,
 /// actors/broker/node_fetch.hpp).
 caf::actor spawn_broker(caf::actor_system& sys, std::shared_ptr<const node_context> ctx);
+
+// -- cluster mode wiring (node.cpp; docs/node.md §Cluster mode) ---------------
+
+/// The node's controller actor, which the broker asks for topic configs
+/// and to which it hands CreateTopics when this node is the controller.
+void broker_set_controller(const caf::actor& broker, const caf::actor& controller);
+/// The node registered (again) with `node_epoch`: controller requests are
+/// checked against it from now on (held until the first).
+void broker_registered(const caf::actor& broker, int64_t node_epoch);
+/// Delivers a request of the local controller: to this node's broker
+/// itself, or over the middleman to the target's broker at `ep`.
+void broker_forward(const caf::actor& broker, const controller::outbound_request& r,
+                    const controller::endpoint& ep);
 
 /// Kafka's topic-name rule: 1-249 characters of [a-zA-Z0-9._-], not "."
 /// or "..". Returns INVALID_REQUEST naming the problem.

@@ -7,11 +7,13 @@
 #include <caf/send.hpp>
 #include <leveldb/write_batch.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "actors/broker/broker_actor.hpp"
 #include "actors/broker/node_context.hpp"
 #include "actors/client/admin.hpp"
+#include "actors/controller/controller_actor.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -129,6 +131,85 @@ void actor_directory::add(const caf::actor& a) {
   all_.push_back(a);
 }
 
+void actor_directory::remove(const caf::actor& a) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  all_.erase(std::remove(all_.begin(), all_.end(), a), all_.end());
+}
+
+void actor_directory::ensure_topic(const std::string& topic, int32_t partitions) {
+  auto grow = [partitions](std::vector<caf::actor>& v) {
+    if (static_cast<int32_t>(v.size()) < partitions)
+      v.resize(static_cast<size_t>(partitions));
+  };
+  std::lock_guard<std::mutex> guard{mtx_};
+  grow(topics_[topic]);
+  if (topic == consumer_offsets_topic)
+    grow(group_);
+  if (topic == transaction_state_topic)
+    grow(txn_);
+}
+
+namespace {
+
+// v[index] = a, growing v as needed; a negative index is ignored.
+void put_slot(std::vector<caf::actor>& v, int32_t index, caf::actor a) {
+  if (index < 0)
+    return;
+  if (static_cast<int32_t>(v.size()) <= index)
+    v.resize(static_cast<size_t>(index) + 1);
+  v[static_cast<size_t>(index)] = std::move(a);
+}
+
+} // namespace
+
+void actor_directory::set_partition(const topic_partition& tp, caf::actor leader, bool local) {
+  if (local)
+    leader = publish("partition:" + tp.topic + "-" + std::to_string(tp.partition), leader);
+  std::lock_guard<std::mutex> guard{mtx_};
+  if (tp.partition < 0)
+    return;
+  if (local && leader)
+    local_[tp] = leader;
+  else
+    local_.erase(tp);
+  put_slot(topics_[tp.topic], tp.partition, std::move(leader));
+}
+
+void actor_directory::set_txn_coordinator(int32_t shard, caf::actor a, bool local) {
+  if (local)
+    a = publish("txn_coordinator:" + std::to_string(shard), a);
+  std::lock_guard<std::mutex> guard{mtx_};
+  put_slot(txn_, shard, std::move(a));
+}
+
+void actor_directory::set_group_coordinator(int32_t partition, caf::actor a, bool local) {
+  if (local)
+    a = publish("group_coordinator:" + std::to_string(partition), a);
+  std::lock_guard<std::mutex> guard{mtx_};
+  put_slot(group_, partition, std::move(a));
+}
+
+void actor_directory::assign_leader_epoch(const topic_partition& tp, int32_t leader_epoch) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  assigned_[tp] = leader_epoch;
+}
+
+std::vector<caf::actor> actor_directory::local_partitions() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  std::vector<caf::actor> out;
+  for (auto& [tp, a] : local_)
+    out.push_back(a);
+  return out;
+}
+
+std::optional<int32_t> actor_directory::assigned_leader_epoch(const topic_partition& tp) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = assigned_.find(tp);
+  if (i == assigned_.end())
+    return std::nullopt;
+  return i->second;
+}
+
 std::vector<caf::actor> actor_directory::all() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return all_;
@@ -214,6 +295,8 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
                                     std::chrono::system_clock::now().time_since_epoch())
                                     .count());
     };
+  if (opts.spawn_store)
+    return start_cluster_mode(sys, std::move(ctx), std::move(opts));
   // Topics first, so that coordinators re-sending markers find the leaders.
   std::vector<std::pair<codec::topic_record, topic_config>> topics;
   status bad;
@@ -274,6 +357,69 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   return n;
 }
 
+// Cluster mode: the broker and the controller actor; partitions and
+// coordinators start as the controller's LeaderAndIsr requests arrive.
+status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys,
+                                                          std::shared_ptr<node_context> ctx,
+                                                          node_options opts) {
+  ctx->cluster_mode = true;
+  std::shared_ptr<const node_context> cctx = ctx;
+  std::unique_ptr<node> n{new node(sys, ctx, opts)};
+  auto broker = spawn_broker(sys, cctx);
+  n->broker_ = broker;
+  controller_options co;
+  co.node_id = ctx->node_id;
+  co.advertised = {opts.advertised_host, opts.advertised_port};
+  co.rack = opts.rack;
+  co.build = wire_build_id();
+  co.cluster_id = ctx->cluster_id;
+  co.duplicate_wait_ms = opts.duplicate_wait_ms;
+  co.spawn_store = opts.spawn_store;
+  co.clock_ms = ctx->clock_ms;
+  co.send_to = [broker](const controller::outbound_request& r, const controller::endpoint& ep) {
+    broker_forward(broker, r, ep);
+  };
+  auto events = ctx->events;
+  auto prefix = "[KafkaServer id=" + std::to_string(ctx->node_id) + "] ";
+  co.events.connected = [events, id = ctx->node_id](int64_t session) {
+    emit_event(events, node_event_level::info, "zookeeper_connected",
+               "[ZooKeeperClient node=" + std::to_string(id) + "] Connected (session 0x"
+                 + [session] {
+                     char buf[20];
+                     std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(session));
+                     return std::string(buf);
+                   }()
+                 + ").");
+  };
+  co.events.registered = [broker, events, prefix](int64_t epoch) {
+    broker_registered(broker, epoch);
+    emit_event(events, node_event_level::info, "registered",
+               prefix + "registered with node epoch " + std::to_string(epoch));
+  };
+  auto cprefix = "[Controller id=" + std::to_string(ctx->node_id) + "] ";
+  co.events.elected = [events, cprefix](int32_t epoch) {
+    emit_event(events, node_event_level::info, "controller_elected",
+               cprefix + "elected controller at controller epoch " + std::to_string(epoch));
+  };
+  co.events.resigned = [events, cprefix](const std::string& why) {
+    emit_event(events, node_event_level::warn, "controller_resigned",
+               cprefix + "resigned as controller: " + why);
+  };
+  auto on_fatal = opts.on_fatal;
+  co.events.fatal = [events, prefix, on_fatal](const status& why) {
+    emit_event(events, node_event_level::error, "fatal", prefix + why.to_string());
+    if (on_fatal)
+      on_fatal(why);
+  };
+  n->controller_ = spawn_controller(sys, std::move(co));
+  broker_set_controller(broker, n->controller_);
+  // The controller last: stopping it closes the store's session, which
+  // deletes /nodes/<id> at once (Kafka's broker deregisters at shutdown).
+  ctx->directory->add(broker);
+  ctx->directory->add(n->controller_);
+  return n;
+}
+
 node::node(caf::actor_system& sys, std::shared_ptr<node_context> ctx, node_options opts)
   : sys_(&sys), ctx_(std::move(ctx)), opts_(std::move(opts)) {
 }
@@ -310,9 +456,15 @@ void node::stop() {
     caf::scoped_actor self{*sys_};
     using handle = decltype(self->request(caf::actor{}, caf::infinite, write_snapshot_request{}));
     std::vector<handle> pending;
-    for (auto& name : ctx_->directory->topic_names())
-      for (auto& leader : ctx_->directory->topic(name).value_or(std::vector<caf::actor>{}))
-        pending.push_back(self->request(leader, std::chrono::seconds(10), write_snapshot_request{}));
+    std::vector<caf::actor> leaders;
+    if (ctx_->cluster_mode)
+      leaders = ctx_->directory->local_partitions();
+    else
+      for (auto& name : ctx_->directory->topic_names())
+        for (auto& leader : ctx_->directory->topic(name).value_or(std::vector<caf::actor>{}))
+          leaders.push_back(leader);
+    for (auto& leader : leaders)
+      pending.push_back(self->request(leader, std::chrono::seconds(10), write_snapshot_request{}));
     for (auto& h : pending)
       h.receive([](const txn_response&) {}, [](const caf::error&) {});
   }
@@ -325,6 +477,7 @@ void node::stop() {
       self->wait_for(a);
   }
   broker_ = nullptr;
+  controller_ = nullptr;
   ctx_.reset();
 }
 

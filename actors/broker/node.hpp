@@ -63,6 +63,28 @@ struct node_options {
   int32_t node_id = 0;
   std::string cluster_id = "caftx";
   std::string advertised_listener;
+
+  // -- cluster mode (docs/node.md §Cluster mode) ------------------------------
+  /// Set: the node runs in a cluster. It spawns its coordination store
+  /// through this (spawn_zookeeper_store for zookeeper.connect) with the
+  /// node's controller actor as `owner`, registers /nodes/<node_id> with
+  /// the advertised endpoint below, takes part in the controller election,
+  /// and leads the partitions and coordinator shards the controller gives
+  /// it, at the controller's leader epochs; topics live in the store, not
+  /// in the node's data directory. Empty: the embedded single node.
+  std::function<caf::actor(caf::actor owner)> spawn_store;
+  /// Where other nodes and clients connect (advertised.listeners).
+  std::string advertised_host;
+  uint16_t advertised_port = 0;
+  std::string rack;
+  /// Cluster mode: how long a /nodes/<node_id> of another session is
+  /// waited for before the node counts as a duplicate (its session
+  /// timeout plus a margin: a SIGKILLed predecessor's znode goes with its
+  /// session).
+  int64_t duplicate_wait_ms = 0;
+  /// Cluster mode: the node cannot go on (another live node registered
+  /// this node.id). Called once, on an actor thread; must not block.
+  std::function<void(const status& why)> on_fatal;
 };
 
 class node {
@@ -108,11 +130,15 @@ public:
 
 private:
   node(caf::actor_system& sys, std::shared_ptr<node_context> ctx, node_options opts);
+  static status_or<std::unique_ptr<node>> start_cluster_mode(caf::actor_system& sys,
+                                                             std::shared_ptr<node_context> ctx,
+                                                             node_options opts);
 
   caf::actor_system* sys_;
   std::shared_ptr<node_context> ctx_;
   node_options opts_;
   caf::actor broker_;
+  caf::actor controller_;
   bool stopped_ = false;
 };
 

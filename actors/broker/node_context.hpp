@@ -52,7 +52,32 @@ public:
 
   /// Every actor of the node, for shutdown.
   void add(const caf::actor& a);
+  /// Forgets `a` (a replica stopped by the controller).
+  void remove(const caf::actor& a);
   std::vector<caf::actor> all() const;
+
+  // -- cluster mode (docs/node.md §Cluster mode) ------------------------------
+  // The directory is then the node's view of the whole cluster: handles of
+  // the partitions and coordinators it leads, and proxies of those other
+  // nodes lead, learned from their brokers (a null handle: no leader known
+  // now). The broker keeps it in step with the controller's requests.
+
+  /// Makes `topic` known with at least `partitions` partitions (new ones
+  /// without a leader).
+  void ensure_topic(const std::string& topic, int32_t partitions);
+  /// The leader of one partition (null: none known now). `local` handles
+  /// are published through the network function, proxies are stored as
+  /// they are.
+  void set_partition(const topic_partition& tp, caf::actor leader, bool local);
+  void set_txn_coordinator(int32_t shard, caf::actor a, bool local);
+  void set_group_coordinator(int32_t partition, caf::actor a, bool local);
+  /// The leader epoch the controller gave this node for `tp` (Kafka's
+  /// LeaderAndIsr leaderEpoch); nullopt when the node does not lead it by
+  /// the controller's decision (the embedded node elects itself).
+  void assign_leader_epoch(const topic_partition& tp, int32_t leader_epoch);
+  /// The partitions set with `local` (led by this node), for shutdown.
+  std::vector<caf::actor> local_partitions() const;
+  std::optional<int32_t> assigned_leader_epoch(const topic_partition& tp) const;
 
 private:
   mutable std::mutex mtx_;
@@ -60,6 +85,8 @@ private:
   std::vector<caf::actor> txn_;
   std::vector<caf::actor> group_;
   std::vector<caf::actor> all_;
+  std::map<topic_partition, int32_t> assigned_;
+  std::map<topic_partition, caf::actor> local_;
   network_fn network_;
 
   caf::actor publish(const std::string& address, const caf::actor& a) const {
@@ -106,6 +133,10 @@ struct node_context {
   int32_t node_id = 0;
   std::string cluster_id = "caftx";
   std::string advertised_listener;
+  /// Cluster mode: leaders and coordinators exist where the controller's
+  /// LeaderAndIsr put them, at its leader epochs (docs/node.md §Cluster
+  /// mode); false: the embedded node leads everything and elects itself.
+  bool cluster_mode = false;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

@@ -78,11 +78,18 @@ struct consumer::impl {
     return *cfg.group_id;
   }
 
+  // FindCoordinator for the group, retried as Kafka's consumer does while
+  // the coordinator is not available (its partition has no leader yet, or
+  // __consumer_offsets is being created) until default.api.timeout.ms.
   caf::actor group_coordinator() {
-    auto c = ch.coordinator(0, group(), false, timeout());
-    if (!c.ok())
-      raise(c.error());
-    return c.value();
+    auto deadline = api_deadline();
+    for (bool refresh = false;; refresh = true) {
+      auto c = ch.coordinator(0, group(), refresh, timeout());
+      if (c.ok())
+        return c.value();
+      if (!coordinator_retriable(c.error().code()) || !back_off(deadline))
+        raise(c.error());
+    }
   }
 
   // The deadline of a call that waits default.api.timeout.ms.

@@ -137,6 +137,9 @@ struct producer::impl {
   std::mutex mtx;
   int32_t round_robin = 0;
   bool closed = false;
+  // abort_transaction's epoch bump (InitProducerId) timed out: the next
+  // abort_transaction resumes it (KIP-588: the call may be repeated).
+  bool bump_pending = false;
 
   // Set once the current session has terminated (killed in a drill,
   // crashed); the next call replaces it (see revive_session).
@@ -629,6 +632,11 @@ void producer::abort_transaction() {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->revive_session();
   auto& d = *impl_;
+  if (d.bump_pending && d.tm.state() == client_txn_state::initializing) {
+    d.init_producer_id(d.tm.pid(), d.tm.epoch());
+    d.bump_pending = false;
+    return;
+  }
   d.check(d.tm.begin_abort());
   // Within max.block.ms, as Kafka's abortTransaction; after a timeout the
   // call may be repeated.
@@ -644,8 +652,11 @@ void producer::abort_transaction() {
   if (d.tm.needs_end_txn())
     d.end_txn(false, nullptr, deadline);
   d.tm.end_succeeded();
-  if (bump)
+  if (bump) {
+    d.bump_pending = true;
     d.init_producer_id(d.tm.pid(), d.tm.epoch());
+    d.bump_pending = false;
+  }
 }
 
 void producer::close() {

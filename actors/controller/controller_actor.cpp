@@ -2,12 +2,15 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
+#include <utility>
 #include <set>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "actors/controller/controller_election.hpp"
 #include "actors/controller/znodes.hpp"
 #include "runtime/coordination_messages.hpp"
+#include "runtime/messages.hpp"
 
 namespace caftx {
 
@@ -40,7 +44,13 @@ struct controller_state {
   // older generation completes nothing.
   uint64_t generation = 0;
   // Requests to nodes held while the session is connecting.
-  std::vector<outbound_request> held;
+  std::vector<std::pair<outbound_request, endpoint>> held;
+  // When a /nodes/<id> of another session was first seen (-1: not now).
+  int64_t foreign_since_ms = -1;
+  // A /nodes change seen while no core ran (becoming controller).
+  bool nodes_changed = false;
+  // CreateTopics waiting for the core's answer, by topic name.
+  std::map<std::string, std::vector<caf::response_promise>> creating;
   static inline const char* name = "caftx.controller";
 };
 
@@ -106,14 +116,24 @@ void perform(ctl_ptr self, const store_write& w, std::function<void(const write_
 void elect(ctl_ptr self);
 void run(ctl_ptr self, controller_decision d);
 
+void send_now(controller_state& st, const outbound_request& r, const endpoint& ep) {
+  if (st.opts.send_to)
+    st.opts.send_to(r, ep);
+  else if (st.opts.send)
+    st.opts.send(r);
+}
+
 void deliver(ctl_ptr self, const outbound_request& r) {
   auto& st = self->state;
+  endpoint ep;
+  if (st.core)
+    if (auto i = st.core->live_nodes().find(r.target); i != st.core->live_nodes().end())
+      ep = i->second.ep;
   if (!st.connected) {
-    st.held.push_back(r);
+    st.held.emplace_back(r, ep);
     return;
   }
-  if (st.opts.send)
-    st.opts.send(r);
+  send_now(st, r, ep);
 }
 
 void resign(ctl_ptr self, const std::string& why) {
@@ -121,6 +141,11 @@ void resign(ctl_ptr self, const std::string& why) {
   if (!st.core)
     return;
   st.core.reset();
+  for (auto& [name, waiting] : std::exchange(st.creating, {}))
+    for (auto& rp : waiting)
+      rp.deliver(txn_response{error_code::not_controller,
+                              "node " + std::to_string(st.opts.node_id)
+                                + " stopped being the controller: " + why});
   ++st.generation;
   if (st.opts.events.resigned)
     st.opts.events.resigned(why);
@@ -135,6 +160,14 @@ void run(ctl_ptr self, controller_decision d) {
   auto gen = st.generation;
   for (auto& r : d.requests)
     deliver(self, r);
+  for (auto& c : d.created_topics) {
+    auto i = st.creating.find(c.name);
+    if (i == st.creating.end())
+      continue;
+    for (auto& rp : i->second)
+      rp.deliver(txn_response{c.result.code(), c.result.message()});
+    st.creating.erase(i);
+  }
   if (d.resigned) {
     resign(self, "a newer controller wrote to the store");
     elect(self);
@@ -294,9 +327,12 @@ void read_snapshot(ctl_ptr self, std::function<void(std::optional<cluster_snapsh
   });
 }
 
+void on_nodes_changed(ctl_ptr self);
+
 void become_controller(ctl_ptr self, const controller_identity& me) {
   auto& st = self->state;
   ++st.generation;
+  st.nodes_changed = false;
   auto gen = st.generation;
   read_snapshot(self, [self, me, gen](std::optional<cluster_snapshot> snap) {
     auto& st = self->state;
@@ -312,6 +348,8 @@ void become_controller(ctl_ptr self, const controller_identity& me) {
     if (st.opts.events.elected)
       st.opts.events.elected(me.epoch);
     run(self, st.core->on_become_controller(std::move(*snap)));
+    if (std::exchange(st.nodes_changed, false) && st.core)
+      on_nodes_changed(self);
   });
 }
 
@@ -422,7 +460,56 @@ void ensure_path(ctl_ptr self, const std::string& path, std::function<void(bool)
 // registerBroker): the czxid is the node epoch. A znode of our own session
 // (a retried create) is ours; one of another session is another live
 // node with this id.
+void register_node_znode(ctl_ptr self);
+
 void register_node(ctl_ptr self) {
+  auto& st = self->state;
+  if (st.opts.cluster_id.empty()) {
+    register_node_znode(self);
+    return;
+  }
+  auto session = st.session_id;
+  auto check = [self, session](const std::string& stored) {
+    auto& st = self->state;
+    if (st.session_id != session)
+      return;
+    if (stored == st.opts.cluster_id) {
+      register_node_znode(self);
+      return;
+    }
+    if (st.opts.events.fatal)
+      st.opts.events.fatal(
+        {error_code::inconsistent_cluster_id,
+         "The Cluster ID " + st.opts.cluster_id + " doesn't match stored clusterId " + stored
+           + " in " + cluster_id_path
+           + ". The node is trying to join the wrong cluster: check zookeeper.connect "
+             "(and its chroot) and caftx.cluster.id."});
+  };
+  self->request(st.store, store_timeout, coord_get_request{cluster_id_path, false})
+    .then(
+      [self, session, check](coord_get_response& g) {
+        auto& st = self->state;
+        if (g.rc == zrc::ZOK) {
+          auto id = decode_cluster_id(g.data);
+          check(id.ok() ? *id : g.data);
+          return;
+        }
+        if (g.rc != zrc::ZNONODE)
+          return; // session trouble: the next connected event registers
+        auto id = st.opts.cluster_id;
+        self->request(st.store, store_timeout,
+                      coord_create_request{cluster_id_path, encode_cluster_id(id), znode_persistent})
+          .then(
+            [self](coord_create_response& r) {
+              if (r.rc == zrc::ZOK || r.rc == zrc::ZNODEEXISTS)
+                register_node(self); // read it back: another node may have been first
+            },
+            [](caf::error&) {});
+      },
+      [](caf::error&) {});
+}
+
+void register_node_znode(ctl_ptr self) {
   auto& st = self->state;
   auto session = st.session_id;
   ensure_path(self, nodes_path, [self, session](bool ok) {
@@ -436,6 +523,7 @@ void register_node(ctl_ptr self) {
       auto& st = self->state;
       if (st.session_id != session)
         return;
+      st.foreign_since_ms = -1;
       st.node_epoch = epoch;
       if (st.opts.events.registered)
         st.opts.events.registered(epoch);
@@ -459,6 +547,15 @@ void register_node(ctl_ptr self) {
                 if (g.rc == zrc::ZOK && g.stat.ephemeral_owner == session) {
                   registered(g.stat.czxid);
                 } else if (g.rc == zrc::ZOK) {
+                  auto now = st.opts.clock_ms();
+                  if (st.foreign_since_ms < 0)
+                    st.foreign_since_ms = now;
+                  if (now - st.foreign_since_ms < st.opts.duplicate_wait_ms) {
+                    // Perhaps our own earlier life's: it goes with its session.
+                    self->delayed_send(self, std::chrono::milliseconds(250),
+                                       caf::atom("register"), session);
+                    return;
+                  }
                   if (st.opts.events.fatal)
                     st.opts.events.fatal(
                       {error_code::invalid_config,
@@ -466,7 +563,7 @@ void register_node(ctl_ptr self) {
                          + " is already registered by another live node (" + path
                          + ", session " + std::to_string(g.stat.ephemeral_owner) + ")"});
                 } else if (g.rc == zrc::ZNONODE) {
-                  register_node(self); // its session ended meanwhile
+                  register_node_znode(self); // its session ended meanwhile
                 }
               },
               [](caf::error&) {});
@@ -488,6 +585,11 @@ void on_nodes_changed(ctl_ptr self) {
 caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
+  if (!st.opts.random)
+    st.opts.random = [](int32_t bound) {
+      static thread_local std::mt19937 gen{std::random_device{}()};
+      return std::uniform_int_distribution<int32_t>(0, bound - 1)(gen);
+    };
   if (!st.opts.clock_ms)
     st.opts.clock_ms = [] {
       return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -504,9 +606,10 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
           bool fresh = e.session_id != st.session_id;
           st.session_id = e.session_id;
           st.connected = true;
-          for (auto& r : std::exchange(st.held, {}))
-            if (st.opts.send)
-              st.opts.send(r);
+          if (st.opts.events.connected)
+            st.opts.events.connected(e.session_id);
+          for (auto& [r, ep] : std::exchange(st.held, {}))
+            send_now(st, r, ep);
           if (fresh) {
             st.node_epoch = -1;
             register_node(self);
@@ -548,10 +651,69 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
         return;
       }
       if (e.path == nodes_path && e.type == watch_event_type::child) {
+        // Between the snapshot's read of /nodes (which set the watch) and
+        // the new core, the change is kept for the core.
         if (st.core)
           on_nodes_changed(self);
+        else
+          st.nodes_changed = true;
         return;
       }
+    },
+    [=](const controller_create_topic_request& req) -> caf::result<caf::message> {
+      auto& st = self->state;
+      if (!st.core)
+        return caf::make_message(txn_response{
+          error_code::not_controller,
+          "node " + std::to_string(st.opts.node_id) + " is not the controller"});
+      // AdminUtils' random start index and replica shift over the live nodes.
+      auto bound = std::max<int32_t>(1, static_cast<int32_t>(st.core->live_nodes().size()));
+      controller::create_topic_request c{req.name,    req.partitions,      req.replication_factor,
+                                         req.configs, st.opts.random(bound), st.opts.random(bound)};
+      auto rp = self->make_response_promise();
+      st.creating[req.name].push_back(rp);
+      run(self, st.core->create_topic(c));
+      return rp;
+    },
+    [=](const controller_topic_request& req) -> caf::result<controller_topic_response> {
+      auto rp = self->make_response_promise<controller_topic_response>();
+      auto name = req.name;
+      self->request(self->state.store, store_timeout, coord_get_request{topic_path(name), false})
+        .then(
+          [rp, name](coord_get_response& g) mutable {
+            if (g.rc == zrc::ZNONODE) {
+              rp.deliver(controller_topic_response{error_code::unknown_topic_or_partition,
+                                                   "topic '" + name + "' does not exist", 0, {}});
+              return;
+            }
+            if (g.rc != zrc::ZOK) {
+              rp.deliver(controller_topic_response{error_code::request_timed_out,
+                                                   "reading " + topic_path(name) + ": "
+                                                     + to_string(g.rc),
+                                                   0, {}});
+              return;
+            }
+            auto t = decode_topic(name, g.data);
+            if (!t.ok()) {
+              rp.deliver(controller_topic_response{t.error().code(), t.error().message(), 0, {}});
+              return;
+            }
+            rp.deliver(controller_topic_response{error_code::none, {},
+                                                 static_cast<int32_t>(t->partitions.size()),
+                                                 t->configs});
+          },
+          [rp, name](caf::error&) mutable {
+            rp.deliver(controller_topic_response{error_code::request_timed_out,
+                                                 "reading the topic '" + name
+                                                   + "': the store did not answer",
+                                                 0, {}});
+          });
+      return rp;
+    },
+    [=](caf::atom_constant<caf::atom("register")>, int64_t session) {
+      if (self->state.session_id == session && self->state.connected
+          && self->state.node_epoch < 0)
+        register_node_znode(self);
     },
     [=](caf::atom_constant<caf::atom("reelect")>) {
       auto& st = self->state;

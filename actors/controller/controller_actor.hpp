@@ -31,6 +31,9 @@ namespace caftx {
 
 /// What the controller actor reports to its node.
 struct controller_events {
+  /// The store's session connected (the first time, and after each
+  /// reconnection), with its id.
+  std::function<void(int64_t session_id)> connected;
   /// Registered under /nodes/<id> with `node_epoch` (again after every
   /// session expiry, with a new epoch).
   std::function<void(int64_t node_epoch)> registered;
@@ -49,12 +52,27 @@ struct controller_options {
   controller::endpoint advertised;
   std::string rack;
   std::string build;
+  /// caftx.cluster.id. Before registering, the node reads /cluster_id
+  /// (creating it with this id if absent); another id there is fatal
+  /// (INCONSISTENT_CLUSTER_ID, Kafka's InconsistentClusterIdException).
+  /// Empty: not checked.
+  std::string cluster_id;
+  /// A /nodes/<id> of another session is waited for this long before the
+  /// node gives up as a duplicate: after a SIGKILL and a quick restart it
+  /// is the dead process's, gone once its session expires. The node's
+  /// session timeout plus a margin; 0 = fatal at once.
+  int64_t duplicate_wait_ms = 0;
   /// Spawns the coordination store with `owner` as the receiver of its
   /// session and watch events (spawn_zookeeper_store or spawn_local_store).
   std::function<caf::actor(caf::actor owner)> spawn_store;
   /// Delivers a controller request to its target node; called on the
   /// actor's thread, must not block.
   std::function<void(const controller::outbound_request& r)> send;
+  /// As `send`, with the target's endpoint as the controller knows it
+  /// (from its /nodes znode; empty when unknown). Used instead of `send`
+  /// when set.
+  std::function<void(const controller::outbound_request& r, const controller::endpoint& target)>
+    send_to;
   /// Kafka's AdminUtils draws these at random; tests fix them.
   std::function<int32_t(int32_t bound)> random;
   std::function<int64_t()> clock_ms;

@@ -588,8 +588,12 @@ void on_session_event(zk_ptr self, const zk_event& ev) {
 }
 
 caf::behavior zookeeper_store_fn(zk_ptr self, zookeeper_store_options opts) {
+  // The C client's own log is off: with no server reachable it writes a
+  // line per connection attempt, hundreds a second. The store reports what
+  // matters as session events, and caftx-node names an unreachable
+  // ZooKeeper itself (zookeeper.connection.timeout.ms).
   static std::once_flag log_level;
-  std::call_once(log_level, [] { zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR); });
+  std::call_once(log_level, [] { zoo_set_debug_level(static_cast<ZooLogLevel>(0)); });
   auto& st = self->state;
   st.sys = &self->system();
   std::tie(st.hosts, st.chroot) = split_zookeeper_connect(opts.connect);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "actors/broker/node_context.hpp"
@@ -483,9 +484,33 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
 // (epoch, log end offset) and batches appended from now on carry the
 // epoch. The entry is written before any of them, so it is durable when
 // they are; `done` runs once it is.
+//
+// In cluster mode the epoch is the controller's (LeaderAndIsr): greater
+// than the last one here, it starts as above; equal (the partition or its
+// coordinator restarted under the same leadership), the partition leads on
+// at it, once the writes queued before are durable; smaller, it does not
+// lead (FENCED_LEADER_EPOCH).
 void elect(partition_ptr self, std::function<void(const status&)> done) {
   auto& st = self->state;
-  st.leader_epoch = st.epochs.empty() ? 0 : st.epochs.back().epoch + 1;
+  auto last = st.epochs.empty() ? -1 : st.epochs.back().epoch;
+  std::optional<int32_t> assigned;
+  if (st.ctx->cluster_mode) {
+    assigned = st.ctx->directory->assigned_leader_epoch(st.core->tp());
+    if (!assigned || *assigned < last) {
+      done(status{error_code::fenced_leader_epoch,
+                  "partition " + to_string(st.core->tp()) + ": the controller's leader epoch "
+                    + (assigned ? std::to_string(*assigned) : std::string("(none)"))
+                    + " is below " + std::to_string(last) + ", the last one of its log"});
+      return;
+    }
+    if (*assigned == last) {
+      st.leader_epoch = last;
+      st.dq.submit(caf::actor_cast<caf::actor>(self), leveldb::WriteBatch{},
+                   [done = std::move(done)](const status& s) { done(s); });
+      return;
+    }
+  }
+  st.leader_epoch = assigned ? *assigned : last + 1;
   // An epoch in which nothing was written is superseded (Kafka's
   // LeaderEpochFileCache.assign), so the checkpoint holds only epochs with
   // data, plus the current one.
@@ -667,7 +692,10 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
   // node: every start is an election); an internal one when its
   // coordinator starts (become_leader_request).
   if (!is_internal_topic(tp.topic))
-    elect(self, [](const status&) {});
+    elect(self, [self](const status& s) {
+      if (!s.ok() && s.code() == error_code::fenced_leader_epoch)
+        self->state.ctx->emit(node_event_level::error, "leader_refused", s.message());
+    });
   // As Kafka at load: producers that expired while the node was down go.
   auto expiration_ms = ctx->config.producer_id_expiration_ms;
   st.core->remove_expired_producers(ctx->clock_ms(), expiration_ms);

@@ -151,6 +151,12 @@ inline std::vector<caf::message> samples() {
     caf::make_message(controller::stop_replica_partition{tp, 7, true}),
     caf::make_message(controller::stop_replica_request{
       1, 4, 4294967297, {controller::stop_replica_partition{tp, 7, false}}}),
+    caf::make_message(partition_handle{tp, 3, {}, {}}),
+    caf::make_message(node_handles_request{{tp, {"__transaction_state", 7}}}),
+    caf::make_message(node_handles_response{2, {partition_handle{tp, 3, {}, {}}}}),
+    caf::make_message(controller_create_topic_request{"orders", 6, 1, {{"retention.ms", "1000"}}}),
+    caf::make_message(controller_topic_request{"orders"}),
+    caf::make_message(controller_topic_response{error_code::none, "", 6, {{"retention.ms", "1000"}}}),
     caf::make_message(cluster_hello_request{1, "cluster-a", 3, "caftx/0.1.0/abc"}),
     caf::make_message(cluster_hello_response{error_code::inconsistent_cluster_id, "other", "cluster-b",
                                              4, "127.0.0.1:9092", "caftx/0.1.0/abc"}),

@@ -22,6 +22,7 @@
 #include "actors/client/consumer.hpp"
 #include "actors/client/producer.hpp"
 #include "actors/common/middleman.hpp"
+#include "client_helpers.hpp"
 #include "node_process.hpp"
 
 namespace caftx::testing {
@@ -34,34 +35,12 @@ std::string bootstrap(uint16_t port) {
 }
 
 properties client_props(uint16_t port, properties extra = {}) {
-  properties p{{"bootstrap.servers", bootstrap(port)},
-               {"caftx.middleman.heartbeat.interval.ms", "200"},
-               {"caftx.middleman.connection.timeout.ms", "2000"},
-               {"reconnect.backoff.max.ms", "200"}};
-  for (auto& [k, v] : extra)
-    p[k] = v;
-  return p;
+  return remote_client_props(bootstrap(port), extra);
 }
 
-// Every record of `tps` visible to a read_committed consumer, polled until
-// `expected` arrived (up to 30 s), as "partition:value".
 std::multiset<std::string> read_committed(uint16_t port, const std::vector<topic_partition>& tps,
                                           size_t expected) {
-  consumer c{client_props(port, {{"isolation.level", "read_committed"},
-                                 {"auto.offset.reset", "earliest"}})};
-  c.assign(tps);
-  std::multiset<std::string> got;
-  wait_until(
-    [&] {
-      for (auto& r : c.poll(100ms))
-        got.insert(std::to_string(r.partition) + ":" + r.value);
-      return got.size() >= expected;
-    },
-    30s);
-  // Nothing beyond what was expected shows up in one more poll.
-  for (auto& r : c.poll(200ms))
-    got.insert(std::to_string(r.partition) + ":" + r.value);
-  return got;
+  return read_committed_records(client_props(port), tps, expected);
 }
 
 class NodeProcess : public ::testing::Test {
@@ -134,15 +113,7 @@ TEST_F(NodeProcess, ZombieProducerIsFencedAcrossTheProcessBoundary) {
   fresh.begin_transaction();
   fresh.send({"z", 1, "", "from-fresh", {}, -1});
   fresh.commit_transaction();
-  try {
-    zombie.commit_transaction();
-    FAIL() << "the zombie committed";
-  } catch (const kafka_exception& e) {
-    EXPECT_TRUE(e.code() == error_code::producer_fenced
-                || e.code() == error_code::invalid_producer_epoch)
-      << e.what();
-    EXPECT_TRUE(e.is_fatal()) << e.what();
-  }
+  expect_commit_fenced(zombie);
   auto got = read_committed(port, {{"z", 0}, {"z", 1}}, 1);
   EXPECT_EQ(got, (std::multiset<std::string>{"1:from-fresh"}));
   EXPECT_NE(n->proc().out().find("InitProducerId for transactionalId zombie-tx fenced producer id"),
@@ -214,20 +185,10 @@ TEST_F(NodeProcess, SigkillMidRunLosesNothingAcknowledgedAndClientsRecover) {
   n = start("node2");
   // The same producer reconnects by itself: the abort goes through once
   // the coordinator is back, then transactions commit again.
-  std::string last_error;
-  ASSERT_TRUE(wait_until(
-    [&] {
-      try {
-        p.abort_transaction();
-        return true;
-      } catch (const kafka_exception& e) {
-        EXPECT_EQ(e.cls(), error_class::retriable) << e.what();
-        last_error = e.what();
-        return false;
-      }
-    },
-    60s))
-    << last_error;
+  std::vector<std::string> errors;
+  ASSERT_TRUE(abort_until_done(p, 60s, errors)) << ::testing::PrintToString(errors);
+  for (auto& e : errors)
+    EXPECT_NE(e.find("(retriable)"), std::string::npos) << e;
   for (int k = 0; k < 3; ++k)
     commit_one(i++);
   std::multiset<std::string> want;
@@ -364,9 +325,6 @@ TEST_F(NodeBadInput, BadValueNamesTheKeyAndTheRange) {
   EXPECT_NE(err2.find("config 'listeners' = 'PLAINTEXT://127.0.0.1:9092' must be caftx://host:port"),
             std::string::npos)
     << err2;
-  auto [rc3, err3] = run(props(), {"zookeeper.connect=127.0.0.1:2181,127.0.0.1:2182/caftx/c1"});
-  EXPECT_EQ(rc3, 2);
-  EXPECT_NE(err3.find("the controller on ZooKeeper is not wired yet"), std::string::npos) << err3;
   auto [rc4, err4] = run(props(), {"zookeeper.connect=127.0.0.1:99999"});
   EXPECT_EQ(rc4, 2);
   EXPECT_NE(err4.find("config 'zookeeper.connect' = '127.0.0.1:99999': port '99999' is out of range "

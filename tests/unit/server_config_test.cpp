@@ -82,6 +82,13 @@ TEST(ServerConfig, ZookeeperConnectIsParsedWithItsChroot) {
   EXPECT_EQ(c->zookeeper->servers[1].to_string(), "zk2:2182");
   EXPECT_EQ(c->zookeeper->chroot, "/caftx/c1");
   EXPECT_EQ(c->zookeeper_session_timeout_ms, 6000);
+  // Kafka's zookeeper.connection.timeout.ms defaults to the session timeout.
+  EXPECT_EQ(c->zookeeper_connection_timeout_ms, 6000);
+  auto own = server_config::parse(with_dir({{"zookeeper.connect", "zk1:2181"},
+                                            {"zookeeper.connection.timeout.ms", "2500"}}));
+  ASSERT_TRUE(own.ok()) << own.error().to_string();
+  EXPECT_EQ(own->zookeeper_connection_timeout_ms, 2500);
+  EXPECT_EQ(own->zookeeper_session_timeout_ms, 18000);
   EXPECT_EQ(error_of(server_config::parse(with_dir({{"zookeeper.connect", "zk1:2181/caftx/"}}))),
             "config 'zookeeper.connect' = 'zk1:2181/caftx/': the chroot must be a path like "
             "/caftx/cluster-1 (no trailing or double slash)");

@@ -15,6 +15,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "actors/broker/node.hpp"
+#include "actors/coordination/zookeeper_store.hpp"
 #include "actors/common/middleman.hpp"
 #include "config/server_config.hpp"
 
@@ -44,6 +47,19 @@ spdlog::level::level_enum to_spdlog(caftx::node_event_level l) {
 int refuse(const std::string& why) {
   std::fprintf(stderr, "caftx-node: %s\n", why.c_str());
   return exit_bad_input;
+}
+
+// Set by the node when it cannot go on (a duplicate node.id); the main
+// thread then stops it with exit 2.
+std::atomic<bool> fatal_stop{false};
+std::string fatal_reason;
+pthread_t main_thread;
+
+std::string zookeeper_text(const caftx::zookeeper_connect& zk) {
+  std::string out;
+  for (auto& s : zk.servers)
+    out += (out.empty() ? "" : ",") + s.to_string();
+  return out + zk.chroot;
 }
 
 std::string listener_text(const caftx::endpoint& e) {
@@ -79,10 +95,6 @@ int main(int argc, char** argv) {
   if (!parsed.ok())
     return refuse(config_path + ": " + parsed.error().message());
   auto& sc = *parsed;
-  if (sc.zookeeper)
-    return refuse(config_path + ": config 'zookeeper.connect' is set, but the controller on "
-                                "ZooKeeper is not wired yet: this caftx runs one node alone. "
-                                "Remove zookeeper.connect to run a single node.");
   if (sc.default_replication_factor > 1)
     return refuse(config_path + ": config 'default.replication.factor' = "
                   + std::to_string(sc.default_replication_factor)
@@ -111,8 +123,39 @@ int main(int argc, char** argv) {
     opts.node_id = sc.node_id;
     opts.cluster_id = sc.cluster_id;
     opts.advertised_listener = sc.advertised.to_string();
-    opts.events = [log](const caftx::node_event& e) { log->log(to_spdlog(e.level), e.text); };
+    // Set once the ZooKeeper session connected.
+    auto registered = std::make_shared<std::atomic<bool>>(false);
+    opts.events = [log, registered](const caftx::node_event& e) {
+      if (e.kind == "zookeeper_connected")
+        registered->store(true);
+      log->log(to_spdlog(e.level), e.text);
+    };
     std::string prefix = "[KafkaServer id=" + std::to_string(sc.node_id) + "] ";
+    if (sc.zookeeper) {
+      // Cluster mode: the controller on ZooKeeper (docs/node.md §Cluster mode).
+      caftx::zookeeper_store_options zo;
+      zo.connect = zookeeper_text(*sc.zookeeper);
+      zo.session_timeout_ms = sc.zookeeper_session_timeout_ms;
+      opts.spawn_store = [&sys, zo](caf::actor owner) {
+        auto o = zo;
+        o.owner = std::move(owner);
+        return caftx::spawn_zookeeper_store(sys, o);
+      };
+      // A znode /nodes/<id> left by this node's previous process (SIGKILL)
+      // lives until that session expires: waited for that long.
+      opts.duplicate_wait_ms = sc.zookeeper_session_timeout_ms + 2000;
+      opts.advertised_host = sc.advertised.host;
+      opts.advertised_port = sc.advertised.port;
+      main_thread = pthread_self();
+      opts.on_fatal = [](const caftx::status& why) {
+        if (fatal_stop.exchange(true))
+          return;
+        fatal_reason = why.to_string();
+        pthread_kill(main_thread, SIGTERM);
+      };
+      log->info(prefix + "connecting to ZooKeeper at " + zo.connect + " (session timeout "
+                + std::to_string(zo.session_timeout_ms) + " ms)");
+    }
     auto started = caftx::node::start(sys, sc.node, opts);
     if (!started.ok()) {
       log->error(prefix + "cannot start on log.dirs " + sc.node.data_dir + ": "
@@ -133,7 +176,36 @@ int main(int argc, char** argv) {
               + listener_text(sc.advertised) + ", log.dirs " + sc.node.data_dir + ", build "
               + caftx::wire_build_id() + ")");
     int sig = 0;
-    sigwait(&stop_signals, &sig);
+    if (sc.zookeeper) {
+      // Kafka's zookeeper.connection.timeout.ms: a node that cannot
+      // connect in time stops instead of waiting unseen.
+      auto deadline = std::chrono::steady_clock::now()
+                      + std::chrono::milliseconds(sc.zookeeper_connection_timeout_ms);
+      while (sig == 0 && !registered->load() && !fatal_stop) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          auto why = "could not connect to ZooKeeper at " + zookeeper_text(*sc.zookeeper)
+                     + " within zookeeper.connection.timeout.ms = "
+                     + std::to_string(sc.zookeeper_connection_timeout_ms)
+                     + " ms: is ZooKeeper running there?";
+          log->error(prefix + why);
+          node->stop();
+          node.reset();
+          return refuse(why);
+        }
+        timespec ts{0, 100 * 1000 * 1000};
+        int got = sigtimedwait(&stop_signals, nullptr, &ts);
+        if (got > 0)
+          sig = got;
+      }
+    }
+    if (sig == 0)
+      sigwait(&stop_signals, &sig);
+    if (fatal_stop) {
+      node->stop();
+      node.reset();
+      log->error(prefix + "stopped: " + fatal_reason);
+      return refuse(fatal_reason);
+    }
     log->info(prefix + "shutting down (" + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")");
     node->stop();
     for (auto& f : node->failed_components())

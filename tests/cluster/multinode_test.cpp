@@ -1,0 +1,504 @@
+// Three caftx-node processes on one ZooKeeper (tests/cluster/zk_server.hpp)
+// and clients in this process that know only bootstrap.servers: a
+// transaction whose partitions, transaction coordinator and group
+// coordinator sit on different nodes; zombie fencing across nodes; a node
+// killed and restarted; the controller's node killed and frozen past its
+// session timeout; the Northwind job on three nodes; bad input (duplicate
+// node.id, another cluster, no ZooKeeper). Every process is started on
+// 127.0.0.1 with free ports and stopped by its PID.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include "../node/client_helpers.hpp"
+#include "../node/node_process.hpp"
+#include "actors/client/admin.hpp"
+#include "actors/client/consumer.hpp"
+#include "actors/client/producer.hpp"
+#include "runtime/partitioner.hpp"
+#include "zk_server.hpp"
+
+namespace caftx::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int32_t internal_partitions = 6;
+
+class Cluster : public ::testing::Test {
+protected:
+  temp_dir tmp{"multinode"};
+  std::string chroot = zk_server::shared().fresh_chroot(
+    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::map<int32_t, uint16_t> ports;
+  std::map<int32_t, std::unique_ptr<node_process>> nodes;
+  int restarts = 0;
+
+  std::string zookeeper() const { return zk_server::shared().connect(chroot); }
+
+  std::map<std::string, std::string> node_props(int32_t id,
+                                                std::map<std::string, std::string> extra = {}) {
+    std::map<std::string, std::string> p{
+      {"node.id", std::to_string(id)},
+      {"zookeeper.connect", zookeeper()},
+      {"zookeeper.session.timeout.ms", "4000"},
+      {"transaction.state.log.num.partitions", std::to_string(internal_partitions)},
+      {"offsets.topic.num.partitions", std::to_string(internal_partitions)},
+      {"log.level", "debug"},
+    };
+    for (auto& [k, v] : extra)
+      p[k] = v;
+    return p;
+  }
+
+  // Starts node `id` on its own port and data directory (the same ones
+  // again on a restart).
+  node_process& start(int32_t id, std::map<std::string, std::string> extra = {}) {
+    if (!ports.count(id))
+      ports[id] = free_port();
+    auto name = "node" + std::to_string(id) + "-" + std::to_string(restarts++);
+    auto props = write_server_properties(tmp.path(), name + ".properties", ports[id],
+                                         tmp.path() + "/data" + std::to_string(id),
+                                         node_props(id, std::move(extra)));
+    nodes[id] = std::make_unique<node_process>(tmp.path(), name, props);
+    EXPECT_TRUE(nodes[id]->await_started()) << nodes[id]->proc().out() << nodes[id]->proc().err();
+    return *nodes[id];
+  }
+
+  std::string log(int32_t id) { return nodes.at(id)->proc().out(); }
+
+  bool logged(int32_t id, const std::string& what) {
+    return log(id).find(what) != std::string::npos;
+  }
+
+  // Starts nodes 1..n and waits until each is registered and connected to
+  // every other one (the controller's UpdateMetadata reached it).
+  void start_cluster(int32_t n) {
+    for (int32_t id = 1; id <= n; ++id)
+      start(id);
+    for (int32_t id = 1; id <= n; ++id)
+      for (int32_t other = 1; other <= n; ++other) {
+        if (other == id)
+          continue;
+        ASSERT_TRUE(wait_until(
+          [&] { return logged(id, "connected to node " + std::to_string(other) + " at"); }, 30s))
+          << "node " << id << " never connected to node " << other << ":\n"
+          << log(id);
+      }
+  }
+
+  std::string bootstrap(std::vector<int32_t> ids = {}) {
+    if (ids.empty())
+      for (auto& [id, _] : ports)
+        ids.push_back(id);
+    std::string out;
+    for (auto id : ids)
+      out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(ports.at(id));
+    return out;
+  }
+
+  properties client_props(properties extra = {}, std::vector<int32_t> ids = {}) {
+    return remote_client_props(bootstrap(std::move(ids)), extra);
+  }
+
+  // The node whose log says it became leader of `tp` last, or -1.
+  int32_t leader_of(const topic_partition& tp) {
+    int32_t found = -1;
+    auto line = "became leader of " + to_string(tp) + " at leader epoch ";
+    for (auto& [id, n] : nodes)
+      if (n->proc().out().find(line) != std::string::npos)
+        found = id;
+    return found;
+  }
+
+  int32_t wait_leader_of(const topic_partition& tp) {
+    int32_t id = -1;
+    wait_until([&] { return (id = leader_of(tp)) >= 0; }, 30s);
+    return id;
+  }
+
+  // The node that became controller at `epoch`, or -1.
+  int32_t controller_at(int32_t epoch) {
+    for (auto& [id, n] : nodes)
+      if (n->proc().out().find("elected controller at controller epoch " + std::to_string(epoch))
+          != std::string::npos)
+        return id;
+    return -1;
+  }
+
+  void create_topic(const std::string& name, int32_t partitions) {
+    admin_client admin{client_props()};
+    auto st = admin.create_topic(name, partitions);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+  }
+
+  std::multiset<std::string> read_committed(const std::vector<topic_partition>& tps,
+                                            size_t expected) {
+    return read_committed_records(client_props(), tps, expected);
+  }
+
+  // A transactional id whose coordinator shard is led by a node outside
+  // `avoid` (the internal topic must exist).
+  std::pair<std::string, int32_t> key_led_outside(const std::string& prefix,
+                                                  const std::string& internal_topic,
+                                                  const std::set<int32_t>& avoid) {
+    for (int i = 0; i < 1000; ++i) {
+      auto key = prefix + std::to_string(i);
+      auto node = leader_of({internal_topic, partition_for(key, internal_partitions)});
+      if (node >= 0 && !avoid.count(node))
+        return {key, node};
+    }
+    ADD_FAILURE() << "no key of " << internal_topic << " is led outside the given nodes";
+    return {"", -1};
+  }
+
+  void TearDown() override {
+    for (auto& [id, n] : nodes)
+      if (n->proc().running())
+        n->proc().stop(SIGKILL, 10s);
+    if (HasFailure())
+      for (auto& [id, n] : nodes) {
+        // The end of each node's log, for the failure's diagnosis.
+        auto text = n->proc().out();
+        auto from = text.size() > 12000 ? text.size() - 12000 : 0;
+        std::cerr << "---- node " << id << " (last of its log) ----\n"
+                  << text.substr(from) << n->proc().err() << "\n";
+      }
+  }
+};
+
+// The controller creates the internal topics at the first FindCoordinator
+// and spreads every topic over the live nodes (round robin from a random
+// start): a transaction over two partitions on two nodes, with its
+// transaction coordinator on the third and the consumer group's offsets on
+// a group coordinator on another node than the transaction coordinator,
+// commits: read_committed sees its records and the group's offsets, and
+// nothing of an aborted one.
+TEST_F(Cluster, TransactionAcrossNodesWithCoordinatorsOnOtherNodes) {
+  start_cluster(3);
+  EXPECT_EQ(controller_at(1) > 0, true);
+  create_topic("t", 3);
+  std::map<int32_t, int32_t> node_of;
+  std::set<int32_t> hosting;
+  for (int32_t p = 0; p < 3; ++p) {
+    node_of[p] = wait_leader_of({"t", p});
+    hosting.insert(node_of[p]);
+  }
+  ASSERT_EQ(hosting.size(), 3u) << "three partitions of one replica each go to three nodes";
+  {
+    // The first transactional producer makes the controller create
+    // __transaction_state; it is spread over the three nodes too.
+    producer warmup{client_props({{"transactional.id", "warmup"}})};
+    warmup.init_transactions();
+  }
+  std::set<int32_t> shard_nodes;
+  for (int32_t s = 0; s < internal_partitions; ++s)
+    shard_nodes.insert(wait_leader_of({"__transaction_state", s}));
+  EXPECT_EQ(shard_nodes, (std::set<int32_t>{1, 2, 3}));
+
+  auto [tid, coordinator_node] = key_led_outside("tx-", "__transaction_state", {});
+  std::vector<int32_t> parts; // two partitions not on the coordinator's node
+  for (auto& [p, n] : node_of)
+    if (n != coordinator_node)
+      parts.push_back(p);
+  ASSERT_EQ(parts.size(), 2u);
+  {
+    // The group coordinator comes into being with its topic.
+    consumer probe{client_props({{"group.id", "probe"}})};
+    (void) probe.committed({"t", 0});
+  }
+  for (int32_t p = 0; p < internal_partitions; ++p)
+    wait_leader_of({"__consumer_offsets", p});
+  auto [group, group_node] = key_led_outside("group-", "__consumer_offsets", {coordinator_node});
+  ASSERT_NE(group_node, coordinator_node);
+
+  // Bootstrap from one node only: the others' handles come through it.
+  producer p{client_props({{"transactional.id", tid}}, {1})};
+  p.init_transactions();
+  p.begin_transaction();
+  for (auto part : parts)
+    p.send({"t", part, "", "committed-" + std::to_string(part), {}, -1});
+  p.send_offsets_to_transaction({{{"t", parts[0]}, 42}}, group);
+  p.commit_transaction();
+  p.begin_transaction();
+  for (auto part : parts)
+    p.send({"t", part, "", "aborted-" + std::to_string(part), {}, -1});
+  p.flush();
+  p.abort_transaction();
+
+  std::vector<topic_partition> tps;
+  std::multiset<std::string> want;
+  for (auto part : parts) {
+    tps.push_back({"t", part});
+    want.insert(std::to_string(part) + ":committed-" + std::to_string(part));
+  }
+  EXPECT_EQ(read_committed(tps, 2), want);
+  consumer c{client_props({{"group.id", group}})};
+  EXPECT_EQ(c.committed({"t", parts[0]}), std::optional<int64_t>(42));
+  // The coordinator's node logged the shard's load; the markers went to
+  // the two other nodes' partitions.
+  EXPECT_TRUE(logged(coordinator_node, "Finished loading ")) << log(coordinator_node);
+}
+
+// Zombie fencing across nodes: producers with the same transactional.id
+// bootstrapped from different nodes reach the same coordinator; the second
+// fences the first, whose commit fails fatally and whose records never
+// become visible.
+TEST_F(Cluster, ZombieProducerIsFencedAcrossNodes) {
+  start_cluster(3);
+  create_topic("z", 3);
+  producer zombie{client_props({{"transactional.id", "zombie-tx"}}, {1})};
+  zombie.init_transactions();
+  zombie.begin_transaction();
+  zombie.send({"z", 0, "", "from-zombie", {}, -1});
+  zombie.flush();
+  producer fresh{client_props({{"transactional.id", "zombie-tx"}}, {3})};
+  fresh.init_transactions();
+  fresh.begin_transaction();
+  fresh.send({"z", 1, "", "from-fresh", {}, -1});
+  fresh.commit_transaction();
+  expect_commit_fenced(zombie);
+  EXPECT_EQ(read_committed({{"z", 0}, {"z", 1}, {"z", 2}}, 1),
+            (std::multiset<std::string>{"1:from-fresh"}));
+}
+
+// SIGKILL of a node that leads a partition: meanwhile the producer's calls
+// end with retriable or abortable errors (never a hang); the node restarts
+// on its data directory, the controller makes it leader again at a greater
+// leader epoch, and every acknowledged record is there exactly once.
+TEST_F(Cluster, KilledNodeRestartsAndNothingAcknowledgedIsLost) {
+  start_cluster(3);
+  create_topic("k", 3);
+  std::map<int32_t, int32_t> node_of;
+  for (int32_t part = 0; part < 3; ++part)
+    node_of[part] = wait_leader_of({"k", part});
+  producer p{client_props({{"transactional.id", "killed-tx"},
+                           {"request.timeout.ms", "1500"},
+                           {"delivery.timeout.ms", "3000"},
+                           {"max.block.ms", "5000"},
+                           {"transaction.timeout.ms", "20000"}})};
+  p.init_transactions();
+  // The victim leads a partition of k but not the transaction's shard.
+  auto shard_node = wait_leader_of(
+    {"__transaction_state", partition_for("killed-tx", internal_partitions)});
+  int32_t victim_part = -1;
+  for (auto& [part, n] : node_of)
+    if (n != shard_node)
+      victim_part = part;
+  ASSERT_GE(victim_part, 0);
+  auto victim = node_of[victim_part];
+  std::vector<std::string> acknowledged;
+  auto commit_one = [&](int32_t part, int i) {
+    p.begin_transaction();
+    p.send({"k", part, "", std::to_string(i), {}, -1});
+    p.commit_transaction();
+    acknowledged.push_back(std::to_string(part) + ":" + std::to_string(i));
+  };
+  int i = 0;
+  for (; i < 12; ++i)
+    commit_one(i % 3, i);
+  auto killed = nodes[victim]->proc().stop(SIGKILL, 10s);
+  ASSERT_TRUE(killed && WIFSIGNALED(*killed));
+  try {
+    commit_one(victim_part, i++);
+    FAIL() << "committed to a partition whose only replica is down";
+  } catch (const kafka_exception& e) {
+    EXPECT_TRUE(e.is_abortable() || e.cls() == error_class::retriable) << e.what();
+  }
+  start(victim);
+  std::vector<std::string> errors;
+  ASSERT_TRUE(abort_until_done(p, 60s, errors)) << ::testing::PrintToString(errors);
+  // Leader again, at a greater leader epoch (offline, then elected).
+  EXPECT_TRUE(wait_until(
+    [&] {
+      return std::regex_search(log(victim),
+                               std::regex("became leader of k-" + std::to_string(victim_part)
+                                          + " at leader epoch [1-9]"));
+    },
+    30s))
+    << log(victim);
+  // Until the client's metadata has the new leader: a failed attempt is
+  // aborted (the abort retried until it goes through).
+  ASSERT_TRUE(wait_until(
+    [&] {
+      try {
+        commit_one(victim_part, i);
+        return true;
+      } catch (const kafka_exception& e) {
+        errors.push_back(e.what());
+        wait_until(
+          [&] {
+            try {
+              p.abort_transaction();
+              return true;
+            } catch (const kafka_exception& a) {
+              errors.push_back(std::string("abort: ") + a.what());
+              // Nothing left to abort.
+              return a.code() == error_code::invalid_txn_state
+                     && std::string(a.what()).find("in state READY") != std::string::npos;
+            }
+          },
+          30s);
+        return false;
+      }
+    },
+    60s))
+    << ::testing::PrintToString(errors);
+  ++i;
+  std::multiset<std::string> want(acknowledged.begin(), acknowledged.end());
+  EXPECT_EQ(read_committed({{"k", 0}, {"k", 1}, {"k", 2}}, want.size()), want);
+  for (auto& [id, n] : nodes)
+    EXPECT_EQ(exit_code(n->proc().stop(SIGTERM, 30s)), 0) << n->proc().err();
+}
+
+// The controller's node killed: another node becomes controller at epoch
+// 2, and the cluster goes on (a new topic is created and written).
+TEST_F(Cluster, ControllerFailoverToAnotherNodeAtTheNextEpoch) {
+  start_cluster(3);
+  auto first = controller_at(1);
+  ASSERT_GT(first, 0);
+  nodes[first]->proc().stop(SIGKILL, 10s);
+  int32_t second = -1;
+  ASSERT_TRUE(wait_until([&] { return (second = controller_at(2)) > 0; }, 30s));
+  EXPECT_NE(second, first);
+  std::vector<int32_t> alive;
+  for (auto& [id, _] : nodes)
+    if (id != first)
+      alive.push_back(id);
+  admin_client admin{client_props({}, alive)};
+  auto st = admin.create_topic("after", 2);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  producer p{client_props({{"transactional.id", "after-tx"}}, alive)};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send({"after", 0, "", "a", {}, -1});
+  p.send({"after", 1, "", "b", {}, -1});
+  p.commit_transaction();
+  consumer c{client_props({{"isolation.level", "read_committed"}, {"auto.offset.reset", "earliest"}},
+                          alive)};
+  c.assign({{"after", 0}, {"after", 1}});
+  std::multiset<std::string> got;
+  wait_until(
+    [&] {
+      for (auto& r : c.poll(100ms))
+        got.insert(r.value);
+      return got.size() >= 2;
+    },
+    30s);
+  EXPECT_EQ(got, (std::multiset<std::string>{"a", "b"}));
+}
+
+// The controller frozen (SIGSTOP) past its ZooKeeper session timeout:
+// another node is elected at epoch 2; resumed, the old controller learns
+// its session expired, resigns and registers again with a greater node
+// epoch, and stays an ordinary node: the cluster has one controller, at
+// epoch 2, and serves transactions.
+TEST_F(Cluster, FrozenControllerIsDeposedAndRejoinsAsANode) {
+  start_cluster(3);
+  auto first = controller_at(1);
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(::kill(nodes[first]->proc().pid(), SIGSTOP), 0);
+  int32_t second = -1;
+  ASSERT_TRUE(wait_until([&] { return (second = controller_at(2)) > 0; }, 30s));
+  EXPECT_NE(second, first);
+  ASSERT_EQ(::kill(nodes[first]->proc().pid(), SIGCONT), 0);
+  EXPECT_TRUE(wait_until([&] { return logged(first, "resigned as controller"); }, 30s))
+    << log(first);
+  std::smatch m;
+  std::vector<int64_t> epochs;
+  auto text = log(first);
+  EXPECT_TRUE(wait_until(
+    [&] {
+      text = log(first);
+      epochs.clear();
+      std::regex re("registered with node epoch ([0-9]+)");
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), re);
+           it != std::sregex_iterator(); ++it)
+        epochs.push_back(std::stoll((*it)[1]));
+      return epochs.size() >= 2;
+    },
+    30s))
+    << text;
+  if (epochs.size() >= 2) {
+    EXPECT_GT(epochs[1], epochs[0]);
+  }
+  EXPECT_EQ(controller_at(3), -1) << "the deposed controller did not take over again";
+  producer p{client_props({{"transactional.id", "after-freeze"}})};
+  p.init_transactions();
+  admin_client admin{client_props()};
+  ASSERT_TRUE(admin.create_topic("f", 3).ok());
+  p.begin_transaction();
+  for (int32_t part = 0; part < 3; ++part)
+    p.send({"f", part, "", "v" + std::to_string(part), {}, -1});
+  p.commit_transaction();
+  EXPECT_EQ(read_committed({{"f", 0}, {"f", 1}, {"f", 2}}, 3),
+            (std::multiset<std::string>{"0:v0", "1:v1", "2:v2"}));
+}
+
+// northwind-pipeline --bootstrap-servers against three nodes, with
+// processor crashes: the sequential result.
+TEST_F(Cluster, NorthwindPipelineOnThreeNodes) {
+  start_cluster(3);
+  child_process job{tmp.path(), "northwind",
+                    {CAFTX_NORTHWIND_PIPELINE, "--bootstrap-servers", bootstrap(), "--crashes", "3",
+                     "--seed", "11"}};
+  EXPECT_EQ(exit_code(job.wait_exit(240s)), 0) << job.out() << job.err();
+  EXPECT_NE(job.out().find("result equals the sequential computation: yes"), std::string::npos)
+    << job.out();
+  std::set<int32_t> leaders;
+  for (int32_t p = 0; p < 3; ++p)
+    leaders.insert(leader_of({"stock-reduced", p}));
+  EXPECT_EQ(leaders.size(), 3u) << "the job's topics are spread over the nodes";
+}
+
+// Bad input: a second live node with the same node.id stops with exit 2
+// naming it; a node of another cluster (caftx.cluster.id differs from the
+// one in ZooKeeper) stops with INCONSISTENT_CLUSTER_ID; a node whose
+// ZooKeeper does not answer stops after zookeeper.connection.timeout.ms.
+// The first node's data is untouched by all of it.
+TEST_F(Cluster, DuplicateIdWrongClusterAndUnreachableZooKeeperStopTheNode) {
+  start(1);
+  ASSERT_TRUE(wait_until([&] { return logged(1, "registered with node epoch"); }, 30s));
+  auto props = [&](const std::string& name, std::map<std::string, std::string> p) {
+    return write_server_properties(tmp.path(), name, free_port(), tmp.path() + "/" + name + ".d",
+                                   std::move(p));
+  };
+  node_process dup{tmp.path(), "dup", props("dup", node_props(1))};
+  EXPECT_EQ(exit_code(dup.proc().wait_exit(30s)), 2) << dup.proc().out();
+  EXPECT_NE(dup.proc().err().find("node.id 1 is already registered by another live node"),
+            std::string::npos)
+    << dup.proc().err();
+  node_process other{tmp.path(), "other",
+                     props("other", node_props(2, {{"caftx.cluster.id", "elsewhere"}}))};
+  EXPECT_EQ(exit_code(other.proc().wait_exit(30s)), 2) << other.proc().out();
+  EXPECT_NE(other.proc().err().find("INCONSISTENT_CLUSTER_ID: The Cluster ID elsewhere doesn't "
+                                    "match stored clusterId caftx"),
+            std::string::npos)
+    << other.proc().err();
+  auto dead_port = free_port();
+  node_process nozk{tmp.path(), "nozk",
+                    props("nozk", node_props(3, {{"zookeeper.connect",
+                                                  "127.0.0.1:" + std::to_string(dead_port)},
+                                                 {"zookeeper.connection.timeout.ms", "1500"}}))};
+  EXPECT_EQ(exit_code(nozk.proc().wait_exit(30s)), 2) << nozk.proc().out();
+  EXPECT_NE(nozk.proc().err().find("could not connect to ZooKeeper at 127.0.0.1:"
+                                   + std::to_string(dead_port)
+                                   + " within zookeeper.connection.timeout.ms = 1500 ms"),
+            std::string::npos)
+    << nozk.proc().err();
+  // Node 1 still serves.
+  create_topic("still", 1);
+  producer p{client_props({{"transactional.id", "still-tx"}})};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send({"still", 0, "", "x", {}, -1});
+  p.commit_transaction();
+  EXPECT_EQ(read_committed({{"still", 0}}, 1), (std::multiset<std::string>{"0:x"}));
+}
+
+} // namespace
+} // namespace caftx::testing

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# A caftx cluster on this machine in one command: ZooKeeper and N caftx-node
+# processes on 127.0.0.1, each with its config, data directory and log under
+# one directory (docs/node.md §A local cluster).
+#
+#   tools/local-cluster.sh start [N] [DIR]   # N nodes (default 3), DIR default ./local-cluster
+#   tools/local-cluster.sh stop [DIR]        # SIGTERM to every node, then ZooKeeper
+#   tools/local-cluster.sh status [DIR]
+#
+# Ports: ZooKeeper ${CAFTX_ZK_PORT:-2181}, node i on $((${CAFTX_BASE_PORT:-9192} + i - 1)).
+# The node binary is ${CAFTX_NODE:-build/caftx-node}. A second start on the
+# same DIR resumes the nodes on their data; remove DIR for a fresh cluster.
+set -euo pipefail
+
+cmd=${1:-}
+node_bin=${CAFTX_NODE:-build/caftx-node}
+zk_port=${CAFTX_ZK_PORT:-2181}
+base_port=${CAFTX_BASE_PORT:-9192}
+zk_jar=/usr/share/java/zookeeper.jar
+
+die() { echo "local-cluster: $*" >&2; exit 2; }
+
+running() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# ZooKeeper's four-letter word: "imok" once it serves.
+zk_ok() {
+  local reply=""
+  { exec 3<> "/dev/tcp/127.0.0.1/$zk_port"; } 2> /dev/null || return 1
+  echo ruok >&3
+  read -r -t 2 reply <&3 || true
+  exec 3>&-
+  [[ "$reply" == imok* ]]
+}
+
+wait_for() { # file pattern seconds
+  local i
+  for ((i = 0; i < $3 * 10; ++i)); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+start() {
+  local n=${1:-3} dir=${2:-local-cluster}
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "N must be a positive number, not '$n'"
+  [[ -x "$node_bin" ]] || die "$node_bin not found: build first (cmake --build build), or set CAFTX_NODE"
+  [[ -f "$zk_jar" ]] || die "$zk_jar not found: tools/install-deps.sh installs ZooKeeper"
+  command -v java > /dev/null || die "java not found: tools/install-deps.sh installs a Java runtime"
+  mkdir -p "$dir/zookeeper"
+  dir=$(cd "$dir" && pwd)
+  if running "$dir/zookeeper.pid"; then
+    echo "ZooKeeper already runs (pid $(cat "$dir/zookeeper.pid"))"
+  else
+    cat > "$dir/zoo.cfg" <<EOF
+tickTime=500
+initLimit=10
+syncLimit=5
+dataDir=$dir/zookeeper
+clientPortAddress=127.0.0.1
+clientPort=$zk_port
+admin.enableServer=false
+4lw.commands.whitelist=ruok,srvr
+EOF
+    java -Xmx256m -cp "$zk_jar" org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" \
+      > "$dir/zookeeper.log" 2>&1 &
+    echo $! > "$dir/zookeeper.pid"
+    local ok=0
+    for ((i = 0; i < 300; ++i)); do
+      if zk_ok; then ok=1; break; fi
+      running "$dir/zookeeper.pid" || break
+      sleep 0.1
+    done
+    [[ $ok == 1 ]] || die "ZooKeeper did not start on 127.0.0.1:$zk_port (see $dir/zookeeper.log)"
+    echo "ZooKeeper on 127.0.0.1:$zk_port (pid $(cat "$dir/zookeeper.pid"))"
+  fi
+  local servers=""
+  for ((i = 1; i <= n; ++i)); do
+    local port=$((base_port + i - 1))
+    servers+="${servers:+,}127.0.0.1:$port"
+    if running "$dir/node$i.pid"; then
+      echo "node $i already runs (pid $(cat "$dir/node$i.pid"))"
+      continue
+    fi
+    cat > "$dir/node$i.properties" <<EOF
+node.id=$i
+listeners=caftx://127.0.0.1:$port
+log.dirs=$dir/data$i
+zookeeper.connect=127.0.0.1:$zk_port/caftx
+EOF
+    "$node_bin" --config "$dir/node$i.properties" >> "$dir/node$i.log" 2>&1 &
+    echo $! > "$dir/node$i.pid"
+  done
+  for ((i = 1; i <= n; ++i)); do
+    wait_for "$dir/node$i.log" "registered with node epoch" 60 \
+      || die "node $i did not register (see $dir/node$i.log)"
+    echo "node $i on 127.0.0.1:$((base_port + i - 1)) (pid $(cat "$dir/node$i.pid"), log $dir/node$i.log)"
+  done
+  echo "bootstrap.servers=$servers"
+}
+
+stop() {
+  local dir=${1:-local-cluster}
+  [[ -d "$dir" ]] || die "no cluster directory $dir"
+  local pids=()
+  for f in "$dir"/node*.pid; do
+    [[ -f "$f" ]] || continue
+    if running "$f"; then
+      kill -TERM "$(cat "$f")"
+      pids+=("$(cat "$f")")
+    fi
+  done
+  for p in "${pids[@]+"${pids[@]}"}"; do
+    for ((i = 0; i < 300 && $(kill -0 "$p" 2>/dev/null && echo 1 || echo 0); ++i)); do sleep 0.1; done
+  done
+  rm -f "$dir"/node*.pid
+  if running "$dir/zookeeper.pid"; then
+    kill -TERM "$(cat "$dir/zookeeper.pid")"
+  fi
+  rm -f "$dir/zookeeper.pid"
+  echo "stopped"
+}
+
+status() {
+  local dir=${1:-local-cluster}
+  for f in "$dir"/zookeeper.pid "$dir"/node*.pid; do
+    [[ -f "$f" ]] || continue
+    local name
+    name=$(basename "$f" .pid)
+    if running "$f"; then echo "$name: running (pid $(cat "$f"))"; else echo "$name: stopped"; fi
+  done
+}
+
+case "$cmd" in
+  start) shift; start "$@" ;;
+  stop) shift; stop "$@" ;;
+  status) shift; status "$@" ;;
+  *) die "usage: $0 start [N] [DIR] | stop [DIR] | status [DIR]" ;;
+esac
