@@ -194,16 +194,6 @@ double seconds(const context& ctx, double full) {
   return std::max(0.02, full * ctx.scale);
 }
 
-void set_target(line& l, double ratio, const std::string& of, double bound, bool at_least) {
-  if (!std::isfinite(ratio) || ratio <= 0)
-    return; // the compared variant was left out (--variant)
-  l.ratio = ratio;
-  l.ratio_of = of;
-  l.has_target = true;
-  l.target = (at_least ? ">= " : "<= ") + fmt("%.2f", bound);
-  l.met = at_least ? ratio >= bound : ratio <= bound;
-}
-
 // ---------------------------------------------------------------------------
 // 1. produce modes
 

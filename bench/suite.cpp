@@ -126,6 +126,16 @@ std::string fmt_value(double v) {
 
 } // namespace
 
+void set_target(line& l, double ratio, const std::string& of, double bound, bool at_least) {
+  if (!std::isfinite(ratio) || ratio <= 0)
+    return; // the compared variant was left out (--variant)
+  l.ratio = ratio;
+  l.ratio_of = of;
+  l.has_target = true;
+  l.target = (at_least ? ">= " : "<= ") + fmt("%.2f", bound);
+  l.met = at_least ? ratio >= bound : ratio <= bound;
+}
+
 void report(const line& l) {
   if (l.reps.empty()) // left out by --variant
     return;
@@ -216,8 +226,8 @@ int main(int argc, char** argv) {
     ->check(CLI::Range(1, 100));
   app.add_flag("--quick", quick, "smoke run: one repetition, tiny sizes (not for figures)");
   app.add_option("--only", only,
-                 "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,storage,"
-                 "micro");
+                 "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,multinode,"
+                 "storage,micro");
   app.add_option("--dir", dir, "scratch directory on the disk to measure (default: temp dir)");
   app.add_option("--micro-filter", micro_filter, "regex selecting micro-benchmarks");
   std::string variant_filter;
@@ -245,7 +255,7 @@ int main(int argc, char** argv) {
         selected.insert(item);
     for (auto& s : selected)
       if (!std::set<std::string>{"floor", "produce", "commit", "coordinator", "fetch", "ctp",
-                                 "storage", "micro"}
+                                 "multinode", "storage", "micro"}
              .count(s)) {
         std::fprintf(stderr, "caftx-bench: unknown benchmark '%s'\n", s.c_str());
         return 2;
@@ -294,6 +304,8 @@ int main(int argc, char** argv) {
       bench_fetch_isolation(ctx);
     if (wanted("ctp"))
       bench_consume_transform_produce(ctx);
+    if (wanted("multinode"))
+      bench_multinode(ctx);
     if (wanted("storage"))
       bench_storage(ctx);
     if (wanted("micro"))

@@ -87,6 +87,11 @@ struct line {
 void interleave(const context& ctx, std::vector<line>& variants,
                 const std::function<rep_result(size_t variant, int rep)>& run);
 
+/// Sets `l`'s ratio (to what `of` names) and its target: met when the
+/// ratio is >= `bound` (`at_least`) or <= it. Nothing for a ratio that is
+/// not finite and positive (the compared variant was left out).
+void set_target(line& l, double ratio, const std::string& of, double bound, bool at_least);
+
 /// Prints a line in the table's format (or nothing under --json) and keeps
 /// it for the JSON output.
 void report(const line& l);
@@ -99,6 +104,9 @@ void bench_commit_latency(const context& ctx);
 void bench_coordinator_throughput(const context& ctx);
 void bench_fetch_isolation(const context& ctx);
 void bench_consume_transform_produce(const context& ctx);
+/// bench/multinode.cpp: transactions over caftx-node processes on a real
+/// ZooKeeper, three nodes against one, with the floor of the same run.
+void bench_multinode(const context& ctx);
 /// bench/storage.cpp: each node in a child process (storage_child_main).
 void bench_storage(const context& ctx);
 /// The hidden subcommand `caftx-bench --storage-child ARGS...` (the
