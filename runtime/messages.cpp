@@ -26,6 +26,8 @@ namespace caftx {
   X(partition_handle)                                                                           \
   X(node_handles_request)                                                                       \
   X(node_handles_response)                                                                      \
+  X(cluster_nodes_request)                                                                      \
+  X(cluster_nodes_response)                                                                      \
   X(controller_create_topic_request)                                                            \
   X(controller_topic_request)                                                                   \
   X(controller_topic_response)                                                                  \

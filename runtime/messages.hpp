@@ -424,6 +424,16 @@ struct node_handles_response {
   std::vector<partition_handle> handles;
 };
 
+/// To a node's broker: the live nodes it knows (cluster mode; empty for a
+/// node alone). Clients connect to each of them directly, so that the
+/// handles they get are not routed through the bootstrap node.
+struct cluster_nodes_request {};
+
+struct cluster_nodes_response {
+  /// "host:port" of every live node but the answering one.
+  std::vector<std::string> endpoints;
+};
+
 /// CreateTopics forwarded by a node's broker to the controller's node
 /// (Kafka's brokers forward CreateTopics to the controller). Answered with
 /// txn_response: NONE, or the controller's error (TOPIC_ALREADY_EXISTS,
@@ -642,6 +652,7 @@ CAFTX_INSPECT(describe_producers_request, x.tp)
 CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
 CAFTX_INSPECT(partition_handle, x.tp, x.leader_epoch, x.leader, x.coordinator)
 CAFTX_INSPECT(node_handles_request, x.partitions)
+CAFTX_INSPECT(cluster_nodes_response, x.endpoints)
 CAFTX_INSPECT(node_handles_response, x.node_id, x.handles)
 CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replication_factor,
               x.configs)
@@ -680,6 +691,7 @@ CAFTX_INSPECT_EMPTY(cleaner_tick)
 CAFTX_INSPECT_EMPTY(cleaner_step)
 CAFTX_INSPECT_EMPTY(write_snapshot_request)
 CAFTX_INSPECT_EMPTY(become_leader_request)
+CAFTX_INSPECT_EMPTY(cluster_nodes_request)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)
 CAFTX_INSPECT_EMPTY(supervisor_settled)

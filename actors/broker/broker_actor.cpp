@@ -907,6 +907,15 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
     [=](const controller::leader_and_isr_request& req) { on_controller_request(self, req); },
     [=](const controller::update_metadata_request& req) { on_controller_request(self, req); },
     [=](const controller::stop_replica_request& req) { on_controller_request(self, req); },
+    [=](const cluster_nodes_request&) {
+      auto& c = self->state.cluster;
+      cluster_nodes_response r;
+      if (c.cache)
+        for (auto& [id, n] : c.cache->live_nodes())
+          if (id != self->state.ctx->node_id)
+            r.endpoints.push_back(n.ep.host + ":" + std::to_string(n.ep.port));
+      return r;
+    },
     [=](const node_handles_request& req) {
       auto& c = self->state.cluster;
       node_handles_response r;

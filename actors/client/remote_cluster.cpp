@@ -9,6 +9,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +19,7 @@
 #include "actors/client/client.hpp"
 #include "actors/client/client_context.hpp"
 #include "actors/common/middleman.hpp"
+#include "runtime/messages.hpp"
 
 namespace caftx::detail {
 
@@ -33,6 +35,10 @@ struct remote_cluster::shared {
 namespace {
 
 using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
+using peers_atom = caf::atom_constant<caf::atom("peers")>;
+
+// How often the relay asks for the cluster's nodes to connect to.
+constexpr int64_t peer_refresh_ms = 2000;
 
 struct relay_state {
   client_connection_config cfg;
@@ -71,6 +77,32 @@ void fail_attempt(relay_ptr self, std::string why) {
   self->delayed_send(self, milliseconds(wait), reconnect_atom::value);
 }
 
+// Connects this client's middleman directly to every other live node of
+// the cluster (cluster_nodes_request): handles of their actors, learned
+// through the bootstrap node, are then routed straight to them rather than
+// through it (CAF routes over a direct connection when there is one).
+void connect_peers(relay_ptr self) {
+  auto& st = self->state;
+  if (!st.broker)
+    return;
+  auto timeout = milliseconds(st.cfg.socket_connection_setup_timeout_ms);
+  self->request(st.broker, timeout, cluster_nodes_request{})
+    .then(
+      [self, timeout](const cluster_nodes_response& r) {
+        auto mm = self->system().middleman().actor_handle();
+        for (auto& e : r.endpoints) {
+          auto colon = e.rfind(':');
+          if (colon == std::string::npos)
+            continue;
+          auto port = static_cast<uint16_t>(std::strtoul(e.c_str() + colon + 1, nullptr, 10));
+          self->request(mm, timeout, caf::connect_atom::value, e.substr(0, colon), port)
+            .then([](const caf::node_id&, caf::strong_actor_ptr&, const std::set<std::string>&) {},
+                  [](const caf::error&) {}); // unreachable now: tried again later
+        }
+      },
+      [](const caf::error&) {});
+}
+
 void connected(relay_ptr self, caf::actor broker, const cluster_hello_response& hello) {
   auto& st = self->state;
   st.broker = std::move(broker);
@@ -85,6 +117,7 @@ void connected(relay_ptr self, caf::actor broker, const cluster_hello_response& 
     st.shared->generation.fetch_add(1);
   }
   st.shared->cv.notify_all();
+  connect_peers(self);
 }
 
 // One attempt at bootstrap server next_server: CAF's connect, then the hello.
@@ -162,10 +195,15 @@ caf::behavior relay_fn(relay_ptr self, client_connection_config cfg,
       return self->delegate(st.broker, x.move_content_to_message());
     });
   connect_next(self);
+  self->delayed_send(self, milliseconds(peer_refresh_ms), peers_atom::value);
   return {
     [self](reconnect_atom) {
       if (!self->state.broker && !self->state.connecting)
         connect_next(self);
+    },
+    [self](peers_atom) {
+      connect_peers(self);
+      self->delayed_send(self, milliseconds(peer_refresh_ms), peers_atom::value);
     },
   };
 }

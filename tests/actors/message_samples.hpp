@@ -156,6 +156,8 @@ inline std::vector<caf::message> samples() {
     caf::make_message(node_handles_response{2, {partition_handle{tp, 3, {}, {}}}}),
     caf::make_message(controller_create_topic_request{"orders", 6, 1, {{"retention.ms", "1000"}}}),
     caf::make_message(controller_topic_request{"orders"}),
+    caf::make_message(cluster_nodes_request{}),
+    caf::make_message(cluster_nodes_response{{"10.0.0.2:9192", "10.0.0.3:9192"}}),
     caf::make_message(controller_topic_response{error_code::none, "", 6, {{"retention.ms", "1000"}}}),
     caf::make_message(cluster_hello_request{1, "cluster-a", 3, "caftx/0.1.0/abc"}),
     caf::make_message(cluster_hello_response{error_code::inconsistent_cluster_id, "other", "cluster-b",
