@@ -434,6 +434,22 @@ struct cluster_nodes_response {
   std::vector<std::string> endpoints;
 };
 
+/// To the node's controller actor from a transaction coordinator shard
+/// (cluster mode): claim the next block of producer ids on
+/// /producer_id_block (Kafka's ZooKeeper-mode ProducerIdManager).
+struct producer_id_block_request {};
+
+/// NONE with the block [first, last] (both inclusive, 1000 ids), or the
+/// error: REQUEST_TIMED_OUT when ZooKeeper did not answer or kept
+/// answering with another node's claim, UNKNOWN_SERVER_ERROR for a
+/// malformed znode or exhausted ids.
+struct producer_id_block_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t first = -1;
+  int64_t last = -1;
+};
+
 /// CreateTopics forwarded by a node's broker to the controller's node
 /// (Kafka's brokers forward CreateTopics to the controller). Answered with
 /// txn_response: NONE, or the controller's error (TOPIC_ALREADY_EXISTS,
@@ -653,6 +669,7 @@ CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producer
 CAFTX_INSPECT(partition_handle, x.tp, x.leader_epoch, x.leader, x.coordinator)
 CAFTX_INSPECT(node_handles_request, x.partitions)
 CAFTX_INSPECT(cluster_nodes_response, x.endpoints)
+CAFTX_INSPECT(producer_id_block_response, x.error, x.message, x.first, x.last)
 CAFTX_INSPECT(node_handles_response, x.node_id, x.handles)
 CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replication_factor,
               x.configs)
@@ -692,6 +709,7 @@ CAFTX_INSPECT_EMPTY(cleaner_step)
 CAFTX_INSPECT_EMPTY(write_snapshot_request)
 CAFTX_INSPECT_EMPTY(become_leader_request)
 CAFTX_INSPECT_EMPTY(cluster_nodes_request)
+CAFTX_INSPECT_EMPTY(producer_id_block_request)
 CAFTX_INSPECT_EMPTY(session_retry)
 CAFTX_INSPECT_EMPTY(kill_child_request)
 CAFTX_INSPECT_EMPTY(supervisor_settled)

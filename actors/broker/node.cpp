@@ -412,6 +412,7 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
       on_fatal(why);
   };
   n->controller_ = spawn_controller(sys, std::move(co));
+  ctx->controller = n->controller_;
   broker_set_controller(broker, n->controller_);
   // The controller last: stopping it closes the store's session, which
   // deletes /nodes/<id> at once (Kafka's broker deregisters at shutdown).

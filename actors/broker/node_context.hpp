@@ -137,6 +137,9 @@ struct node_context {
   /// LeaderAndIsr put them, at its leader epochs (docs/node.md §Cluster
   /// mode); false: the embedded node leads everything and elects itself.
   bool cluster_mode = false;
+  /// Cluster mode: the node's controller actor (producer id blocks); set
+  /// before any coordinator starts.
+  caf::actor controller;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

@@ -16,6 +16,7 @@
 
 #include "actors/controller/controller_core.hpp"
 #include "actors/controller/controller_election.hpp"
+#include "actors/controller/producer_id_block.hpp"
 #include "actors/controller/znodes.hpp"
 #include "runtime/coordination_messages.hpp"
 #include "runtime/messages.hpp"
@@ -45,6 +46,13 @@ struct controller_state {
   uint64_t generation = 0;
   // Requests to nodes held while the session is connecting.
   std::vector<std::pair<outbound_request, endpoint>> held;
+  // Producer id block claims waiting to be tried again.
+  struct pid_retry {
+    caf::response_promise rp;
+    int attempt = 0;
+    std::optional<producer_id_claim> claim;
+  };
+  std::vector<pid_retry> pid_retries;
   // When a /nodes/<id> of another session was first seen (-1: not now).
   int64_t foreign_since_ms = -1;
   // A /nodes change seen while no core ran (becoming controller).
@@ -582,6 +590,71 @@ void on_nodes_changed(ctl_ptr self) {
   });
 }
 
+// Claims the next producer id block (Kafka's ZooKeeper-mode
+// ProducerIdManager.getNewProducerIdBlock): read /producer_id_block,
+// write the claim conditionally on the version read; BADVERSION or
+// NODEEXISTS (another node claimed first) reads again; a connection loss
+// reads again and keeps the claim if the znode holds exactly it.
+void claim_pid_block(ctl_ptr self, caf::response_promise rp, int attempt,
+                     std::optional<producer_id_claim> unsure = std::nullopt) {
+  if (attempt >= 20) {
+    rp.deliver(producer_id_block_response{error_code::request_timed_out,
+                                          "could not claim a producer id block in "
+                                            + producer_id_block_path + " after 20 attempts",
+                                          -1, -1});
+    return;
+  }
+  auto retry_later = [self, rp, attempt](std::optional<producer_id_claim> claim) mutable {
+    self->delayed_send(self, std::chrono::milliseconds(100 * (attempt + 1)),
+                       caf::atom("pidretry"));
+    // The retry message carries no closure: keep it here.
+    self->state.pid_retries.push_back({rp, attempt + 1, std::move(claim)});
+  };
+  self->request(self->state.store, store_timeout, coord_get_request{producer_id_block_path, false})
+    .then(
+      [self, rp, attempt, unsure, retry_later](coord_get_response& g) mutable {
+        if (g.rc != zrc::ZOK && g.rc != zrc::ZNONODE) {
+          retry_later(unsure);
+          return;
+        }
+        if (unsure && g.rc == zrc::ZOK && claim_succeeded(*unsure, g.data)) {
+          rp.deliver(producer_id_block_response{error_code::none, {}, unsure->block.block_start,
+                                                unsure->block.block_end});
+          return;
+        }
+        std::optional<versioned_data> current;
+        if (g.rc == zrc::ZOK)
+          current = versioned_data{g.data, g.stat.version};
+        auto claim = claim_producer_id_block(current, self->state.opts.node_id);
+        if (!claim.ok()) {
+          rp.deliver(producer_id_block_response{claim.error().code(), claim.error().message(), -1,
+                                                -1});
+          return;
+        }
+        auto c = *claim;
+        auto done = [self, rp, attempt, c, retry_later](zrc rc) mutable {
+          if (rc == zrc::ZOK)
+            rp.deliver(producer_id_block_response{error_code::none, {}, c.block.block_start,
+                                                  c.block.block_end});
+          else if (rc == zrc::ZBADVERSION || rc == zrc::ZNODEEXISTS)
+            claim_pid_block(self, rp, attempt + 1);
+          else
+            retry_later(c); // outcome unknown: read again
+        };
+        if (c.op.kind == op_kind::create)
+          self->request(self->state.store, store_timeout,
+                        coord_create_request{c.op.path, c.op.data, znode_persistent})
+            .then([done](coord_create_response& r) mutable { done(r.rc); },
+                  [done](caf::error&) mutable { done(zrc::ZCONNECTIONLOSS); });
+        else
+          self->request(self->state.store, store_timeout,
+                        coord_set_request{c.op.path, c.op.data, c.op.expected_version})
+            .then([done](coord_stat_response& r) mutable { done(r.rc); },
+                  [done](caf::error&) mutable { done(zrc::ZCONNECTIONLOSS); });
+      },
+      [retry_later, unsure](caf::error&) mutable { retry_later(unsure); });
+}
+
 caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
@@ -714,6 +787,19 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
       if (self->state.session_id == session && self->state.connected
           && self->state.node_epoch < 0)
         register_node_znode(self);
+    },
+    [=](const producer_id_block_request&) -> caf::result<caf::message> {
+      auto rp = self->make_response_promise();
+      claim_pid_block(self, rp, 0);
+      return rp;
+    },
+    [=](caf::atom_constant<caf::atom("pidretry")>) {
+      auto& st = self->state;
+      if (st.pid_retries.empty())
+        return;
+      auto r = std::move(st.pid_retries.front());
+      st.pid_retries.erase(st.pid_retries.begin());
+      claim_pid_block(self, r.rp, r.attempt, std::move(r.claim));
     },
     [=](caf::atom_constant<caf::atom("reelect")>) {
       auto& st = self->state;

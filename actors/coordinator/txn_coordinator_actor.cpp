@@ -41,6 +41,8 @@ struct coordinator_state {
   // the controller) and the value last submitted for writing.
   durable_queue dq;
   int64_t counter_written = -1;
+  // Cluster mode: a producer id block claim is on its way.
+  bool pid_block_pending = false;
   // Replies owed after a card write: answered request_receiver_down if the
   // shard dies first.
   pending_replies replies;
@@ -379,6 +381,53 @@ caf::result<caf::message> txn_reply_or_park(coordinator_ptr self, const std::str
   return rp;
 }
 
+// Cluster mode: claims the next producer id block from the node's
+// controller actor once fewer than a tenth of a block are left (Kafka's
+// ProducerIdManager prefetches the same way), one claim at a time; a
+// failed claim is tried again after a second.
+void want_pid_block(coordinator_ptr self) {
+  auto& st = self->state;
+  if (!st.ctx->cluster_mode || st.pid_block_pending || st.core->pids_left() >= 100)
+    return;
+  st.pid_block_pending = true;
+  self->request(st.ctx->controller, std::chrono::seconds(60), producer_id_block_request{})
+    .then(
+      [self](const producer_id_block_response& r) {
+        auto& st = self->state;
+        st.pid_block_pending = false;
+        if (r.error != error_code::none) {
+          st.ctx->emit(node_event_level::warn, "producer_id_block",
+                       "[Transaction Coordinator " + std::to_string(st.shard)
+                         + "] no producer id block: " + to_string(r.error) + ": " + r.message);
+          self->delayed_send(self, std::chrono::seconds(1), caf::atom("pidblock"));
+          return;
+        }
+        st.core->add_pid_block(r.first, r.last);
+        st.ctx->emit(node_event_level::debug, "producer_id_block",
+                     "[Transaction Coordinator " + std::to_string(st.shard)
+                       + "] claimed producer ids " + std::to_string(r.first) + " to "
+                       + std::to_string(r.last));
+        want_pid_block(self);
+      },
+      [self](const caf::error&) {
+        self->state.pid_block_pending = false;
+        self->delayed_send(self, std::chrono::seconds(1), caf::atom("pidblock"));
+      });
+}
+
+// COORDINATOR_LOAD_IN_PROGRESS while no producer id is at hand in cluster
+// mode (KIP-730: a coordinator without a block answers so, and clients
+// retry); an empty status otherwise.
+status pid_at_hand(coordinator_ptr self) {
+  auto& st = self->state;
+  if (st.core->pids_left() != 0)
+    return {};
+  want_pid_block(self);
+  return {error_code::coordinator_load_in_progress,
+          "transaction coordinator " + std::to_string(st.shard)
+            + " is claiming a block of producer ids"};
+}
+
 caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_context> ctx,
                              int32_t shard) {
   auto& st = self->state;
@@ -404,6 +453,10 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
   st.log.partition = partitions->at(static_cast<size_t>(shard));
   st.log.tp = {transaction_state_topic, shard};
   st.log.timeout = std::chrono::milliseconds(ctx->config.request_timeout_ms);
+  if (ctx->cluster_mode) {
+    st.core->use_pid_blocks();
+    want_pid_block(self);
+  }
   start_load(self);
   auto interval = std::chrono::milliseconds(
     ctx->config.transaction_abort_timed_out_transaction_cleanup_interval_ms);
@@ -471,13 +524,17 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       for (auto& tp : again) // may finish the round
         send_marker(self, card, tp);
     },
+    [=](caf::atom_constant<caf::atom("pidblock")>) { want_pid_block(self); },
     [=](const init_producer_id_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
+      if (auto s = pid_at_hand(self); !s.ok())
+        return caf::make_message(init_producer_id_response{s.code(), s.message()});
       if (!req.has_transactional_id) {
         if (auto s = load_status(self); !s.ok())
           return caf::make_message(init_producer_id_response{s.code(), s.message()});
         auto rp = self->make_response_promise();
         auto pid = st.core->allocate_idempotent_pid();
+        want_pid_block(self);
         leveldb::WriteBatch wb;
         st.counter_written = st.core->next_pid_counter();
         wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.counter_written));
@@ -505,6 +562,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       if (before && before->pid.value >= 0)
         fenced.emplace(before->pid, before->epoch);
       auto d = st.core->init_producer_id(args, st.ctx->clock_ms());
+      want_pid_block(self);
       if (!d.card)
         return caf::make_message(init_producer_id_response{d.error, d.message});
       auto after = d.error_after_write;
@@ -571,6 +629,9 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
     [=](const end_txn_request& req) -> caf::result<caf::message> {
       auto& st = self->state;
       if (auto s = admit(self, req.transactional_id); !s.ok())
+        return caf::make_message(end_txn_response{s.code(), s.message()});
+      // An exhausted epoch rotates to a new producer id here (KIP-890).
+      if (auto s = pid_at_hand(self); !s.ok())
         return caf::make_message(end_txn_response{s.code(), s.message()});
       auto d = st.core->end_txn(req.transactional_id, req.pid, req.epoch, req.committed,
                                 st.ctx->clock_ms());

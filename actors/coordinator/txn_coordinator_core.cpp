@@ -43,7 +43,25 @@ void txn_coordinator_core::install(std::vector<txn_card>& cards,
   cards.clear();
 }
 
+int64_t txn_coordinator_core::pids_left() const {
+  if (!pid_blocks_)
+    return -1;
+  int64_t left = 0;
+  for (auto& [first, last] : blocks_)
+    left += last - first + 1;
+  return left;
+}
+
 producer_id txn_coordinator_core::allocate_pid() {
+  if (pid_blocks_) {
+    // The shell keeps a block here whenever it calls a decision that may
+    // allocate (pids_left() > 0).
+    assert(!blocks_.empty());
+    auto id = blocks_.front().first++;
+    if (blocks_.front().first > blocks_.front().second)
+      blocks_.erase(blocks_.begin());
+    return producer_id{id};
+  }
   // Producer ids of shard s are s, s + n, s + 2n, ... for n shards, so
   // shards never collide without talking to each other.
   return producer_id{settings_.shard + settings_.shard_count * next_pid_counter_++};

@@ -104,6 +104,20 @@ public:
   /// Sets the counter behind the next producer id (read back from storage).
   void set_next_pid_counter(int64_t counter) { next_pid_counter_ = counter; }
 
+  /// Cluster mode: producer ids come from blocks claimed cluster-wide on
+  /// /producer_id_block (Kafka's ZooKeeper-mode ProducerIdManager, blocks of
+  /// 1000) instead of the shard's stripe, so that shards on different nodes,
+  /// and a shard that moves, never hand out an id twice. Call once, before
+  /// any block is added.
+  void use_pid_blocks() { pid_blocks_ = true; }
+  /// Adds the block [first, last] (both inclusive); used after the ones
+  /// added before.
+  void add_pid_block(int64_t first, int64_t last) { blocks_.emplace_back(first, last); }
+  /// Ids left in the added blocks; -1 when ids come from the stripe. The
+  /// shell answers a call that may need an id with
+  /// COORDINATOR_LOAD_IN_PROGRESS while this is 0 (KIP-730).
+  int64_t pids_left() const;
+
   // -- requests ------------------------------------------------------------
 
   /// The first checks of every request for a transactional id
@@ -258,6 +272,8 @@ private:
   // transactional id, so that the order never depends on the hash.
   std::unordered_map<std::string, metadata> txns_;
   int64_t next_pid_counter_ = 0;
+  bool pid_blocks_ = false;
+  std::vector<std::pair<int64_t, int64_t>> blocks_; // the first is in use
 };
 
 } // namespace caftx

@@ -157,6 +157,8 @@ inline std::vector<caf::message> samples() {
     caf::make_message(controller_create_topic_request{"orders", 6, 1, {{"retention.ms", "1000"}}}),
     caf::make_message(controller_topic_request{"orders"}),
     caf::make_message(cluster_nodes_request{}),
+    caf::make_message(producer_id_block_request{}),
+    caf::make_message(producer_id_block_response{error_code::none, "", 3000, 3999}),
     caf::make_message(cluster_nodes_response{{"10.0.0.2:9192", "10.0.0.3:9192"}}),
     caf::make_message(controller_topic_response{error_code::none, "", 6, {{"retention.ms", "1000"}}}),
     caf::make_message(cluster_hello_request{1, "cluster-a", 3, "caftx/0.1.0/abc"}),

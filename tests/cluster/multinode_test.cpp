@@ -266,6 +266,48 @@ TEST_F(Cluster, ZombieProducerIsFencedAcrossNodes) {
             (std::multiset<std::string>{"1:from-fresh"}));
 }
 
+// Producer ids come from blocks of 1000 claimed on /producer_id_block:
+// shards on different nodes hand out ids of different blocks, each node's
+// claim is logged, and two producers on one shard get consecutive ids of
+// its block (not the shard's stripe shard + partitions × n).
+TEST_F(Cluster, ProducerIdsComeFromBlocksClaimedClusterWide) {
+  start_cluster(3);
+  {
+    producer warmup{client_props({{"transactional.id", "warmup"}})};
+    warmup.init_transactions();
+  }
+  for (int32_t s = 0; s < internal_partitions; ++s)
+    wait_leader_of({"__transaction_state", s});
+  std::map<int32_t, std::vector<int64_t>> pids_by_node;
+  std::set<std::string> used;
+  for (int32_t node = 1; node <= 3; ++node) {
+    std::set<int32_t> others;
+    for (int32_t o = 1; o <= 3; ++o)
+      if (o != node)
+        others.insert(o);
+    auto [tid, at] = key_led_outside("pid-" + std::to_string(node) + "-", "__transaction_state",
+                                     others);
+    ASSERT_EQ(at, node);
+    producer p{client_props({{"transactional.id", tid}})};
+    p.init_transactions();
+    pids_by_node[node].push_back(p.producer_identity().first);
+    // A second id of the same shard: the next id of its block.
+    auto [tid2, at2] = key_led_outside(tid + "-", "__transaction_state", others);
+    ASSERT_EQ(at2, node);
+    if (partition_for(tid2, internal_partitions) == partition_for(tid, internal_partitions)) {
+      producer q{client_props({{"transactional.id", tid2}})};
+      q.init_transactions();
+      EXPECT_EQ(q.producer_identity().first, pids_by_node[node].front() + 1);
+    }
+    EXPECT_TRUE(wait_until([&] { return logged(node, "] claimed producer ids "); }, 10s))
+      << log(node);
+  }
+  std::set<int64_t> blocks;
+  for (auto& [node, pids] : pids_by_node)
+    blocks.insert(pids.front() / 1000);
+  EXPECT_EQ(blocks.size(), 3u) << ::testing::PrintToString(pids_by_node);
+}
+
 // SIGKILL of a node that leads a partition: meanwhile the producer's calls
 // end with retriable or abortable errors (never a hang); the node restarts
 // on its data directory, the controller makes it leader again at a greater

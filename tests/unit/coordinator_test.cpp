@@ -295,6 +295,28 @@ TEST_F(TxnCoordinatorCore, InitProducerIdForNewIdAllocatesProducerIdWithEpochZer
   EXPECT_FALSE(core.has_pending("txn-A"));
 }
 
+// Cluster mode (Kafka's ZooKeeper-mode ProducerIdManager): ids come from
+// the claimed blocks in order, the next block once one is used up, and
+// never from the shard's stripe.
+TEST_F(TxnCoordinatorCore, ProducerIdsComeFromClaimedBlocksInOrder) {
+  core.use_pid_blocks();
+  EXPECT_EQ(core.pids_left(), 0);
+  core.add_pid_block(2000, 2001);
+  core.add_pid_block(5000, 5999);
+  EXPECT_EQ(core.pids_left(), 1002);
+  EXPECT_EQ(init("txn-A", 1000).pid, producer_id{2000});
+  EXPECT_EQ(core.allocate_idempotent_pid(), producer_id{2001});
+  EXPECT_EQ(core.pids_left(), 1000);
+  EXPECT_EQ(init("txn-B", 1000).pid, producer_id{5000});
+  EXPECT_EQ(core.pids_left(), 999);
+  EXPECT_EQ(core.next_pid_counter(), 0); // the stripe's counter is not used
+}
+
+TEST_F(TxnCoordinatorCore, StripeModeHasNoBlockCount) {
+  EXPECT_EQ(core.pids_left(), -1);
+  EXPECT_EQ(init("txn-A", 1000).pid, producer_id{3});
+}
+
 TEST_F(TxnCoordinatorCore, InitProducerIdForKnownIdBumpsEpoch) {
   init("txn-A", 1000);
   auto d = core.init_producer_id(init_args("txn-A", 30000), 2000);
