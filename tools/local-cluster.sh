@@ -111,11 +111,16 @@ stop() {
     fi
   done
   for p in "${pids[@]+"${pids[@]}"}"; do
-    for ((i = 0; i < 300 && $(kill -0 "$p" 2>/dev/null && echo 1 || echo 0); ++i)); do sleep 0.1; done
+    local i=0
+    while kill -0 "$p" 2> /dev/null && ((i++ < 300)); do sleep 0.1; done # up to 30 s each
   done
   rm -f "$dir"/node*.pid
   if running "$dir/zookeeper.pid"; then
-    kill -TERM "$(cat "$dir/zookeeper.pid")"
+    local zk
+    zk=$(cat "$dir/zookeeper.pid")
+    kill -TERM "$zk"
+    local i=0
+    while kill -0 "$zk" 2> /dev/null && ((i++ < 300)); do sleep 0.1; done
   fi
   rm -f "$dir/zookeeper.pid"
   echo "stopped"
