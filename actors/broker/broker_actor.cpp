@@ -93,6 +93,7 @@ struct cluster_part {
   std::map<topic_partition, remote_leader> resolved; // handle in the directory
   std::vector<topic_waiter> waiters;
   std::set<std::string> creating_internal;
+  std::set<node_id> resolving; // a node_handles_request to it is in flight
   bool resolve_timer = false;
   bool waiter_timer = false;
 };
@@ -214,16 +215,17 @@ topic_config internal_topic_config(const node_config& config) {
   return internal;
 }
 
+// Every partition of a topic has a leader handle.
+bool all_led(const std::vector<caf::actor>& partitions) {
+  return !partitions.empty()
+         && std::all_of(partitions.begin(), partitions.end(), [](const caf::actor& a) { return a; });
+}
+
 bool topic_ready(broker_ptr self, const std::string& topic) {
   if (topic.empty())
     return false;
   auto t = self->state.ctx->directory->topic(topic);
-  if (!t || t->empty())
-    return false;
-  for (auto& a : *t)
-    if (!a)
-      return false;
-  return true;
+  return t && all_led(*t);
 }
 
 // Answers the waiters whose topic is ready or whose time is up.
@@ -289,6 +291,18 @@ void after(broker_ptr self, int64_t delay_ms, std::function<void()> f) {
 void resolve(broker_ptr self);
 void connect_peer(broker_ptr self, node_id id);
 
+// The directory's handles of a partition another node leads: its leader
+// and, for an internal topic, the coordinator on it (null: none known).
+void set_handle(broker_ptr self, const topic_partition& tp, caf::actor leader,
+                caf::actor coordinator) {
+  auto& dir = *self->state.ctx->directory;
+  dir.set_partition(tp, std::move(leader), false);
+  if (tp.topic == transaction_state_topic)
+    dir.set_txn_coordinator(tp.partition, std::move(coordinator), false);
+  else if (tp.topic == consumer_offsets_topic)
+    dir.set_group_coordinator(tp.partition, std::move(coordinator), false);
+}
+
 void schedule_resolve(broker_ptr self) {
   auto& c = self->state.cluster;
   arm_timer(self, c.resolve_timer, !c.wanted.empty(), resolve_atom::value);
@@ -307,40 +321,36 @@ void resolve(broker_ptr self) {
       connect_peer(self, id);
       continue;
     }
+    if (!c.resolving.insert(id).second)
+      continue; // its answer comes first; the retry timer asks again
     self->request(p->second.broker, std::chrono::milliseconds(self->state.ctx->config.request_timeout_ms),
                   node_handles_request{tps})
       .then(
         [self, id](node_handles_response& r) {
           auto& c = self->state.cluster;
-          auto& dir = *self->state.ctx->directory;
+          c.resolving.erase(id);
           for (auto& h : r.handles) {
             auto w = c.wanted.find(h.tp);
             if (w == c.wanted.end() || !(w->second == remote_leader{id, h.leader_epoch}))
               continue; // another leader or epoch by now
-            dir.set_partition(h.tp, h.leader, false);
-            if (h.tp.topic == transaction_state_topic)
-              dir.set_txn_coordinator(h.tp.partition, h.coordinator, false);
-            else if (h.tp.topic == consumer_offsets_topic)
-              dir.set_group_coordinator(h.tp.partition, h.coordinator, false);
+            set_handle(self, h.tp, h.leader, h.coordinator);
             c.resolved[h.tp] = w->second;
             c.wanted.erase(w);
           }
           schedule_resolve(self);
           check_waiters(self);
         },
-        [self](caf::error&) { schedule_resolve(self); });
+        [self, id](caf::error&) {
+          self->state.cluster.resolving.erase(id);
+          schedule_resolve(self);
+        });
   }
   schedule_resolve(self);
 }
 
 // Drops the directory's handle of `tp` (no leader known now).
 void forget_handle(broker_ptr self, const topic_partition& tp) {
-  auto& dir = *self->state.ctx->directory;
-  dir.set_partition(tp, {}, false);
-  if (tp.topic == transaction_state_topic)
-    dir.set_txn_coordinator(tp.partition, {}, false);
-  else if (tp.topic == consumer_offsets_topic)
-    dir.set_group_coordinator(tp.partition, {}, false);
+  set_handle(self, tp, {}, {});
 }
 
 void peer_connected(broker_ptr self, node_id id, caf::actor broker) {
@@ -726,8 +736,8 @@ caf::result<caf::message> answer_metadata(broker_ptr self, const metadata_reques
     topic_metadata tm;
     tm.name = n;
     if (auto t = ctx.directory->topic(n)) {
-      tm.partitions = *t;
-      if (ctx.cluster_mode && !topic_ready(self, n))
+      tm.partitions = std::move(*t);
+      if (ctx.cluster_mode && !all_led(tm.partitions))
         tm.error = error_code::leader_not_available;
     } else if (ctx.config.auto_create_topics_enable && validate_topic_name(n).ok()) {
       to_create.push_back(n);
