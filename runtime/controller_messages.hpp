@@ -7,6 +7,11 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "runtime/common_messages.hpp"
 #include "runtime/controller_model.hpp"
 
 namespace caftx::controller {
@@ -32,6 +37,64 @@ CAFTX_CONTROLLER_INSPECT(stop_replica_request, x.controller_id, x.controller_epo
 #undef CAFTX_CONTROLLER_INSPECT
 
 } // namespace caftx::controller
+
+namespace caftx {
+
+// -- to a node's controller actor (actors/controller/controller_actor.hpp) ----
+
+/// To the node's controller actor from a transaction coordinator shard
+/// (cluster mode): claim the next block of producer ids on
+/// /producer_id_block (Kafka's ZooKeeper-mode ProducerIdManager).
+struct producer_id_block_request {};
+
+/// NONE with the block [first, last] (both inclusive, 1000 ids), or the
+/// error: REQUEST_TIMED_OUT when ZooKeeper did not answer or kept
+/// answering with another node's claim, UNKNOWN_SERVER_ERROR for a
+/// malformed znode or exhausted ids.
+struct producer_id_block_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t first = -1;
+  int64_t last = -1;
+};
+
+/// CreateTopics forwarded by a node's broker to the controller's node
+/// (Kafka's brokers forward CreateTopics to the controller). Answered with
+/// txn_response: NONE, or the controller's error (TOPIC_ALREADY_EXISTS,
+/// INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR, NOT_CONTROLLER, ...).
+struct controller_create_topic_request {
+  std::string name;
+  int32_t partitions = 1;
+  int32_t replication_factor = 1;
+  std::map<std::string, std::string> configs;
+};
+
+/// To the local controller actor: a topic's assignment as stored
+/// (/topics/<name>), for the configs a new leader needs.
+struct controller_topic_request {
+  std::string name;
+};
+
+/// The answer: NONE with the partition count and topic configs, or
+/// UNKNOWN_TOPIC_OR_PARTITION, or REQUEST_TIMED_OUT when the store did not
+/// answer.
+struct controller_topic_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t partitions = 0;
+  std::map<std::string, std::string> configs;
+};
+
+// -- inspectors ----------------------------------------------------------------
+
+CAFTX_INSPECT(producer_id_block_response, x.error, x.message, x.first, x.last)
+CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replication_factor,
+              x.configs)
+CAFTX_INSPECT(controller_topic_request, x.name)
+CAFTX_INSPECT(controller_topic_response, x.error, x.message, x.partitions, x.configs)
+CAFTX_INSPECT_EMPTY(producer_id_block_request)
+
+} // namespace caftx
 
 /// Every controller request type, for register_message_types() (names
 /// relative to caftx::).

@@ -61,7 +61,7 @@ struct peer_node {
 // A partition this node leads by the controller's LeaderAndIsr.
 struct local_replica {
   int32_t leader_epoch = -1;
-  caf::actor leader;      // the partition's supervisor
+  partition_actor leader; // the partition's supervisor
   caf::actor coordinator; // internal topics: the coordinator's supervisor
 };
 
@@ -216,9 +216,10 @@ topic_config internal_topic_config(const node_config& config) {
 }
 
 // Every partition of a topic has a leader handle.
-bool all_led(const std::vector<caf::actor>& partitions) {
+bool all_led(const std::vector<partition_actor>& partitions) {
   return !partitions.empty()
-         && std::all_of(partitions.begin(), partitions.end(), [](const caf::actor& a) { return a; });
+         && std::all_of(partitions.begin(), partitions.end(),
+                        [](const partition_actor& a) { return static_cast<bool>(a); });
 }
 
 bool topic_ready(broker_ptr self, const std::string& topic) {
@@ -293,7 +294,7 @@ void connect_peer(broker_ptr self, node_id id);
 
 // The directory's handles of a partition another node leads: its leader
 // and, for an internal topic, the coordinator on it (null: none known).
-void set_handle(broker_ptr self, const topic_partition& tp, caf::actor leader,
+void set_handle(broker_ptr self, const topic_partition& tp, partition_actor leader,
                 caf::actor coordinator) {
   auto& dir = *self->state.ctx->directory;
   dir.set_partition(tp, std::move(leader), false);
@@ -449,7 +450,7 @@ void spawn_local(broker_ptr self, const topic_partition& tp, int32_t epoch, cons
   local_replica r;
   r.leader_epoch = epoch;
   r.leader = spawn_supervised_partition(sys, ctx, tp, tc);
-  dir.add(r.leader);
+  dir.add(caf::actor_cast<caf::actor>(r.leader));
   dir.set_partition(tp, r.leader, true);
   if (tp.topic == transaction_state_topic) {
     r.coordinator = spawn_coordinator_supervisor(sys, ctx, tp.partition);
@@ -530,7 +531,7 @@ void stop_local(broker_ptr self, const topic_partition& tp, const std::string& w
   if (i == c.local.end())
     return;
   auto& dir = *self->state.ctx->directory;
-  for (auto& a : {i->second.coordinator, i->second.leader})
+  for (auto& a : {i->second.coordinator, caf::actor_cast<caf::actor>(i->second.leader)})
     if (a) {
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
       dir.remove(a);
@@ -818,12 +819,12 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       auto& ctx = *self->state.ctx;
       auto rp = self->make_response_promise<node_fetch_response>();
       // The leaders of this node's partitions, looked up once per topic.
-      std::map<std::string, std::vector<caf::actor>> topics;
-      auto leader_of = [&](const topic_partition& tp) -> caf::actor {
+      std::map<std::string, std::vector<partition_actor>> topics;
+      auto leader_of = [&](const topic_partition& tp) -> partition_actor {
         auto i = topics.find(tp.topic);
         if (i == topics.end())
           i = topics.emplace(tp.topic, ctx.directory->topic(tp.topic).value_or(
-                                         std::vector<caf::actor>{}))
+                                         std::vector<partition_actor>{}))
                 .first;
         if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(i->second.size()))
           return {};

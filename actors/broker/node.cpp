@@ -52,14 +52,14 @@ std::vector<std::string> node_health::failed() const {
   return failed_;
 }
 
-void actor_directory::set_topic(const std::string& name, std::vector<caf::actor> partitions) {
+void actor_directory::set_topic(const std::string& name, std::vector<partition_actor> partitions) {
   for (size_t p = 0; p < partitions.size(); ++p)
     partitions[p] = publish("partition:" + name + "-" + std::to_string(p), partitions[p]);
   std::lock_guard<std::mutex> guard{mtx_};
   topics_[name] = std::move(partitions);
 }
 
-std::optional<std::vector<caf::actor>> actor_directory::topic(const std::string& name) const {
+std::optional<std::vector<partition_actor>> actor_directory::topic(const std::string& name) const {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = topics_.find(name);
   if (i == topics_.end())
@@ -75,34 +75,20 @@ std::vector<std::string> actor_directory::topic_names() const {
   return names;
 }
 
-caf::actor actor_directory::leader_for(const topic_partition& tp) const {
+std::optional<marker_target>
+actor_directory::marker_destination(const topic_partition& tp) const {
   std::lock_guard<std::mutex> guard{mtx_};
   if (tp.topic == consumer_offsets_topic) {
     if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(group_.size()))
-      return {};
-    return group_[tp.partition];
+      return std::nullopt;
+    // A group coordinator applies markers to its offsets before its log.
+    return caf::actor_cast<marker_target>(group_[tp.partition]);
   }
   auto i = topics_.find(tp.topic);
   if (i == topics_.end() || tp.partition < 0
       || tp.partition >= static_cast<int32_t>(i->second.size()))
-    return {};
-  return i->second[tp.partition];
-}
-
-std::optional<caf::actor> actor_directory::marker_destination(const topic_partition& tp) const {
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    if (tp.topic == consumer_offsets_topic) {
-      if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(group_.size()))
-        return std::nullopt;
-      return group_[tp.partition];
-    }
-    auto i = topics_.find(tp.topic);
-    if (i == topics_.end() || tp.partition < 0
-        || tp.partition >= static_cast<int32_t>(i->second.size()))
-      return std::nullopt;
-  }
-  return leader_for(tp);
+    return std::nullopt;
+  return marker_target{i->second[tp.partition]};
 }
 
 void actor_directory::set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group) {
@@ -137,7 +123,7 @@ void actor_directory::remove(const caf::actor& a) {
 }
 
 void actor_directory::ensure_topic(const std::string& topic, int32_t partitions) {
-  auto grow = [partitions](std::vector<caf::actor>& v) {
+  auto grow = [partitions](auto& v) {
     if (static_cast<int32_t>(v.size()) < partitions)
       v.resize(static_cast<size_t>(partitions));
   };
@@ -152,7 +138,8 @@ void actor_directory::ensure_topic(const std::string& topic, int32_t partitions)
 namespace {
 
 // v[index] = a, growing v as needed; a negative index is ignored.
-void put_slot(std::vector<caf::actor>& v, int32_t index, caf::actor a) {
+template <class Handle>
+void put_slot(std::vector<Handle>& v, int32_t index, Handle a) {
   if (index < 0)
     return;
   if (static_cast<int32_t>(v.size()) <= index)
@@ -162,7 +149,7 @@ void put_slot(std::vector<caf::actor>& v, int32_t index, caf::actor a) {
 
 } // namespace
 
-void actor_directory::set_partition(const topic_partition& tp, caf::actor leader, bool local) {
+void actor_directory::set_partition(const topic_partition& tp, partition_actor leader, bool local) {
   if (local)
     leader = publish("partition:" + tp.topic + "-" + std::to_string(tp.partition), leader);
   std::lock_guard<std::mutex> guard{mtx_};
@@ -194,9 +181,9 @@ void actor_directory::assign_leader_epoch(const topic_partition& tp, int32_t lea
   assigned_[tp] = leader_epoch;
 }
 
-std::vector<caf::actor> actor_directory::local_partitions() const {
+std::vector<partition_actor> actor_directory::local_partitions() const {
   std::lock_guard<std::mutex> guard{mtx_};
-  std::vector<caf::actor> out;
+  std::vector<partition_actor> out;
   for (auto& [tp, a] : local_)
     out.push_back(a);
   return out;
@@ -455,14 +442,15 @@ void node::stop() {
     // snapshot at its log end first, so the next start replays nothing
     // (Kafka's ProducerStateManager snapshot at shutdown).
     caf::scoped_actor self{*sys_};
-    using handle = decltype(self->request(caf::actor{}, caf::infinite, write_snapshot_request{}));
+    using handle =
+      decltype(self->request(partition_actor{}, caf::infinite, write_snapshot_request{}));
     std::vector<handle> pending;
-    std::vector<caf::actor> leaders;
+    std::vector<partition_actor> leaders;
     if (ctx_->cluster_mode)
       leaders = ctx_->directory->local_partitions();
     else
       for (auto& name : ctx_->directory->topic_names())
-        for (auto& leader : ctx_->directory->topic(name).value_or(std::vector<caf::actor>{}))
+        for (auto& leader : ctx_->directory->topic(name).value_or(std::vector<partition_actor>{}))
           leaders.push_back(leader);
     for (auto& leader : leaders)
       pending.push_back(self->request(leader, std::chrono::seconds(10), write_snapshot_request{}));

@@ -18,6 +18,7 @@
 #include "actors/broker/node_events.hpp"
 #include "config/config.hpp"
 #include "runtime/ids.hpp"
+#include "runtime/partition_messages.hpp"
 #include "storage/node_store.hpp"
 
 namespace caftx {
@@ -33,18 +34,16 @@ public:
   /// node_options::network) before it is stored.
   explicit actor_directory(network_fn network) : network_(std::move(network)) {}
 
-  void set_topic(const std::string& name, std::vector<caf::actor> partitions);
+  void set_topic(const std::string& name, std::vector<partition_actor> partitions);
   /// Partition leaders of a user topic; nullopt if the topic is unknown.
-  std::optional<std::vector<caf::actor>> topic(const std::string& name) const;
+  std::optional<std::vector<partition_actor>> topic(const std::string& name) const;
   std::vector<std::string> topic_names() const;
-  /// The actor that takes markers and fetches for `tp`: a partition leader,
-  /// or the group coordinator of a `__consumer_offsets` partition.
-  caf::actor leader_for(const topic_partition& tp) const;
-  /// Where WriteTxnMarkers for `tp` go: leader_for(tp); a null actor when
+  /// Where WriteTxnMarkers for `tp` go: its partition leader, or the group
+  /// coordinator of a `__consumer_offsets` partition; a null handle when
   /// the topic exists but the partition has no leader now (markers wait
   /// and retry); nullopt when the topic is unknown (deleted: its markers
   /// are dropped, as Kafka does).
-  std::optional<caf::actor> marker_destination(const topic_partition& tp) const;
+  std::optional<marker_target> marker_destination(const topic_partition& tp) const;
 
   void set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group);
   caf::actor txn_coordinator(int32_t shard) const;
@@ -68,7 +67,7 @@ public:
   /// The leader of one partition (null: none known now). `local` handles
   /// are published through the network function, proxies are stored as
   /// they are.
-  void set_partition(const topic_partition& tp, caf::actor leader, bool local);
+  void set_partition(const topic_partition& tp, partition_actor leader, bool local);
   void set_txn_coordinator(int32_t shard, caf::actor a, bool local);
   void set_group_coordinator(int32_t partition, caf::actor a, bool local);
   /// The leader epoch the controller gave this node for `tp` (Kafka's
@@ -76,21 +75,24 @@ public:
   /// the controller's decision (the embedded node elects itself).
   void assign_leader_epoch(const topic_partition& tp, int32_t leader_epoch);
   /// The partitions set with `local` (led by this node), for shutdown.
-  std::vector<caf::actor> local_partitions() const;
+  std::vector<partition_actor> local_partitions() const;
   std::optional<int32_t> assigned_leader_epoch(const topic_partition& tp) const;
 
 private:
   mutable std::mutex mtx_;
-  std::map<std::string, std::vector<caf::actor>> topics_;
+  std::map<std::string, std::vector<partition_actor>> topics_;
   std::vector<caf::actor> txn_;
   std::vector<caf::actor> group_;
   std::vector<caf::actor> all_;
   std::map<topic_partition, int32_t> assigned_;
-  std::map<topic_partition, caf::actor> local_;
+  std::map<topic_partition, partition_actor> local_;
   network_fn network_;
 
-  caf::actor publish(const std::string& address, const caf::actor& a) const {
-    return network_ && a ? network_(address, a) : a;
+  template <class Handle>
+  Handle publish(const std::string& address, const Handle& a) const {
+    if (!network_ || !a)
+      return a;
+    return caf::actor_cast<Handle>(network_(address, caf::actor_cast<caf::actor>(a)));
   }
 };
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <memory>
 
-#include "runtime/messages.hpp"
+#include "runtime/broker_messages.hpp"
 
 namespace caftx {
 
@@ -72,7 +72,7 @@ fetch_response no_reply(caf::event_based_actor* self, const caf::error& e) {
 // Asks every partition of `g` (those without an answer of their own, in
 // the held round) with `max_wait_ms`; `then` runs once all answered.
 void ask_all(caf::event_based_actor* self, const std::shared_ptr<gather>& g,
-             const std::vector<caf::actor>& leaders, int32_t max_wait_ms,
+             const std::vector<partition_actor>& leaders, int32_t max_wait_ms,
              int32_t request_timeout_ms, std::function<void()> then) {
   g->outstanding = 0;
   for (size_t i = 0; i < leaders.size(); ++i)
@@ -103,13 +103,13 @@ void ask_all(caf::event_based_actor* self, const std::shared_ptr<gather>& g,
 } // namespace
 
 void node_fetch(caf::event_based_actor* self, node_fetch_request req,
-                const std::function<caf::actor(const topic_partition&)>& leader_of,
+                const std::function<partition_actor(const topic_partition&)>& leader_of,
                 int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp) {
   auto g = std::make_shared<gather>();
   g->req = std::move(req);
   g->rp = std::move(rp);
   g->resp.partitions.resize(g->req.partitions.size());
-  std::vector<caf::actor> leaders;
+  std::vector<partition_actor> leaders;
   leaders.reserve(g->req.partitions.size());
   for (size_t i = 0; i < g->req.partitions.size(); ++i) {
     auto& tp = g->req.partitions[i].tp;

@@ -9,6 +9,8 @@
 
 #include <caf/fwd.hpp>
 
+#include "runtime/partition_messages.hpp"
+
 namespace caftx {
 
 struct node_fetch_request;
@@ -26,7 +28,7 @@ struct topic_partition;
 /// (then REQUEST_TIMED_OUT for that partition). The answer keeps at most
 /// max_bytes of records (node_fetch_request in runtime/messages.hpp).
 void node_fetch(caf::event_based_actor* self, node_fetch_request req,
-                const std::function<caf::actor(const topic_partition&)>& leader_of,
+                const std::function<partition_actor(const topic_partition&)>& leader_of,
                 int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp);
 
 /// The fetch.max.bytes budget of a gathered answer: in order, a

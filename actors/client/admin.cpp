@@ -127,12 +127,12 @@ admin_client::describe_transaction(const std::string& transactional_id) {
   return std::move(r).value();
 }
 
-status_or<std::vector<std::pair<topic_partition, caf::actor>>>
+status_or<std::vector<std::pair<topic_partition, partition_actor>>>
 admin_client::leaders(const std::vector<std::string>& topics) {
   auto r = ch_->call<metadata_response>(ch_->broker(), metadata_request{}, opts_.request_timeout);
   if (!r.ok())
     return r.error();
-  std::map<std::string, std::vector<caf::actor>> known;
+  std::map<std::string, std::vector<partition_actor>> known;
   for (auto& tm : r->topics)
     if (tm.error == error_code::none)
       known[tm.name] = tm.partitions;
@@ -140,7 +140,7 @@ admin_client::leaders(const std::vector<std::string>& topics) {
   if (names.empty())
     for (auto& [name, _] : known)
       names.push_back(name);
-  std::vector<std::pair<topic_partition, caf::actor>> result;
+  std::vector<std::pair<topic_partition, partition_actor>> result;
   for (auto& name : names) {
     auto i = known.find(name);
     if (i == known.end())
@@ -152,7 +152,7 @@ admin_client::leaders(const std::vector<std::string>& topics) {
 }
 
 status_or<std::vector<active_producer>>
-admin_client::describe_producers_at(const caf::actor& leader, const topic_partition& tp) {
+admin_client::describe_producers_at(const partition_actor& leader, const topic_partition& tp) {
   auto r = ch_->call<describe_producers_response>(leader, describe_producers_request{tp},
                                                   opts_.request_timeout);
   if (!r.ok())
@@ -175,7 +175,7 @@ status_or<int64_t> admin_client::delete_records(const topic_partition& tp, int64
   return r->low_watermark;
 }
 
-status_or<caf::actor> admin_client::leader_of(const topic_partition& tp) {
+status_or<partition_actor> admin_client::leader_of(const topic_partition& tp) {
   auto all = leaders({tp.topic});
   if (!all.ok())
     return all.error();

@@ -127,10 +127,10 @@ public:
 private:
   // Partition leaders of `topics` (all if empty), from the metadata of all
   // topics, so that no topic is auto-created by a lookup.
-  status_or<std::vector<std::pair<topic_partition, caf::actor>>>
+  status_or<std::vector<std::pair<topic_partition, partition_actor>>>
   leaders(const std::vector<std::string>& topics);
-  status_or<caf::actor> leader_of(const topic_partition& tp);
-  status_or<std::vector<active_producer>> describe_producers_at(const caf::actor& leader,
+  status_or<partition_actor> leader_of(const topic_partition& tp);
+  status_or<std::vector<active_producer>> describe_producers_at(const partition_actor& leader,
                                                                 const topic_partition& tp);
 
   // Declared first: destroyed after ch_.

@@ -76,16 +76,16 @@ void client_channel::expire_caches() {
   }
 }
 
-status_or<std::vector<caf::actor>> client_channel::partitions(const std::string& topic,
-                                                              bool refresh,
-                                                              std::chrono::milliseconds timeout) {
+status_or<std::vector<partition_actor>>
+client_channel::partitions(const std::string& topic, bool refresh,
+                           std::chrono::milliseconds timeout) {
   auto v = partitions_view(topic, refresh, timeout);
   if (!v.ok())
     return v.error();
   return **v;
 }
 
-status_or<const std::vector<caf::actor>*>
+status_or<const std::vector<partition_actor>*>
 client_channel::partitions_view(const std::string& topic, bool refresh,
                                 std::chrono::milliseconds timeout) {
   expire_caches();

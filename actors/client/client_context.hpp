@@ -27,8 +27,8 @@ public:
 
   /// One request/response with a timeout; no reply -> REQUEST_TIMED_OUT
   /// (or NOT_COORDINATOR if the receiver is gone).
-  template <class Resp, class Req>
-  status_or<Resp> call(const caf::actor& dest, Req req, std::chrono::milliseconds timeout) {
+  template <class Resp, class Handle, class Req>
+  status_or<Resp> call(const Handle& dest, Req req, std::chrono::milliseconds timeout) {
     status_or<Resp> result{status{error_code::request_timed_out, "no reply"}};
     if (!dest)
       return status{error_code::not_coordinator, "no destination"};
@@ -50,13 +50,13 @@ public:
   void set_after_send(std::function<void()> f) { after_send_ = std::move(f); }
 
   /// Partition leaders of `topic`; UNKNOWN_TOPIC_OR_PARTITION if unknown.
-  status_or<std::vector<caf::actor>> partitions(const std::string& topic, bool refresh,
+  status_or<std::vector<partition_actor>> partitions(const std::string& topic, bool refresh,
                                                 std::chrono::milliseconds timeout);
   /// The same list without copying it (a topic may have 10 000 partitions
   /// and a producer looks it up at every send): valid until the next
   /// lookup of `topic` with `refresh`.
-  status_or<const std::vector<caf::actor>*> partitions_view(const std::string& topic, bool refresh,
-                                                            std::chrono::milliseconds timeout);
+  status_or<const std::vector<partition_actor>*>
+  partitions_view(const std::string& topic, bool refresh, std::chrono::milliseconds timeout);
   /// The coordinator for key_type 1 (transactional id) or 0 (group).
   status_or<caf::actor> coordinator(int8_t key_type, const std::string& key, bool refresh,
                                     std::chrono::milliseconds timeout);
@@ -100,7 +100,7 @@ private:
   caf::actor_system* sys_;
   caf::actor broker_;
   caf::scoped_actor self_;
-  std::map<std::string, std::vector<caf::actor>> topics_;
+  std::map<std::string, std::vector<partition_actor>> topics_;
   std::map<std::pair<int8_t, std::string>, caf::actor> coordinators_;
   std::function<void()> after_send_;
   client_driver driver_;

@@ -51,7 +51,7 @@ struct consumer::impl {
 
   milliseconds timeout() const { return milliseconds(cfg.request_timeout_ms); }
 
-  caf::actor leader(const topic_partition& tp) {
+  partition_actor leader(const topic_partition& tp) {
     auto parts = ch.partitions_view(tp.topic, false, timeout());
     if (!parts.ok())
       raise(parts.error());

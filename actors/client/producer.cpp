@@ -349,7 +349,7 @@ struct producer::impl {
   }
 
   // The record's partition and its leader.
-  std::pair<topic_partition, caf::actor> choose_partition(const producer_record& r) {
+  std::pair<topic_partition, partition_actor> choose_partition(const producer_record& r) {
     auto parts = ch.partitions_view(r.topic, false, request_timeout());
     if (!parts.ok())
       unplaceable(parts.error());

@@ -28,7 +28,7 @@ using std::chrono::milliseconds;
 struct session_state {
   producer_config cfg;
   std::unique_ptr<record_accumulator> acc;
-  std::map<topic_partition, caf::actor> leaders;
+  std::map<topic_partition, partition_actor> leaders;
   std::vector<session_completion> done;
   completion_sink sink;
   std::vector<caf::response_promise> flushes;

@@ -18,13 +18,13 @@
 #include <caf/fwd.hpp>
 
 #include "runtime/ids.hpp"
-#include "runtime/messages.hpp"
+#include "runtime/partition_messages.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {
 
 struct coordinator_log {
-  caf::actor partition; // the partition's supervisor handle
+  partition_actor partition; // the partition's supervisor handle
   topic_partition tp;
   /// The leader epoch the partition was elected with: the coordinator
   /// epoch (-1 before elect()).

@@ -14,7 +14,7 @@
 #include <caf/actor.hpp>
 #include <caf/response_promise.hpp>
 
-#include "runtime/messages.hpp"
+#include "runtime/common_messages.hpp"
 #include "runtime/status.hpp"
 #include "storage/node_store.hpp"
 

@@ -1,6 +1,7 @@
 #include "actors/common/verification.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
 
@@ -10,10 +11,12 @@
 
 namespace caftx {
 
-void verify_in_transaction(caf::event_based_actor* self, const node_context& ctx, api_kind api,
-                           const std::string& transactional_id, producer_id pid,
-                           producer_epoch epoch, const topic_partition& tp,
-                           std::function<void(error_code, std::string)> done) {
+namespace {
+
+template <class Self>
+void verify(Self* self, const node_context& ctx, api_kind api, const std::string& transactional_id,
+            producer_id pid, producer_epoch epoch, const topic_partition& tp,
+            std::function<void(error_code, std::string)> done) {
   auto shard = partition_for(transactional_id, ctx.config.transaction_state_log_num_partitions);
   auto coordinator = ctx.directory->txn_coordinator(shard);
   if (!coordinator) {
@@ -36,6 +39,22 @@ void verify_in_transaction(caf::event_based_actor* self, const node_context& ctx
         done(verification_error(api, error_code::coordinator_not_available),
              "no reply from the transaction coordinator");
       });
+}
+
+} // namespace
+
+void verify_in_transaction(caf::event_based_actor* self, const node_context& ctx, api_kind api,
+                           const std::string& transactional_id, producer_id pid,
+                           producer_epoch epoch, const topic_partition& tp,
+                           std::function<void(error_code, std::string)> done) {
+  verify(self, ctx, api, transactional_id, pid, epoch, tp, std::move(done));
+}
+
+void verify_in_transaction(partition_impl_actor::base* self, const node_context& ctx,
+                           api_kind api, const std::string& transactional_id, producer_id pid,
+                           producer_epoch epoch, const topic_partition& tp,
+                           std::function<void(error_code, std::string)> done) {
+  verify(self, ctx, api, transactional_id, pid, epoch, tp, std::move(done));
 }
 
 } // namespace caftx

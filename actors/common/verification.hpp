@@ -13,6 +13,7 @@
 
 #include "runtime/error_code.hpp"
 #include "runtime/ids.hpp"
+#include "runtime/partition_messages.hpp"
 
 namespace caftx {
 
@@ -24,8 +25,14 @@ struct node_context;
 /// `api` (produce or txn_offset_commit) by verification_error(): NONE when
 /// the write may open the transaction. No reply within
 /// `request_timeout_ms` counts as the coordinator being unavailable.
+/// Sent from a group coordinator.
 void verify_in_transaction(caf::event_based_actor* self, const node_context& ctx, api_kind api,
                            const std::string& transactional_id, producer_id pid,
+                           producer_epoch epoch, const topic_partition& tp,
+                           std::function<void(error_code, std::string)> done);
+/// Sent from a partition leader.
+void verify_in_transaction(partition_impl_actor::base* self, const node_context& ctx,
+                           api_kind api, const std::string& transactional_id, producer_id pid,
                            producer_epoch epoch, const topic_partition& tp,
                            std::function<void(error_code, std::string)> done);
 

@@ -21,6 +21,8 @@
 #include "actors/group/group_offsets_loader.hpp"
 #include "runtime/coordinator_records.hpp"
 #include "runtime/fault_point.hpp"
+#include "runtime/group_coordinator_messages.hpp"
+#include "runtime/partition_messages.hpp"
 #include "runtime/partitioner.hpp"
 #include "runtime/record_batch_v2.hpp"
 

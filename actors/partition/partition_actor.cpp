@@ -1,9 +1,9 @@
 #include "actors/partition/partition_actor.hpp"
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
-#include <caf/stateful_actor.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "actors/partition/partition_core.hpp"
 #include "actors/partition/snapshot_codec.hpp"
 #include "runtime/fault_point.hpp"
+#include "runtime/partition_messages.hpp"
 #include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
 
@@ -151,7 +152,7 @@ struct partition_state {
   }
 };
 
-using partition_ptr = caf::stateful_actor<partition_state>*;
+using partition_ptr = partition_impl_actor::stateful_pointer<partition_state>;
 
 // The answer to `req` from the log as it is now.
 // Reads stored batches for the core: from the tail cache when it holds the
@@ -673,7 +674,7 @@ void cleaner_step_now(partition_ptr self) {
                });
 }
 
-caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
+partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared_ptr<const node_context> ctx,
                            topic_partition tp, topic_config topic) {
   auto& st = self->state;
   st.ctx = ctx;
@@ -792,7 +793,7 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       self->delayed_send(self, check_interval, producer_expiration_tick{});
     },
     [=](storage_done& done) { self->state.dq.complete(done); },
-    [=](produce_request& req) -> caf::result<caf::message> {
+    [=](produce_request& req) -> caf::result<produce_response> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
       // Internal topics take their coordinator's appends only, and only at
@@ -912,23 +913,22 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
       r.active_producers = st.core->active_producers();
       return r;
     },
-    [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
+    [=](const write_txn_marker_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       if (req.tp != st.core->tp()) // docs/transactions.md §WriteTxnMarkers step 2, before the producer checks
-        return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
-                                              "this leader does not host " + to_string(req.tp)});
+        return txn_response{error_code::unknown_topic_or_partition,
+                          "this leader does not host " + to_string(req.tp)};
       // A coordinator's own partition takes the markers its coordinator
       // forwards, at the leader epoch it was elected with (as its appends).
       if (is_internal_topic(req.tp.topic) && req.leader_epoch != st.leader_epoch)
-        return caf::make_message(
-          txn_response{error_code::fenced_leader_epoch,
+        return txn_response{error_code::fenced_leader_epoch,
                        "leader epoch " + std::to_string(req.leader_epoch) + " is not the current "
-                         + std::to_string(st.leader_epoch) + " of " + to_string(req.tp)});
+                         + std::to_string(st.leader_epoch) + " of " + to_string(req.tp)};
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,
                             coordinator_epoch{req.coordinator_epoch}};
       auto v = st.core->validate_marker(req.pid, req.epoch, marker, req.transaction_version);
       if (!v.ok())
-        return caf::make_message(txn_response{v.code(), v.message()});
+        return txn_response{v.code(), v.message()};
       auto batch = make_control_batch(req.pid, req.epoch, marker, st.ctx->clock_ms());
       auto info = info_of(batch);
       auto rp = self->make_response_promise();
@@ -940,26 +940,28 @@ caf::behavior partition_fn(partition_ptr self, std::shared_ptr<const node_contex
 
 } // namespace
 
-caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                           topic_partition tp, topic_config topic) {
+partition_actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
+                                topic_partition tp, topic_config topic) {
   return sys.spawn(partition_fn, std::move(ctx), std::move(tp), topic);
 }
 
-caf::actor spawn_supervised_partition(caf::actor_system& sys,
-                                      std::shared_ptr<const node_context> ctx,
-                                      topic_partition tp, topic_config topic) {
-  return spawn_supervisor(sys, node_supervision(ctx, "partition " + to_string(tp),
-                                                [ctx, tp, topic](caf::actor_system& sys) {
-                                                  return spawn_partition(sys, ctx, tp, topic);
-                                                }));
+partition_actor spawn_supervised_partition(caf::actor_system& sys,
+                                           std::shared_ptr<const node_context> ctx,
+                                           topic_partition tp, topic_config topic) {
+  // The supervisor forwards every request to its child, so its handle
+  // serves the child's interface.
+  return caf::actor_cast<partition_actor>(spawn_supervisor(
+    sys, node_supervision(ctx, "partition " + to_string(tp), [ctx, tp, topic](caf::actor_system& sys) {
+      return caf::actor_cast<caf::actor>(spawn_partition(sys, ctx, tp, topic));
+    })));
 }
 
 void spawn_topic_leaders(caf::actor_system& sys, const std::shared_ptr<const node_context>& ctx,
                          const std::string& topic, int32_t partitions, const topic_config& config) {
-  std::vector<caf::actor> leaders;
+  std::vector<partition_actor> leaders;
   for (int32_t p = 0; p < partitions; ++p) {
     auto a = spawn_supervised_partition(sys, ctx, {topic, p}, config);
-    ctx->directory->add(a);
+    ctx->directory->add(caf::actor_cast<caf::actor>(a));
     leaders.push_back(a);
   }
   ctx->directory->set_topic(topic, std::move(leaders));

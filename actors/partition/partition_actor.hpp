@@ -12,28 +12,26 @@
 
 #include "config/config.hpp"
 #include "runtime/ids.hpp"
+#include "runtime/partition_messages.hpp"
 
 namespace caftx {
 
 struct node_context;
 
-/// Spawns the leader of `tp`. Handles produce_request -> produce_response,
-/// fetch_request -> fetch_response, list_offsets_request ->
-/// list_offsets_response, write_txn_marker_request -> txn_response,
-/// describe_producers_request -> describe_producers_response,
-/// delete_records_request -> delete_records_response. Applies the topic's
-/// retention (`topic`) every log.retention.check.interval.ms.
+/// Spawns the leader of `tp` (the partition_actor interface of
+/// runtime/partition_messages.hpp). Applies the topic's retention
+/// (`topic`) every log.retention.check.interval.ms.
 /// Throws std::runtime_error if the stored log cannot be decoded.
-caf::actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                           topic_partition tp, topic_config topic);
+partition_actor spawn_partition(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
+                                topic_partition tp, topic_config topic);
 
 /// Spawns the leader of `tp` under a supervisor (actors/common/supervisor.hpp)
 /// that restarts it, rebuilt from storage, when it crashes; requests to a
 /// leader that is not running fail with CAF's request_receiver_down, which
 /// clients treat as retriable.
-caf::actor spawn_supervised_partition(caf::actor_system& sys,
-                                      std::shared_ptr<const node_context> ctx,
-                                      topic_partition tp, topic_config topic);
+partition_actor spawn_supervised_partition(caf::actor_system& sys,
+                                           std::shared_ptr<const node_context> ctx,
+                                           topic_partition tp, topic_config topic);
 
 /// Spawns the supervised leaders of partitions 0..partitions-1 of `topic`
 /// and registers them in the node's directory (every actor, and the topic's

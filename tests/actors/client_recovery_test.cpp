@@ -65,7 +65,7 @@ caf::behavior broker_behind_gate(caf::event_based_actor* self, caf::actor broker
       self->request(broker, caf::infinite, req).then([=](metadata_response r) mutable {
         for (auto& t : r.topics)
           if (t.name == "t" && !t.partitions.empty())
-            t.partitions[0] = gate;
+            t.partitions[0] = caf::actor_cast<partition_actor>(gate);
         rp.deliver(std::move(r));
       });
       return rp;
@@ -104,7 +104,7 @@ protected:
   // meanwhile; then the first held batch is bounced, the others go to the
   // restarted leader.
   void restart_leader_bouncing_the_first(const caf::actor& gate) {
-    auto sup = leader("t", 0);
+    auto sup = supervisor(leader("t", 0));
     call<supervisor_stats>(sup, kill_child_request{});
     sched.run();
     ASSERT_EQ(call<supervisor_stats>(sup, supervisor_stats_request{}).restarts, 1);
@@ -158,7 +158,7 @@ TEST_F(ClientRecoveryTest, ProducerWhoseTransactionalIdExpiredAbortsWithoutEndTx
 // mailbox (bounced), the second reaches the restarted leader, which has no
 // state for the producer. Both must end in order, the first at offset 0.
 TEST_F(ClientRecoveryTest, FreshProducersBouncedFirstBatchStillLandsBeforeItsSecond) {
-  auto gate = sys.spawn(leader_gate, leader("t", 0));
+  auto gate = sys.spawn(leader_gate, supervisor(leader("t", 0)));
   auto broker_view = sys.spawn(broker_behind_gate, broker(), gate);
   producer_config cfg;
   cfg.batch_size = 1; // every record is a batch of its own
@@ -190,7 +190,7 @@ TEST_F(ClientRecoveryTest, FreshProducersBouncedFirstBatchStillLandsBeforeItsSec
 // session pipelines at once; the partition takes the new epoch only from
 // sequence 0, so the second batch waits for the first.
 TEST_F(ClientRecoveryTest, BouncedFirstBatchOfANewEpochStillLandsBeforeItsSecond) {
-  auto gate = sys.spawn(leader_gate, leader("t", 0));
+  auto gate = sys.spawn(leader_gate, supervisor(leader("t", 0)));
   auto broker_view = sys.spawn(broker_behind_gate, broker(), gate);
   producer_config cfg;
   cfg.transactional_id = "tx";

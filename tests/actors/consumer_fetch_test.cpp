@@ -24,7 +24,7 @@ namespace {
 auto node_fetch_handler(caf::event_based_actor* self, std::function<caf::actor()> leader) {
   return [self, leader](node_fetch_request& req) -> caf::result<node_fetch_response> {
     auto rp = self->make_response_promise<node_fetch_response>();
-    node_fetch(self, std::move(req), [leader](const topic_partition&) { return leader(); }, 1000,
+    node_fetch(self, std::move(req), [leader](const topic_partition&) { return caf::actor_cast<partition_actor>(leader()); }, 1000,
                rp);
     return rp;
   };
@@ -57,7 +57,7 @@ protected:
     });
     broker_fake = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
       return {[this](const metadata_request&) {
-                return metadata_response{{topic_metadata{"t", error_code::none, {leader_fake}}}};
+                return metadata_response{{topic_metadata{"t", error_code::none, {caf::actor_cast<partition_actor>(leader_fake)}}}};
               },
               node_fetch_handler(self, [this] { return leader_fake; })};
     });
@@ -147,7 +147,7 @@ protected:
       return {
         node_fetch_handler(self, [this] { return leader_fake; }),
         [this](const metadata_request&) {
-          return metadata_response{{topic_metadata{"t", error_code::none, {leader_fake}}}};
+          return metadata_response{{topic_metadata{"t", error_code::none, {caf::actor_cast<partition_actor>(leader_fake)}}}};
         },
         [this](const find_coordinator_request& r) {
           EXPECT_EQ(r.key_type, 0);

@@ -124,8 +124,8 @@ protected:
     sched.run();
   }
 
-  template <class Response, class Request>
-  Response call(const caf::actor& dest, Request req) {
+  template <class Response, class Handle, class Request>
+  Response call(const Handle& dest, Request req) {
     auto handle = self->request(dest, caf::infinite, std::move(req));
     sched.run();
     Response result;
@@ -138,8 +138,8 @@ protected:
 
   /// Sends `req` and runs the scheduler only until its reply arrived: what
   /// the receiver started meanwhile (markers, say) is still on its way.
-  template <class Response, class Request>
-  Response call_until_reply(const caf::actor& dest, Request req) {
+  template <class Response, class Handle, class Request>
+  Response call_until_reply(const Handle& dest, Request req) {
     auto handle = self->request(dest, caf::infinite, std::move(req));
     while (self->mailbox().empty() && sched.has_job())
       sched.run_once();
@@ -151,13 +151,21 @@ protected:
 
   caf::actor broker() { return n->broker(); }
 
+  /// The dynamic handle of a supervised actor, for the supervisor's own
+  /// requests (supervisor_stats_request, kill_child_request), which are not
+  /// part of the child's typed interface.
+  template <class Handle>
+  static caf::actor supervisor(const Handle& h) {
+    return caf::actor_cast<caf::actor>(h);
+  }
+
   caf::actor coordinator_for(const std::string& transactional_id) {
     auto r = call<find_coordinator_response>(broker(), find_coordinator_request{1, transactional_id});
     EXPECT_EQ(r.error, error_code::none);
     return r.coordinator;
   }
 
-  caf::actor leader(const std::string& topic, int32_t partition) {
+  partition_actor leader(const std::string& topic, int32_t partition) {
     auto r = call<metadata_response>(broker(), metadata_request{{topic}});
     EXPECT_EQ(r.topics.size(), 1u);
     return r.topics.at(0).partitions.at(partition);

@@ -49,8 +49,9 @@ protected:
     return p;
   }
 
-  int32_t restarts(const caf::actor& supervisor) {
-    return call<supervisor_stats>(supervisor, supervisor_stats_request{}).restarts;
+  template <class Handle>
+  int32_t restarts(const Handle& h) {
+    return call<supervisor_stats>(supervisor(h), supervisor_stats_request{}).restarts;
   }
 
   /// Lets `ms` of simulated time pass in steps of caftx.marker.retry.backoff.ms

@@ -179,12 +179,12 @@ TEST_F(NodeFetchTest, ReadCommittedPerPartitionStopsAtTheLastStableOffsetWithIts
 class ConsumerNodeFetchTest : public node_fixture {
 protected:
   std::vector<size_t> node_fetches; // partitions per node-level fetch
-  std::vector<caf::actor> leaders;
+  std::vector<partition_actor> leaders;
   caf::actor broker_fake;
 
   void SetUp() override {
     for (int32_t p = 0; p < 3; ++p)
-      leaders.push_back(sys.spawn([this, p](caf::event_based_actor*) -> caf::behavior {
+      leaders.push_back(caf::actor_cast<partition_actor>(sys.spawn([this, p](caf::event_based_actor*) -> caf::behavior {
         return {[this, p](const fetch_request& r) {
           fetch_response resp;
           resp.high_watermark = resp.last_stable_offset = 2;
@@ -198,7 +198,7 @@ protected:
           }
           return resp;
         }};
-      }));
+      })));
     broker_fake = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
       return {[this](const metadata_request&) {
                 return metadata_response{{topic_metadata{"t", error_code::none, leaders}}};

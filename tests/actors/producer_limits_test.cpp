@@ -308,7 +308,7 @@ TEST_F(ProducerDeliveryTest, ABatchWhoseLeaderNeverAnswersFailsAtDeliveryTimeout
     return {[black_hole](const metadata_request& r) {
       metadata_response m;
       for (auto& t : r.topics)
-        m.topics.push_back({t, error_code::none, {black_hole}});
+        m.topics.push_back({t, error_code::none, {caf::actor_cast<partition_actor>(black_hole)}});
       return m;
     }};
   });

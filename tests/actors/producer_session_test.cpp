@@ -138,7 +138,7 @@ protected:
   }
 
   void record_for(int partition, uint64_t id, bool add) {
-    caf::anon_send(session, session_record{id, {"t", partition}, leader,
+    caf::anon_send(session, session_record{id, {"t", partition}, caf::actor_cast<partition_actor>(leader),
                                            record{"", "v", {}, 1}, add});
   }
 

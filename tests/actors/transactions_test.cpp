@@ -336,10 +336,10 @@ TEST_F(TransactionsTest, CrashedPartitionLeaderIsRestartedWithItsLogAndProducerS
   ASSERT_EQ(add("tx", p, {t0}).error, error_code::none);
   auto b = batch(p.pid, p.epoch, 0, {"a", "b"}, true);
   ASSERT_EQ(produce(t0, "tx", b).base_offset, 0);
-  auto stats = call<supervisor_stats>(leader("t", 0), kill_child_request{});
+  auto stats = call<supervisor_stats>(supervisor(leader("t", 0)), kill_child_request{});
   EXPECT_EQ(stats.restarts, 0);
   sched.run();
-  EXPECT_EQ(call<supervisor_stats>(leader("t", 0), supervisor_stats_request{}).restarts, 1);
+  EXPECT_EQ(call<supervisor_stats>(supervisor(leader("t", 0)), supervisor_stats_request{}).restarts, 1);
   // The retry is still recognised, the open transaction still holds the LSO.
   auto retry = produce(t0, "tx", b);
   EXPECT_EQ(retry.error, error_code::none);

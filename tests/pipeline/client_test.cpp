@@ -285,7 +285,7 @@ TEST_F(ClientTest, BatchesInFlightAreRetriedInOrderWhenThePartitionLeaderCrashes
                                           {"max.in.flight.requests.per.connection", "5"}}};
   std::vector<int64_t> offsets(300, -1);
   caf::scoped_actor self{sys};
-  caf::actor leader; // the supervisor of out-0's leader
+  partition_actor leader; // the supervisor of out-0's leader
   self->request(n->broker(), std::chrono::seconds(5), metadata_request{{"out"}})
     .receive([&](metadata_response& m) { leader = m.topics.at(0).partitions.at(0); },
              [&](caf::error& e) { FAIL() << sys.render(e); });
@@ -295,11 +295,11 @@ TEST_F(ClientTest, BatchesInFlightAreRetriedInOrderWhenThePartitionLeaderCrashes
       offsets[i] = m.offset;
     });
     if (i == 150) // the leader dies with batches in flight
-      self->request(leader, std::chrono::seconds(5), kill_child_request{})
+      self->request(caf::actor_cast<caf::actor>(leader), std::chrono::seconds(5), kill_child_request{})
         .receive([](supervisor_stats&) {}, [&](caf::error& e) { FAIL() << sys.render(e); });
   }
   p.flush();
-  self->request(leader, std::chrono::seconds(5), supervisor_stats_request{})
+  self->request(caf::actor_cast<caf::actor>(leader), std::chrono::seconds(5), supervisor_stats_request{})
     .receive([](supervisor_stats& s) { EXPECT_EQ(s.restarts, 1); },
              [&](caf::error& e) { FAIL() << sys.render(e); });
   for (int i = 0; i < 300; ++i)
@@ -318,7 +318,7 @@ TEST_F(ClientTest, IdempotentProducerBumpsItsEpochAfterOutOfOrderWithoutDuplicat
   // Someone else writes with the producer's id and its next sequence: the
   // producer's own next batch is now out of order at the partition.
   caf::scoped_actor self{sys};
-  caf::actor leader;
+  partition_actor leader;
   self->request(n->broker(), std::chrono::seconds(5), metadata_request{{"out"}})
     .receive([&](metadata_response& m) { leader = m.topics.at(0).partitions.at(0); },
              [&](caf::error& e) { FAIL() << sys.render(e); });

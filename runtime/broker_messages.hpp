@@ -1,0 +1,165 @@
+// What a node's broker receives from clients and from other nodes
+// (actors/broker/broker_actor.hpp): CreateTopics, Metadata,
+// FindCoordinator, the node-wide Fetch, caftx's hello, and the handles
+// and endpoints nodes exchange in a cluster (docs/node.md §Cluster mode).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "runtime/common_messages.hpp"
+#include "runtime/partition_messages.hpp"
+
+namespace caftx {
+
+/// CreateTopics for one topic. Errors: TOPIC_ALREADY_EXISTS,
+/// INVALID_PARTITIONS (count outside [1, 10000]), INVALID_REQUEST (bad name).
+struct create_topic_request {
+  std::string name;
+  int32_t partitions = 1;
+  /// CreateTopics configs (retention.ms, retention.bytes, ...).
+  std::map<std::string, std::string> configs;
+};
+
+/// Metadata of one topic: one partition leader handle per partition (null:
+/// no leader known now).
+struct topic_metadata {
+  std::string name;
+  error_code error = error_code::none;
+  std::vector<partition_actor> partitions;
+};
+
+/// Metadata for the named topics (all topics if empty). An unknown topic
+/// has UNKNOWN_TOPIC_OR_PARTITION unless auto.create.topics.enable is on.
+struct metadata_request {
+  std::vector<std::string> topics;
+};
+
+struct metadata_response {
+  std::vector<topic_metadata> topics;
+};
+
+/// FindCoordinator: key_type 0 = GROUP, 1 = TRANSACTION (docs/transactions.md §FindCoordinator).
+struct find_coordinator_request {
+  int8_t key_type = 1;
+  std::string key;
+};
+
+struct find_coordinator_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t partition = -1; // of __transaction_state / __consumer_offsets
+  caf::actor coordinator;
+};
+
+/// Fetch of many partitions from one node in one request, as Kafka's
+/// FetchRequest with its topics and partitions (Kafka's consumer sends one
+/// per node). The node asks each partition's leader (`partitions[i]`: the
+/// partition, its fetch offset, its max.partition.fetch.bytes, the
+/// isolation level; each entry's max_wait_ms is ignored) and answers once
+/// the partitions' records together reach `min_bytes` (fetch.min.bytes),
+/// a partition answered an error, or `max_wait_ms` (fetch.max.wait.ms)
+/// passed; then with what every partition has. The records of the
+/// answer total at most `max_bytes` (fetch.max.bytes), except that the
+/// first partition with records always keeps them (KIP-74: a batch larger
+/// than the limits still comes, so the consumer makes progress); a later
+/// partition over the budget answers no records (no error) and is fetched
+/// again from the same offset. Per partition the answer is exactly the
+/// one fetch_request gives (high watermark, last stable offset, aborted
+/// transactions, errors: docs/producer-state.md §Fetch); a partition the
+/// node does not lead answers UNKNOWN_TOPIC_OR_PARTITION, one whose leader
+/// did not answer NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT.
+struct node_fetch_request {
+  std::vector<fetch_request> partitions;
+  int32_t max_wait_ms = 500;
+  int32_t min_bytes = 1;
+  int32_t max_bytes = 52428800;
+};
+
+struct node_fetch_response {
+  /// In the request's order, one per requested partition.
+  std::vector<fetch_response> partitions;
+};
+
+/// caftx's own handshake, sent to a node's broker right after CAF's BASP
+/// handshake (which compares app-identifiers only from the connecting
+/// side, and drops payloads it cannot deserialize without a word).
+/// `role` 0 = client (knows only bootstrap.servers; any cluster_id is
+/// accepted, "" included), 1 = node (its cluster_id must equal the
+/// node's: INCONSISTENT_CLUSTER_ID otherwise). `build` is
+/// middleman_build_id() of the sender: another build is refused with
+/// INVALID_REQUEST, since its messages might not deserialize.
+struct cluster_hello_request {
+  int8_t role = 0;
+  std::string cluster_id;
+  int32_t node_id = -1;
+  std::string build;
+};
+
+/// The answer: NONE, INCONSISTENT_CLUSTER_ID or INVALID_REQUEST, with the
+/// answering node's cluster id, node id, advertised listener and build.
+struct cluster_hello_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::string cluster_id;
+  int32_t node_id = -1;
+  std::string advertised_listener;
+  std::string build;
+};
+
+/// One partition a node leads, at the leader epoch the controller gave it:
+/// its leader and, for `__transaction_state` and `__consumer_offsets`
+/// partitions, the coordinator on it (null otherwise).
+struct partition_handle {
+  topic_partition tp;
+  int32_t leader_epoch = -1;
+  partition_actor leader;
+  caf::actor coordinator;
+};
+
+/// To a node's broker: the handles of these partitions, where it leads
+/// them. Answered with node_handles_response listing only those it leads
+/// now (a partition it does not lead, or not yet, is left out).
+struct node_handles_request {
+  std::vector<topic_partition> partitions;
+};
+
+struct node_handles_response {
+  int32_t node_id = -1;
+  std::vector<partition_handle> handles;
+};
+
+/// To a node's broker: the live nodes it knows (cluster mode; empty for a
+/// node alone). Clients connect to each of them directly, so that the
+/// handles they get are not routed through the bootstrap node.
+struct cluster_nodes_request {};
+
+struct cluster_nodes_response {
+  /// "host:port" of every live node but the answering one.
+  std::vector<std::string> endpoints;
+};
+
+// -- inspectors ----------------------------------------------------------------
+
+CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs)
+CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
+CAFTX_INSPECT(metadata_request, x.topics)
+CAFTX_INSPECT(metadata_response, x.topics)
+CAFTX_INSPECT(find_coordinator_request, x.key_type, x.key)
+CAFTX_INSPECT(find_coordinator_response, x.error, x.message, x.partition, x.coordinator)
+CAFTX_INSPECT(node_fetch_request, x.partitions, x.max_wait_ms, x.min_bytes, x.max_bytes)
+CAFTX_INSPECT(node_fetch_response, x.partitions)
+CAFTX_INSPECT(cluster_hello_request, x.role, x.cluster_id, x.node_id, x.build)
+CAFTX_INSPECT(cluster_hello_response, x.error, x.message, x.cluster_id, x.node_id,
+              x.advertised_listener, x.build)
+CAFTX_INSPECT(partition_handle, x.tp, x.leader_epoch, x.leader, x.coordinator)
+CAFTX_INSPECT(node_handles_request, x.partitions)
+CAFTX_INSPECT(node_handles_response, x.node_id, x.handles)
+CAFTX_INSPECT(cluster_nodes_response, x.endpoints)
+CAFTX_INSPECT_EMPTY(cluster_nodes_request)
+
+} // namespace caftx

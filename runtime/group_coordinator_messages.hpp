@@ -1,0 +1,57 @@
+// What a group coordinator receives (actors/group/group_coordinator_actor.hpp)
+// besides the markers of its `__consumer_offsets` partition: TxnOffsetCommit,
+// OffsetCommit, OffsetFetch, and its retention timer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/common_messages.hpp"
+
+namespace caftx {
+
+/// TxnOffsetCommit (docs/transactions.md §TxnOffsetCommit): offsets pending until the marker.
+struct txn_offset_commit_request {
+  std::string transactional_id;
+  std::string group_id;
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  std::vector<topic_partition> partitions;
+  std::vector<int64_t> offsets; // parallel to partitions
+};
+
+/// OffsetCommit outside a transaction.
+struct offset_commit_request {
+  std::string group_id;
+  std::vector<topic_partition> partitions;
+  std::vector<int64_t> offsets;
+};
+
+/// OffsetFetch; require_stable answers UNSTABLE_OFFSET_COMMIT while a
+/// transaction holds a pending offset for a requested partition (KIP-447).
+struct offset_fetch_request {
+  std::string group_id;
+  std::vector<topic_partition> partitions;
+  bool require_stable = false;
+};
+
+struct offset_fetch_response {
+  error_code error = error_code::none;
+  std::vector<int64_t> offsets; // -1 = none committed
+};
+
+/// A group coordinator to itself every offsets.retention.check.interval.ms:
+/// expire old committed offsets and idle producers' marker epochs.
+struct offsets_retention_tick {};
+
+// -- inspectors ----------------------------------------------------------------
+
+CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
+              x.partitions, x.offsets)
+CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
+CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
+CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets)
+CAFTX_INSPECT_EMPTY(offsets_retention_tick)
+
+} // namespace caftx

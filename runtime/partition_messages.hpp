@@ -1,0 +1,231 @@
+// What a partition leader receives (actors/partition/partition_actor.hpp):
+// Produce, Fetch, ListOffsets, DeleteRecords, WriteTxnMarkers,
+// DescribeProducers, its coordinator's election, and its own timers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "runtime/common_messages.hpp"
+#include "runtime/record_batch.hpp"
+#include "runtime/transaction_admin.hpp"
+
+namespace caftx {
+
+/// Produce of one batch to one partition (docs/producer-state.md §Produce).
+struct produce_request {
+  topic_partition tp;
+  std::string transactional_id; // empty for non-transactional batches
+  /// One RecordBatch v2 (runtime/record_batch_v2.hpp), as Kafka's
+  /// ProduceRequest partition `records`: checked (CRC, framing) and stored
+  /// as it is, with the base offset and leader epoch stamped.
+  std::string records;
+  /// A coordinator appending to its own `__transaction_state` /
+  /// `__consumer_offsets` partition (Kafka's AppendOrigin.COORDINATOR):
+  /// only such appends may write an internal topic; a client's gets
+  /// INVALID_TOPIC_EXCEPTION.
+  bool from_coordinator = false;
+  /// The leader epoch the writer was elected with (become_leader_response);
+  /// -1 for clients. Another current leader epoch gives
+  /// FENCED_LEADER_EPOCH and nothing is appended, so a coordinator never
+  /// completes a write of an epoch that is no longer its own (KAFKA-20634).
+  int32_t leader_epoch = -1;
+};
+
+struct produce_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t base_offset = -1;
+  int64_t log_start_offset = -1;
+};
+
+/// Fetch from one partition (docs/producer-state.md §Fetch).
+struct fetch_request {
+  topic_partition tp;
+  int64_t fetch_offset = 0;
+  int32_t max_bytes = 1048576;
+  isolation_level isolation = isolation_level::read_uncommitted;
+  /// fetch.max.wait.ms: with nothing to return, the leader holds the fetch
+  /// until something becomes visible at `fetch_offset` (the high watermark
+  /// or, read_committed, the last stable offset moves past it) or this
+  /// many milliseconds passed, then answers (empty after the wait).
+  /// 0: answer at once.
+  int32_t max_wait_ms = 0;
+};
+
+struct fetch_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t high_watermark = -1;
+  int64_t last_stable_offset = -1;
+  int64_t log_start_offset = -1;
+  std::vector<aborted_transaction> aborted_transactions;
+  /// Whole batches as stored, concatenated RecordBatch v2 bytes (Kafka's
+  /// FetchResponse partition `records`); v2::decode_all reads them.
+  std::string records;
+};
+
+/// ListOffsets: timestamp -1 = latest, -2 = earliest (docs/producer-state.md §ListOffsets).
+struct list_offsets_request {
+  topic_partition tp;
+  int64_t timestamp = -1;
+  isolation_level isolation = isolation_level::read_uncommitted;
+};
+
+struct list_offsets_response {
+  error_code error = error_code::none;
+  int64_t offset = -1;
+};
+
+/// DeleteRecords for one partition (KIP-107): the log starts at `offset`
+/// from now on (-1: the high watermark).
+struct delete_records_request {
+  topic_partition tp;
+  int64_t offset = -1;
+};
+
+struct delete_records_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t low_watermark = -1; // the log start offset after the request
+};
+
+/// To the partition of a coordinator (`__transaction_state-N`,
+/// `__consumer_offsets-N`) when its coordinator starts: the partition
+/// becomes leader again at the next leader epoch (one node stands in for
+/// the controller's election, Kafka's Partition.makeLeader), recorded in
+/// its leader-epoch checkpoint before the answer. The coordinator's epoch
+/// is that leader epoch; it then reads the partition from its log start to
+/// `log_end_offset`.
+struct become_leader_request {};
+
+struct become_leader_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t leader_epoch = -1;
+  int64_t log_start_offset = 0;
+  int64_t log_end_offset = 0;
+};
+
+/// To a partition leader: apply the retention now (every
+/// log.retention.check.interval.ms).
+struct retention_tick {};
+
+/// To a compacted partition leader: check whether to start a cleaning
+/// round (every log.cleaner.backoff.ms, docs/compaction.md).
+struct cleaner_tick {};
+
+/// To a partition leader from itself: go on with the cleaning round
+/// (one bounded step per message, so produce and fetch are served between).
+struct cleaner_step {};
+
+/// To a partition leader at a clean shutdown: write a producer-state
+/// snapshot at the log end (if nothing is in flight), so the next start
+/// replays nothing; answered with a txn_response once it is durable.
+struct write_snapshot_request {};
+
+/// WriteTxnMarkers for one partition (docs/transactions.md §WriteTxnMarkers). The coordinator
+/// writes markers with transaction_version 2 (KIP-890 part 2): the marker's
+/// epoch is the one bumped at the end of the transaction, so the partition
+/// requires it to be above the epoch of the open transaction's data (an
+/// equal epoch is only a repeat of a marker already written). Version 1
+/// (the admin abort of a hanging transaction, KIP-664) carries the data's
+/// own epoch and only must not be older.
+struct write_txn_marker_request {
+  producer_id pid = no_producer_id;
+  producer_epoch epoch = no_producer_epoch;
+  int32_t coordinator_epoch = 0;
+  bool committed = false;
+  topic_partition tp;
+  int8_t transaction_version = 2;
+  /// -1 from the transaction coordinator. A group coordinator forwarding a
+  /// marker to its own `__consumer_offsets` partition sends the leader
+  /// epoch it was elected with; another current epoch there is
+  /// FENCED_LEADER_EPOCH, nothing written.
+  int32_t leader_epoch = -1;
+};
+
+/// DescribeProducers for one partition, sent to its leader.
+struct describe_producers_request {
+  topic_partition tp;
+};
+
+/// UNKNOWN_TOPIC_OR_PARTITION if the receiver does not lead `tp`.
+struct describe_producers_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::vector<active_producer> active_producers; // by producer id
+};
+
+/// Periodic timer of a partition leader: expire idle producers.
+struct producer_expiration_tick {};
+
+/// A fetch the partition leader held (fetch_request::max_wait_ms) has
+/// waited its time: answered with what is there (nothing, usually).
+struct fetch_wait_expired {
+  uint64_t id = 0;
+};
+
+// -- interfaces ----------------------------------------------------------------
+
+/// A partition leader as its clients, coordinators and other nodes see it
+/// (actors/partition/partition_actor.hpp). Each request gets exactly its
+/// response type; a request the leader cannot serve gets the response with
+/// a Kafka error code, never a CAF error (those mean "no reply": down or
+/// timed out, retriable).
+using partition_actor = caf::typed_actor<
+  caf::replies_to<produce_request>::with<produce_response>,
+  caf::replies_to<fetch_request>::with<fetch_response>,
+  caf::replies_to<list_offsets_request>::with<list_offsets_response>,
+  caf::replies_to<delete_records_request>::with<delete_records_response>,
+  caf::replies_to<describe_producers_request>::with<describe_producers_response>,
+  caf::replies_to<write_txn_marker_request>::with<txn_response>,
+  caf::replies_to<become_leader_request>::with<become_leader_response>,
+  caf::replies_to<write_snapshot_request>::with<txn_response>>;
+
+/// What a partition leader also takes from itself and its storage writer
+/// (its timers, held fetches, completed writes); not for other actors.
+using partition_impl_actor = partition_actor::extend<
+  caf::reacts_to<storage_done>, caf::reacts_to<retention_tick>, caf::reacts_to<cleaner_tick>,
+  caf::reacts_to<cleaner_step>, caf::reacts_to<producer_expiration_tick>,
+  caf::reacts_to<fetch_wait_expired>>;
+
+/// Where the WriteTxnMarkers of one partition go: its leader, or, for a
+/// `__consumer_offsets` partition, the group coordinator on it (which
+/// applies the marker to its pending offsets and writes it to the log).
+/// Both a partition_actor and a group_coordinator_actor convert to it.
+using marker_target = caf::typed_actor<caf::replies_to<write_txn_marker_request>::with<txn_response>>;
+
+// -- inspectors ----------------------------------------------------------------
+
+CAFTX_INSPECT(active_producer, x.pid, x.epoch, x.last_sequence, x.last_timestamp_ms,
+              x.coordinator_epoch, x.current_txn_start_offset)
+CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records, x.from_coordinator,
+              x.leader_epoch)
+CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
+CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
+CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
+              x.log_start_offset, x.aborted_transactions, x.records)
+CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
+CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
+CAFTX_INSPECT(delete_records_request, x.tp, x.offset)
+CAFTX_INSPECT(delete_records_response, x.error, x.message, x.low_watermark)
+CAFTX_INSPECT(become_leader_response, x.error, x.message, x.leader_epoch, x.log_start_offset,
+              x.log_end_offset)
+CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,
+              x.transaction_version, x.leader_epoch)
+CAFTX_INSPECT(describe_producers_request, x.tp)
+CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
+CAFTX_INSPECT(fetch_wait_expired, x.id)
+CAFTX_INSPECT_EMPTY(become_leader_request)
+CAFTX_INSPECT_EMPTY(retention_tick)
+CAFTX_INSPECT_EMPTY(cleaner_tick)
+CAFTX_INSPECT_EMPTY(cleaner_step)
+CAFTX_INSPECT_EMPTY(write_snapshot_request)
+CAFTX_INSPECT_EMPTY(producer_expiration_tick)
+
+} // namespace caftx
