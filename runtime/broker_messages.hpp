@@ -143,6 +143,13 @@ struct cluster_nodes_response {
   std::vector<std::string> endpoints;
 };
 
+/// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
+/// registered message types (each name and the bytes of its
+/// default-constructed value under CAF's binary serializer, so a field
+/// added, removed or retyped changes it). Two processes exchange messages
+/// only when theirs are equal (cluster_hello_request::build) (docs/node.md §Middleman).
+const std::string& wire_build_id();
+
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs)

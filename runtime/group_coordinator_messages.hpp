@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/partition_messages.hpp"
+#include "runtime/actor_interfaces.hpp"
 #include "runtime/common_messages.hpp"
 
 namespace caftx {

@@ -35,11 +35,4 @@ void register_message_types(caf::actor_system_config& cfg);
 /// Calls `fn(name)` for every registered message type name (for tests).
 std::vector<std::string> registered_message_type_names();
 
-/// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
-/// registered message types (each name and the bytes of its
-/// default-constructed value under CAF's binary serializer, so a field
-/// added, removed or retyped changes it). Two processes exchange messages
-/// only when theirs are equal (docs/node.md §Middleman).
-const std::string& wire_build_id();
-
 } // namespace caftx

@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
-
+#include "runtime/actor_interfaces.hpp"
 #include "runtime/common_messages.hpp"
 #include "runtime/record_batch.hpp"
 #include "runtime/transaction_admin.hpp"
@@ -169,36 +167,6 @@ struct producer_expiration_tick {};
 struct fetch_wait_expired {
   uint64_t id = 0;
 };
-
-// -- interfaces ----------------------------------------------------------------
-
-/// A partition leader as its clients, coordinators and other nodes see it
-/// (actors/partition/partition_actor.hpp). Each request gets exactly its
-/// response type; a request the leader cannot serve gets the response with
-/// a Kafka error code, never a CAF error (those mean "no reply": down or
-/// timed out, retriable).
-using partition_actor = caf::typed_actor<
-  caf::replies_to<produce_request>::with<produce_response>,
-  caf::replies_to<fetch_request>::with<fetch_response>,
-  caf::replies_to<list_offsets_request>::with<list_offsets_response>,
-  caf::replies_to<delete_records_request>::with<delete_records_response>,
-  caf::replies_to<describe_producers_request>::with<describe_producers_response>,
-  caf::replies_to<write_txn_marker_request>::with<txn_response>,
-  caf::replies_to<become_leader_request>::with<become_leader_response>,
-  caf::replies_to<write_snapshot_request>::with<txn_response>>;
-
-/// What a partition leader also takes from itself and its storage writer
-/// (its timers, held fetches, completed writes); not for other actors.
-using partition_impl_actor = partition_actor::extend<
-  caf::reacts_to<storage_done>, caf::reacts_to<retention_tick>, caf::reacts_to<cleaner_tick>,
-  caf::reacts_to<cleaner_step>, caf::reacts_to<producer_expiration_tick>,
-  caf::reacts_to<fetch_wait_expired>>;
-
-/// Where the WriteTxnMarkers of one partition go: its leader, or, for a
-/// `__consumer_offsets` partition, the group coordinator on it (which
-/// applies the marker to its pending offsets and writes it to the log).
-/// Both a partition_actor and a group_coordinator_actor convert to it.
-using marker_target = caf::typed_actor<caf::replies_to<write_txn_marker_request>::with<txn_response>>;
 
 // -- inspectors ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/actor_interfaces.hpp"
 #include "runtime/common_messages.hpp"
 #include "runtime/transaction_admin.hpp"
 

@@ -23,5 +23,17 @@ for h in $(grep -hoE '#include "runtime/[a-z_]+\.hpp"' $cores | sort -u | sed 's
     echo "$h (used by a pure core) includes CAF, LevelDB or Boost" >&2; bad=1
   fi
 done
+# Each actor shell sees only the messages of the kinds it talks to
+# (runtime/*_messages.hpp), never all of them (runtime/messages.hpp).
+shells="actors/partition/partition_actor.cpp actors/coordinator/txn_coordinator_actor.cpp
+        actors/group/group_coordinator_actor.cpp actors/broker/broker_actor.cpp
+        actors/controller/controller_actor.cpp actors/common/coordinator_log.cpp
+        actors/common/verification.cpp"
+for f in $shells; do
+  [ -f "$f" ] || continue
+  if grep -q '#include "runtime/messages.hpp"' "$f" "${f%.cpp}.hpp" 2>/dev/null; then
+    echo "$f includes runtime/messages.hpp instead of its kinds' message headers" >&2; bad=1
+  fi
+done
 [ $bad -eq 0 ] && echo "layering ok"
 exit $bad

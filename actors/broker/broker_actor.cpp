@@ -25,7 +25,10 @@
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
 #include "runtime/controller_messages.hpp"
-#include "runtime/messages.hpp"
+#include "runtime/broker_messages.hpp"
+#include "runtime/group_coordinator_messages.hpp"
+#include "runtime/partition_messages.hpp"
+#include "runtime/txn_coordinator_messages.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
 
@@ -298,10 +301,13 @@ void set_handle(broker_ptr self, const topic_partition& tp, partition_actor lead
                 caf::actor coordinator) {
   auto& dir = *self->state.ctx->directory;
   dir.set_partition(tp, std::move(leader), false);
+  // The coordinator's kind follows from the topic.
   if (tp.topic == transaction_state_topic)
-    dir.set_txn_coordinator(tp.partition, std::move(coordinator), false);
+    dir.set_txn_coordinator(tp.partition, caf::actor_cast<txn_coordinator_actor>(coordinator),
+                            false);
   else if (tp.topic == consumer_offsets_topic)
-    dir.set_group_coordinator(tp.partition, std::move(coordinator), false);
+    dir.set_group_coordinator(tp.partition,
+                              caf::actor_cast<group_coordinator_actor>(coordinator), false);
 }
 
 void schedule_resolve(broker_ptr self) {
@@ -453,13 +459,15 @@ void spawn_local(broker_ptr self, const topic_partition& tp, int32_t epoch, cons
   dir.add(caf::actor_cast<caf::actor>(r.leader));
   dir.set_partition(tp, r.leader, true);
   if (tp.topic == transaction_state_topic) {
-    r.coordinator = spawn_coordinator_supervisor(sys, ctx, tp.partition);
+    auto coordinator = spawn_coordinator_supervisor(sys, ctx, tp.partition);
+    r.coordinator = caf::actor_cast<caf::actor>(coordinator);
     dir.add(r.coordinator);
-    dir.set_txn_coordinator(tp.partition, r.coordinator, true);
+    dir.set_txn_coordinator(tp.partition, coordinator, true);
   } else if (tp.topic == consumer_offsets_topic) {
-    r.coordinator = spawn_supervised_group_coordinator(sys, ctx, tp.partition);
+    auto coordinator = spawn_supervised_group_coordinator(sys, ctx, tp.partition);
+    r.coordinator = caf::actor_cast<caf::actor>(coordinator);
     dir.add(r.coordinator);
-    dir.set_group_coordinator(tp.partition, r.coordinator, true);
+    dir.set_group_coordinator(tp.partition, coordinator, true);
   }
   c.local[tp] = r;
   c.wanted.erase(tp);
@@ -834,19 +842,19 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       return rp;
     },
     [=](const metadata_request& req) { return answer_metadata(self, req); },
-    [=](init_producer_id_request& req) -> caf::result<caf::message> {
+    [=](init_producer_id_request& req) -> caf::result<init_producer_id_response> {
       // Idempotent producers may ask any broker (docs/transactions.md
       // §InitProducerId step 3);
       // shard 0 hands out their producer ids.
       if (req.has_transactional_id)
-        return caf::make_message(
-          init_producer_id_response{error_code::not_coordinator, "ask the transaction coordinator"});
+        return 
+          init_producer_id_response{error_code::not_coordinator, "ask the transaction coordinator"};
       auto shard0 = self->state.ctx->directory->txn_coordinator(0);
       if (!shard0) {
         if (self->state.ctx->cluster_mode)
           ensure_internal_topic(self, transaction_state_topic);
-        return caf::make_message(init_producer_id_response{
-          error_code::coordinator_not_available, "transaction coordinator 0 is not available"});
+        return init_producer_id_response{
+          error_code::coordinator_not_available, "transaction coordinator 0 is not available"};
       }
       return self->delegate(shard0, std::move(req));
     },
@@ -885,12 +893,13 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
           return r;
         }
         r.partition = partition_for(req.key, ctx.config.transaction_state_log_num_partitions);
-        r.coordinator = ctx.directory->txn_coordinator(r.partition);
+        r.coordinator = caf::actor_cast<caf::actor>(ctx.directory->txn_coordinator(r.partition));
         if (!r.coordinator && ctx.cluster_mode)
           ensure_internal_topic(self, transaction_state_topic);
       } else {
         r.partition = partition_for(req.key, ctx.config.offsets_topic_num_partitions);
-        r.coordinator = ctx.directory->group_coordinator(r.partition);
+        r.coordinator =
+          caf::actor_cast<caf::actor>(ctx.directory->group_coordinator(r.partition));
         if (!r.coordinator && ctx.cluster_mode)
           ensure_internal_topic(self, consumer_offsets_topic);
       }

@@ -82,7 +82,7 @@ actor_directory::marker_destination(const topic_partition& tp) const {
     if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(group_.size()))
       return std::nullopt;
     // A group coordinator applies markers to its offsets before its log.
-    return caf::actor_cast<marker_target>(group_[tp.partition]);
+    return marker_target{group_[tp.partition]};
   }
   auto i = topics_.find(tp.topic);
   if (i == topics_.end() || tp.partition < 0
@@ -91,7 +91,8 @@ actor_directory::marker_destination(const topic_partition& tp) const {
   return marker_target{i->second[tp.partition]};
 }
 
-void actor_directory::set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group) {
+void actor_directory::set_coordinators(std::vector<txn_coordinator_actor> txn,
+                                       std::vector<group_coordinator_actor> group) {
   for (size_t s = 0; s < txn.size(); ++s)
     txn[s] = publish("txn_coordinator:" + std::to_string(s), txn[s]);
   for (size_t p = 0; p < group.size(); ++p)
@@ -101,15 +102,17 @@ void actor_directory::set_coordinators(std::vector<caf::actor> txn, std::vector<
   group_ = std::move(group);
 }
 
-caf::actor actor_directory::txn_coordinator(int32_t shard) const {
+txn_coordinator_actor actor_directory::txn_coordinator(int32_t shard) const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return shard >= 0 && shard < static_cast<int32_t>(txn_.size()) ? txn_[shard] : caf::actor{};
+  return shard >= 0 && shard < static_cast<int32_t>(txn_.size()) ? txn_[shard]
+                                                                 : txn_coordinator_actor{};
 }
 
-caf::actor actor_directory::group_coordinator(int32_t partition) const {
+group_coordinator_actor actor_directory::group_coordinator(int32_t partition) const {
   std::lock_guard<std::mutex> guard{mtx_};
-  return partition >= 0 && partition < static_cast<int32_t>(group_.size()) ? group_[partition]
-                                                                           : caf::actor{};
+  return partition >= 0 && partition < static_cast<int32_t>(group_.size())
+           ? group_[partition]
+           : group_coordinator_actor{};
 }
 
 void actor_directory::add(const caf::actor& a) {
@@ -162,14 +165,15 @@ void actor_directory::set_partition(const topic_partition& tp, partition_actor l
   put_slot(topics_[tp.topic], tp.partition, std::move(leader));
 }
 
-void actor_directory::set_txn_coordinator(int32_t shard, caf::actor a, bool local) {
+void actor_directory::set_txn_coordinator(int32_t shard, txn_coordinator_actor a, bool local) {
   if (local)
     a = publish("txn_coordinator:" + std::to_string(shard), a);
   std::lock_guard<std::mutex> guard{mtx_};
   put_slot(txn_, shard, std::move(a));
 }
 
-void actor_directory::set_group_coordinator(int32_t partition, caf::actor a, bool local) {
+void actor_directory::set_group_coordinator(int32_t partition, group_coordinator_actor a,
+                                           bool local) {
   if (local)
     a = publish("group_coordinator:" + std::to_string(partition), a);
   std::lock_guard<std::mutex> guard{mtx_};
@@ -325,17 +329,17 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
                       config.transaction_state_log_num_partitions, internal);
   spawn_topic_leaders(sys, cctx, consumer_offsets_topic, config.offsets_topic_num_partitions,
                       internal);
-  std::vector<caf::actor> group;
+  std::vector<group_coordinator_actor> group;
   for (int32_t p = 0; p < config.offsets_topic_num_partitions; ++p) {
     group.push_back(spawn_supervised_group_coordinator(sys, cctx, p));
-    ctx->directory->add(group.back());
+    ctx->directory->add(caf::actor_cast<caf::actor>(group.back()));
   }
   // Group coordinators must be reachable before shards re-send markers.
   ctx->directory->set_coordinators({}, group);
-  std::vector<caf::actor> txn;
+  std::vector<txn_coordinator_actor> txn;
   for (int32_t s = 0; s < config.transaction_state_log_num_partitions; ++s) {
     txn.push_back(spawn_coordinator_supervisor(sys, cctx, s));
-    ctx->directory->add(txn.back());
+    ctx->directory->add(caf::actor_cast<caf::actor>(txn.back()));
   }
   ctx->directory->set_coordinators(std::move(txn), std::move(group));
   std::unique_ptr<node> n{new node(sys, ctx, std::move(opts))};
@@ -430,7 +434,7 @@ std::vector<std::string> node::failed_components() const {
 }
 
 caf::actor node::coordinator_supervisor(int32_t shard) const {
-  return ctx_->directory->txn_coordinator(shard);
+  return caf::actor_cast<caf::actor>(ctx_->directory->txn_coordinator(shard));
 }
 
 void node::stop() {

@@ -18,7 +18,7 @@
 #include "actors/broker/node_events.hpp"
 #include "config/config.hpp"
 #include "runtime/ids.hpp"
-#include "runtime/partition_messages.hpp"
+#include "runtime/actor_interfaces.hpp"
 #include "storage/node_store.hpp"
 
 namespace caftx {
@@ -45,9 +45,10 @@ public:
   /// are dropped, as Kafka does).
   std::optional<marker_target> marker_destination(const topic_partition& tp) const;
 
-  void set_coordinators(std::vector<caf::actor> txn, std::vector<caf::actor> group);
-  caf::actor txn_coordinator(int32_t shard) const;
-  caf::actor group_coordinator(int32_t partition) const;
+  void set_coordinators(std::vector<txn_coordinator_actor> txn,
+                        std::vector<group_coordinator_actor> group);
+  txn_coordinator_actor txn_coordinator(int32_t shard) const;
+  group_coordinator_actor group_coordinator(int32_t partition) const;
 
   /// Every actor of the node, for shutdown.
   void add(const caf::actor& a);
@@ -68,8 +69,8 @@ public:
   /// are published through the network function, proxies are stored as
   /// they are.
   void set_partition(const topic_partition& tp, partition_actor leader, bool local);
-  void set_txn_coordinator(int32_t shard, caf::actor a, bool local);
-  void set_group_coordinator(int32_t partition, caf::actor a, bool local);
+  void set_txn_coordinator(int32_t shard, txn_coordinator_actor a, bool local);
+  void set_group_coordinator(int32_t partition, group_coordinator_actor a, bool local);
   /// The leader epoch the controller gave this node for `tp` (Kafka's
   /// LeaderAndIsr leaderEpoch); nullopt when the node does not lead it by
   /// the controller's decision (the embedded node elects itself).
@@ -81,8 +82,8 @@ public:
 private:
   mutable std::mutex mtx_;
   std::map<std::string, std::vector<partition_actor>> topics_;
-  std::vector<caf::actor> txn_;
-  std::vector<caf::actor> group_;
+  std::vector<txn_coordinator_actor> txn_;
+  std::vector<group_coordinator_actor> group_;
   std::vector<caf::actor> all_;
   std::map<topic_partition, int32_t> assigned_;
   std::map<topic_partition, partition_actor> local_;

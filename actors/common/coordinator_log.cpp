@@ -1,8 +1,10 @@
 #include "actors/common/coordinator_log.hpp"
 
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/common/partition_replay.hpp"
+#include "runtime/group_coordinator_messages.hpp"
+#include "runtime/txn_coordinator_messages.hpp"
 
 namespace caftx {
 
@@ -15,7 +17,8 @@ status actor_error(const coordinator_log& log, const caf::error& e) {
 
 } // namespace
 
-void elect(caf::event_based_actor* self, coordinator_log& log,
+template <class... Sigs>
+void elect(caf::typed_event_based_actor<Sigs...>* self, coordinator_log& log,
            std::function<void(const status&, const become_leader_response&)> then) {
   self->request(log.partition, log.timeout, become_leader_request{})
     .then(
@@ -27,7 +30,9 @@ void elect(caf::event_based_actor* self, coordinator_log& log,
       [&log, then](const caf::error& e) { then(actor_error(log, e), {}); });
 }
 
-void append(caf::event_based_actor* self, const coordinator_log& log, std::string records,
+template <class... Sigs>
+void append(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log,
+            std::string records,
             std::function<void(const status&, int64_t base_offset)> then) {
   produce_request req;
   req.tp = log.tp;
@@ -39,7 +44,8 @@ void append(caf::event_based_actor* self, const coordinator_log& log, std::strin
           [then, log](const caf::error& e) { then(actor_error(log, e), -1); });
 }
 
-void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offset,
+template <class... Sigs>
+void read(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log, int64_t offset,
           int32_t max_bytes, std::function<void(status_or<fetch_response>)> then) {
   fetch_request req;
   req.tp = log.tp;
@@ -56,7 +62,8 @@ void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offs
       [then, log](const caf::error& e) { then(actor_error(log, e)); });
 }
 
-void elect_for_load(caf::event_based_actor* self, coordinator_log& log,
+template <class... Sigs>
+void elect_for_load(caf::typed_event_based_actor<Sigs...>* self, coordinator_log& log,
                     std::optional<status>& load_error,
                     std::function<void(const become_leader_response&)> elected) {
   elect(self, log, [self, &log, &load_error, elected = std::move(elected)](
@@ -71,7 +78,8 @@ void elect_for_load(caf::event_based_actor* self, coordinator_log& log,
   });
 }
 
-void load_step(caf::event_based_actor* self, const coordinator_log& log,
+template <class... Sigs>
+void load_step(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log,
                partition_replay& loader, std::function<status_or<bool>()> replay,
                std::function<void()> next_step, std::function<void(const status&, bool)> fail,
                std::function<void()> finished) {
@@ -100,5 +108,23 @@ void load_step(caf::event_based_actor* self, const coordinator_log& log,
                    std::move(finished));
        });
 }
+
+#define CAFTX_COORDINATOR_LOG_FOR(Self)                                                            \
+  template void elect(Self*, coordinator_log&,                                                     \
+                      std::function<void(const status&, const become_leader_response&)>);          \
+  template void append(Self*, const coordinator_log&, std::string,                                 \
+                       std::function<void(const status&, int64_t)>);                               \
+  template void read(Self*, const coordinator_log&, int64_t, int32_t,                              \
+                     std::function<void(status_or<fetch_response>)>);                              \
+  template void elect_for_load(Self*, coordinator_log&, std::optional<status>&,                    \
+                               std::function<void(const become_leader_response&)>);                \
+  template void load_step(Self*, const coordinator_log&, partition_replay&,                        \
+                          std::function<status_or<bool>()>, std::function<void()>,                 \
+                          std::function<void(const status&, bool)>, std::function<void()>);
+
+CAFTX_COORDINATOR_LOG_FOR(txn_coordinator_impl_actor::base)
+CAFTX_COORDINATOR_LOG_FOR(group_coordinator_impl_actor::base)
+
+#undef CAFTX_COORDINATOR_LOG_FOR
 
 } // namespace caftx

@@ -23,6 +23,10 @@
 
 namespace caftx {
 
+// The functions below are defined for the two coordinators' typed selves
+// (txn_coordinator_impl_actor, group_coordinator_impl_actor; explicit
+// instantiations in coordinator_log.cpp).
+
 struct coordinator_log {
   partition_actor partition; // the partition's supervisor handle
   topic_partition tp;
@@ -36,7 +40,8 @@ struct coordinator_log {
 /// epoch in `log`; `then` gets the election's answer (log start and end
 /// offsets to load from). An actor error (the partition down, the timeout)
 /// is COORDINATOR_NOT_AVAILABLE.
-void elect(caf::event_based_actor* self, coordinator_log& log,
+template <class... Sigs>
+void elect(caf::typed_event_based_actor<Sigs...>* self, coordinator_log& log,
            std::function<void(const status&, const become_leader_response&)> then);
 
 /// Appends one RecordBatch v2 (`records`, producer id -1 or a transactional
@@ -44,7 +49,9 @@ void elect(caf::event_based_actor* self, coordinator_log& log,
 /// base offset once durable. Errors: the partition's (FENCED_LEADER_EPOCH,
 /// KAFKA_STORAGE_ERROR, ...), COORDINATOR_NOT_AVAILABLE for an actor
 /// error. Whatever the error, the record may or may not be in the log.
-void append(caf::event_based_actor* self, const coordinator_log& log, std::string records,
+template <class... Sigs>
+void append(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log,
+            std::string records,
             std::function<void(const status&, int64_t base_offset)> then);
 
 class partition_replay;
@@ -56,7 +63,8 @@ class partition_replay;
 /// second later to try again; else `load_error` is cleared and
 /// `elected(answer)` starts the replay. `log` and `load_error` must live
 /// as long as the actor.
-void elect_for_load(caf::event_based_actor* self, coordinator_log& log,
+template <class... Sigs>
+void elect_for_load(caf::typed_event_based_actor<Sigs...>* self, coordinator_log& log,
                     std::optional<status>& load_error,
                     std::function<void(const become_leader_response&)> elected);
 
@@ -72,14 +80,16 @@ inline constexpr int32_t load_fetch_bytes = 1 << 20;
 /// `finished`. `fail(error, corrupt)`: records that do not decode or a
 /// storage error reading them (`corrupt`), or another error of the read.
 /// `loader` and `log` must live as long as the actor.
-void load_step(caf::event_based_actor* self, const coordinator_log& log,
+template <class... Sigs>
+void load_step(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log,
                partition_replay& loader, std::function<status_or<bool>()> replay,
                std::function<void()> next_step, std::function<void(const status&, bool)> fail,
                std::function<void()> finished);
 
 /// Reads batches from `offset` (read_uncommitted, up to `max_bytes`, at
 /// least one batch); `then` gets the fetch response or the error.
-void read(caf::event_based_actor* self, const coordinator_log& log, int64_t offset,
+template <class... Sigs>
+void read(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log, int64_t offset,
           int32_t max_bytes, std::function<void(status_or<fetch_response>)> then);
 
 } // namespace caftx

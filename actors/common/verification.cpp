@@ -1,12 +1,11 @@
 #include "actors/common/verification.hpp"
 
-#include <caf/event_based_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
 
 #include "actors/broker/node_context.hpp"
-#include "runtime/messages.hpp"
+#include "runtime/txn_coordinator_messages.hpp"
 #include "runtime/partitioner.hpp"
 
 namespace caftx {
@@ -43,8 +42,8 @@ void verify(Self* self, const node_context& ctx, api_kind api, const std::string
 
 } // namespace
 
-void verify_in_transaction(caf::event_based_actor* self, const node_context& ctx, api_kind api,
-                           const std::string& transactional_id, producer_id pid,
+void verify_in_transaction(group_coordinator_impl_actor::base* self, const node_context& ctx,
+                           api_kind api, const std::string& transactional_id, producer_id pid,
                            producer_epoch epoch, const topic_partition& tp,
                            std::function<void(error_code, std::string)> done) {
   verify(self, ctx, api, transactional_id, pid, epoch, tp, std::move(done));

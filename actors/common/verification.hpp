@@ -13,7 +13,7 @@
 
 #include "runtime/error_code.hpp"
 #include "runtime/ids.hpp"
-#include "runtime/partition_messages.hpp"
+#include "runtime/actor_interfaces.hpp"
 
 namespace caftx {
 
@@ -26,8 +26,8 @@ struct node_context;
 /// the write may open the transaction. No reply within
 /// `request_timeout_ms` counts as the coordinator being unavailable.
 /// Sent from a group coordinator.
-void verify_in_transaction(caf::event_based_actor* self, const node_context& ctx, api_kind api,
-                           const std::string& transactional_id, producer_id pid,
+void verify_in_transaction(group_coordinator_impl_actor::base* self, const node_context& ctx,
+                           api_kind api, const std::string& transactional_id, producer_id pid,
                            producer_epoch epoch, const topic_partition& tp,
                            std::function<void(error_code, std::string)> done);
 /// Sent from a partition leader.

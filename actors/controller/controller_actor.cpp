@@ -18,8 +18,9 @@
 #include "actors/controller/controller_election.hpp"
 #include "actors/controller/producer_id_block.hpp"
 #include "actors/controller/znodes.hpp"
+#include "runtime/controller_messages.hpp"
 #include "runtime/coordination_messages.hpp"
-#include "runtime/messages.hpp"
+#include "runtime/broker_messages.hpp"
 
 namespace caftx {
 

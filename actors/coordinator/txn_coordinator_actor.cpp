@@ -1,7 +1,7 @@
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 #include <leveldb/write_batch.h>
@@ -97,7 +97,7 @@ struct coordinator_state {
 // even on a slow disk), short against request.timeout.ms.
 constexpr std::chrono::milliseconds parked_request_ms{100};
 
-using coordinator_ptr = caf::stateful_actor<coordinator_state>*;
+using coordinator_ptr = txn_coordinator_impl_actor::stateful_pointer<coordinator_state>;
 
 void start_markers(coordinator_ptr self, const txn_card& card);
 
@@ -373,7 +373,7 @@ void wake_parked(coordinator_ptr self, const std::string& tid) {
 // CONCURRENT_TRANSACTIONS, so the producer's next transaction starts as
 // soon as the previous one completed rather than after a client backoff.
 // The decision is the core's, made again on wake-up.
-caf::result<caf::message> txn_reply_or_park(coordinator_ptr self, const std::string& tid,
+caf::result<txn_response> txn_reply_or_park(coordinator_ptr self, const std::string& tid,
                                             std::function<txn_decision()> decide) {
   auto d = decide();
   auto rp = self->make_response_promise();
@@ -402,7 +402,7 @@ void want_pid_block(coordinator_ptr self) {
           st.ctx->emit(node_event_level::warn, "producer_id_block",
                        "[Transaction Coordinator " + std::to_string(st.shard)
                          + "] no producer id block: " + to_string(r.error) + ": " + r.message);
-          self->delayed_send(self, std::chrono::seconds(1), caf::atom("pidblock"));
+          self->delayed_send(self, std::chrono::seconds(1), pid_block_retry_atom::value);
           return;
         }
         st.core->add_pid_block(r.first, r.last);
@@ -414,7 +414,7 @@ void want_pid_block(coordinator_ptr self) {
       },
       [self](const caf::error&) {
         self->state.pid_block_pending = false;
-        self->delayed_send(self, std::chrono::seconds(1), caf::atom("pidblock"));
+        self->delayed_send(self, std::chrono::seconds(1), pid_block_retry_atom::value);
       });
 }
 
@@ -431,7 +431,7 @@ status pid_at_hand(coordinator_ptr self) {
             + " is claiming a block of producer ids"};
 }
 
-caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_context> ctx,
+txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_context> ctx,
                              int32_t shard) {
   auto& st = self->state;
   st.ctx = ctx;
@@ -527,14 +527,14 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       for (auto& tp : again) // may finish the round
         send_marker(self, card, tp);
     },
-    [=](caf::atom_constant<caf::atom("pidblock")>) { want_pid_block(self); },
-    [=](const init_producer_id_request& req) -> caf::result<caf::message> {
+    [=](pid_block_retry_atom) { want_pid_block(self); },
+    [=](const init_producer_id_request& req) -> caf::result<init_producer_id_response> {
       auto& st = self->state;
       if (auto s = pid_at_hand(self); !s.ok())
-        return caf::make_message(init_producer_id_response{s.code(), s.message()});
+        return init_producer_id_response{s.code(), s.message()};
       if (!req.has_transactional_id) {
         if (auto s = load_status(self); !s.ok())
-          return caf::make_message(init_producer_id_response{s.code(), s.message()});
+          return init_producer_id_response{s.code(), s.message()};
         auto rp = self->make_response_promise();
         auto pid = st.core->allocate_idempotent_pid();
         want_pid_block(self);
@@ -558,7 +558,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       if (valid.ok())
         valid = admit(self, req.transactional_id);
       if (!valid.ok())
-        return caf::make_message(init_producer_id_response{valid.code(), valid.message()});
+        return init_producer_id_response{valid.code(), valid.message()};
       // An id that already has a producer: its older instance is fenced.
       const auto* before = st.core->find(req.transactional_id);
       std::optional<std::pair<producer_id, producer_epoch>> fenced;
@@ -567,7 +567,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       auto d = st.core->init_producer_id(args, st.ctx->clock_ms());
       want_pid_block(self);
       if (!d.card)
-        return caf::make_message(init_producer_id_response{d.error, d.message});
+        return init_producer_id_response{d.error, d.message};
       auto after = d.error_after_write;
       auto tid = req.transactional_id;
       // Only now: a response promise takes over the reply of this request.
@@ -595,19 +595,19 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
       });
       return rp;
     },
-    [=](const add_partitions_to_txn_request& req) -> caf::result<caf::message> {
+    [=](const add_partitions_to_txn_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       // A client's request: unknown partitions first (docs/transactions.md
       // §AddPartitionsToTxn step 2 before 3-4).
       if (!req.verify_only)
         if (auto s = check_partitions(self, req.partitions); !s.ok())
-          return caf::make_message(txn_response{s.code(), s.message()});
+          return txn_response{s.code(), s.message()};
       if (auto s = admit(self, req.transactional_id); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       if (req.verify_only) {
         auto d = st.core->verify_partitions(req.transactional_id, req.pid, req.epoch,
                                             req.partitions);
-        return caf::make_message(txn_response{d.error, d.message});
+        return txn_response{d.error, d.message};
       }
       return txn_reply_or_park(self, req.transactional_id, [self, req] {
         auto& st = self->state;
@@ -615,12 +615,12 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
                                        st.ctx->clock_ms());
       });
     },
-    [=](const add_offsets_to_txn_request& req) -> caf::result<caf::message> {
+    [=](const add_offsets_to_txn_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       if (auto s = admit(self, req.transactional_id); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       if (req.group_id.empty())
-        return caf::make_message(txn_response{error_code::invalid_request, "empty group id"});
+        return txn_response{error_code::invalid_request, "empty group id"};
       topic_partition tp{consumer_offsets_topic,
                          partition_for(req.group_id, st.ctx->config.offsets_topic_num_partitions)};
       return txn_reply_or_park(self, req.transactional_id, [self, req, tp] {
@@ -629,13 +629,13 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
                                        st.ctx->clock_ms());
       });
     },
-    [=](const end_txn_request& req) -> caf::result<caf::message> {
+    [=](const end_txn_request& req) -> caf::result<end_txn_response> {
       auto& st = self->state;
       if (auto s = admit(self, req.transactional_id); !s.ok())
-        return caf::make_message(end_txn_response{s.code(), s.message()});
+        return end_txn_response{s.code(), s.message()};
       // An exhausted epoch rotates to a new producer id here (KIP-890).
       if (auto s = pid_at_hand(self); !s.ok())
-        return caf::make_message(end_txn_response{s.code(), s.message()});
+        return end_txn_response{s.code(), s.message()};
       auto d = st.core->end_txn(req.transactional_id, req.pid, req.epoch, req.committed,
                                 st.ctx->clock_ms());
       auto tid = req.transactional_id;
@@ -647,7 +647,7 @@ caf::behavior coordinator_fn(coordinator_ptr self, std::shared_ptr<const node_co
         return r;
       };
       if (!d.card)
-        return caf::make_message(identity(d.error, d.message));
+        return identity(d.error, d.message);
       auto rp = self->make_response_promise();
       auto t = self->state.replies.add(rp);
       persist(self, std::move(d), [self, t, identity](const status& s) {
@@ -778,23 +778,26 @@ void expire_transactional_ids(coordinator_ptr self) {
 
 } // namespace
 
-caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                                 int32_t shard) {
+txn_coordinator_actor spawn_txn_coordinator(caf::actor_system& sys,
+                                            std::shared_ptr<const node_context> ctx, int32_t shard) {
   return sys.spawn(coordinator_fn, std::move(ctx), shard);
 }
 
-caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
-                                        std::shared_ptr<const node_context> ctx, int32_t shard) {
+txn_coordinator_actor spawn_coordinator_supervisor(caf::actor_system& sys,
+                                                   std::shared_ptr<const node_context> ctx,
+                                                   int32_t shard) {
   auto opts = node_supervision(ctx, "txn-coordinator-" + std::to_string(shard),
                                [ctx, shard](caf::actor_system& sys) {
-                                 return spawn_txn_coordinator(sys, ctx, shard);
+                                 return caf::actor_cast<caf::actor>(
+                                   spawn_txn_coordinator(sys, ctx, shard));
                                });
   // A shard that is not running answers as Kafka does for an unavailable
   // coordinator; clients rediscover and retry. After a storage fault:
   // KAFKA_STORAGE_ERROR naming the shard.
   opts.unavailable = storage_aware_unavailable(
     status{error_code::coordinator_not_available, "coordinator not available"});
-  return spawn_supervisor(sys, std::move(opts));
+  // The supervisor forwards every request to its child.
+  return caf::actor_cast<txn_coordinator_actor>(spawn_supervisor(sys, std::move(opts)));
 }
 
 } // namespace caftx

@@ -16,27 +16,27 @@
 
 #include <caf/fwd.hpp>
 
+#include "runtime/actor_interfaces.hpp"
+
 namespace caftx {
 
 struct node_context;
 
-/// Spawns the coordinator of shard `shard`. Handles
-/// init_producer_id_request -> init_producer_id_response;
-/// add_partitions_to_txn_request, add_offsets_to_txn_request,
-/// end_txn_request -> txn_response;
-/// describe_transaction_request -> describe_transaction_response;
-/// list_transactions_request -> list_transactions_response.
-caf::actor spawn_txn_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                                 int32_t shard);
+/// Spawns the coordinator of shard `shard` (the txn_coordinator_actor
+/// interface, runtime/actor_interfaces.hpp).
+txn_coordinator_actor spawn_txn_coordinator(caf::actor_system& sys,
+                                            std::shared_ptr<const node_context> ctx, int32_t shard);
 
 /// Spawns the supervisor of shard `shard`: it owns the coordinator actor,
 /// forwards every request to it, and restarts it (with a higher
 /// coordinator epoch) when it dies abnormally; more than
 /// caftx.supervisor.max.restarts within caftx.supervisor.restart.window.ms
 /// and it gives up, answering COORDINATOR_NOT_AVAILABLE.
-/// Also handles supervisor_stats_request -> supervisor_stats and
-/// kill_child_request (a drill: kills the current coordinator).
-caf::actor spawn_coordinator_supervisor(caf::actor_system& sys,
-                                        std::shared_ptr<const node_context> ctx, int32_t shard);
+/// Its dynamic handle (caf::actor_cast) also takes supervisor_stats_request
+/// -> supervisor_stats and kill_child_request (a drill: kills the current
+/// coordinator).
+txn_coordinator_actor spawn_coordinator_supervisor(caf::actor_system& sys,
+                                                   std::shared_ptr<const node_context> ctx,
+                                                   int32_t shard);
 
 } // namespace caftx

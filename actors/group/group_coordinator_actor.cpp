@@ -1,7 +1,7 @@
 #include "actors/group/group_coordinator_actor.hpp"
 
 #include <caf/actor_system.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
@@ -51,7 +51,7 @@ struct group_state {
   static inline const char* name = "caftx.group_coordinator";
 };
 
-using group_ptr = caf::stateful_actor<group_state>*;
+using group_ptr = group_coordinator_impl_actor::stateful_pointer<group_state>;
 
 std::string component(group_ptr self) {
   return "group-coordinator-" + std::to_string(self->state.partition);
@@ -163,7 +163,7 @@ void start_load(group_ptr self);
 void load_chunk(group_ptr self);
 void expire_offsets(group_ptr self);
 
-caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, int32_t partition) {
+group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, int32_t partition) {
   auto& st = self->state;
   st.ctx = ctx;
   st.partition = partition;
@@ -190,10 +190,10 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
         expire_offsets(self);
       self->delayed_send(self, retention_interval, offsets_retention_tick{});
     },
-    [=](const txn_offset_commit_request& req) -> caf::result<caf::message> {
+    [=](const txn_offset_commit_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp);
       if (!st.core.needs_verification(req.pid, req.epoch)) {
@@ -214,10 +214,10 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
                             });
       return rp;
     },
-    [=](const offset_commit_request& req) -> caf::result<caf::message> {
+    [=](const offset_commit_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       // Memory changes once the records are durable: an OffsetFetch in
       // between still answers the previous offset.
       auto offsets = offsets_of(req.group_id, req.partitions, req.offsets);
@@ -261,16 +261,16 @@ caf::behavior group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, 
       }
       return r;
     },
-    [=](const write_txn_marker_request& req) -> caf::result<caf::message> {
+    [=](const write_txn_marker_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       if (req.tp != st.log.tp)
-        return caf::make_message(txn_response{error_code::unknown_topic_or_partition,
+        return txn_response{error_code::unknown_topic_or_partition,
                                               "this group coordinator does not host "
-                                                + to_string(req.tp)});
+                                                + to_string(req.tp)};
       if (auto s = load_status(self); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       if (auto s = st.core.check_marker(req.pid, req.epoch, req.transaction_version); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       // The marker goes into the partition (which checks it against its
       // producer state too); the pending offsets complete once it is
       // durable.
@@ -378,21 +378,24 @@ void expire_offsets(group_ptr self) {
 
 } // namespace
 
-caf::actor spawn_group_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                                   int32_t partition) {
+group_coordinator_actor spawn_group_coordinator(caf::actor_system& sys,
+                                                std::shared_ptr<const node_context> ctx,
+                                                int32_t partition) {
   return sys.spawn(group_fn, std::move(ctx), partition);
 }
 
-caf::actor spawn_supervised_group_coordinator(caf::actor_system& sys,
-                                              std::shared_ptr<const node_context> ctx,
-                                              int32_t partition) {
+group_coordinator_actor spawn_supervised_group_coordinator(caf::actor_system& sys,
+                                                           std::shared_ptr<const node_context> ctx,
+                                                           int32_t partition) {
   auto opts = node_supervision(ctx, "group-coordinator-" + std::to_string(partition),
                                [ctx, partition](caf::actor_system& sys) {
-                                 return spawn_group_coordinator(sys, ctx, partition);
+                                 return caf::actor_cast<caf::actor>(
+                                   spawn_group_coordinator(sys, ctx, partition));
                                });
   opts.unavailable = storage_aware_unavailable(
     status{error_code::coordinator_not_available, "group coordinator not available"});
-  return spawn_supervisor(sys, std::move(opts));
+  // The supervisor forwards every request to its child.
+  return caf::actor_cast<group_coordinator_actor>(spawn_supervisor(sys, std::move(opts)));
 }
 
 } // namespace caftx

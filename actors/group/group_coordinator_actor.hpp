@@ -17,23 +17,25 @@
 
 #include <caf/fwd.hpp>
 
+#include "runtime/actor_interfaces.hpp"
+
 namespace caftx {
 
 struct node_context;
 
 /// Spawns the group coordinator of `__consumer_offsets` partition
-/// `partition`. Handles txn_offset_commit_request, offset_commit_request,
-/// write_txn_marker_request -> txn_response; offset_fetch_request ->
-/// offset_fetch_response.
-caf::actor spawn_group_coordinator(caf::actor_system& sys, std::shared_ptr<const node_context> ctx,
-                                   int32_t partition);
+/// `partition` (the group_coordinator_actor interface,
+/// runtime/actor_interfaces.hpp).
+group_coordinator_actor spawn_group_coordinator(caf::actor_system& sys,
+                                                std::shared_ptr<const node_context> ctx,
+                                                int32_t partition);
 
 /// Spawns the group coordinator of `partition` under a supervisor that
 /// restarts it, reloaded from its partition, when it crashes. A request
 /// whose write was durable when it crashed is answered
 /// request_receiver_down at once.
-caf::actor spawn_supervised_group_coordinator(caf::actor_system& sys,
-                                              std::shared_ptr<const node_context> ctx,
-                                              int32_t partition);
+group_coordinator_actor spawn_supervised_group_coordinator(caf::actor_system& sys,
+                                                           std::shared_ptr<const node_context> ctx,
+                                                           int32_t partition);
 
 } // namespace caftx

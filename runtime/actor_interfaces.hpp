@@ -1,0 +1,143 @@
+// The typed interfaces between caftx actors (caf::typed_actor), one per
+// actor kind, so that a request an actor does not take is a compile error
+// at the sender and a handler that does not match is one at the receiver.
+// Only the message names are declared here: a handle can be stored and
+// passed around (the node's directory, Metadata answers) by code that
+// never sees the messages; sending needs the kind's message header
+// (runtime/<kind>_messages.hpp). Each interface lists what other actors
+// may send; the *_impl_actor types add what an actor sends itself (timers,
+// load steps, its storage writer's completions).
+//
+// A supervised actor's handle is its supervisor's (actors/common/
+// supervisor.hpp), which forwards every request to the current child: the
+// supervisor's own requests (supervisor_stats_request, kill_child_request)
+// go through the dynamic handle (caf::actor_cast<caf::actor>).
+#pragma once
+
+#include <caf/atom.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+namespace caftx {
+
+// -- messages (runtime/*_messages.hpp) ----------------------------------------
+
+struct txn_response;
+struct storage_done;
+struct coordinator_load_chunk;
+
+struct produce_request;
+struct produce_response;
+struct fetch_request;
+struct fetch_response;
+struct list_offsets_request;
+struct list_offsets_response;
+struct delete_records_request;
+struct delete_records_response;
+struct describe_producers_request;
+struct describe_producers_response;
+struct write_txn_marker_request;
+struct become_leader_request;
+struct become_leader_response;
+struct write_snapshot_request;
+struct retention_tick;
+struct cleaner_tick;
+struct cleaner_step;
+struct producer_expiration_tick;
+struct fetch_wait_expired;
+
+struct init_producer_id_request;
+struct init_producer_id_response;
+struct add_partitions_to_txn_request;
+struct add_offsets_to_txn_request;
+struct end_txn_request;
+struct end_txn_response;
+struct describe_transaction_request;
+struct describe_transaction_response;
+struct list_transactions_request;
+struct list_transactions_response;
+struct txn_expiration_tick;
+struct coordinator_tick;
+struct parked_request_expired;
+struct marker_retry;
+
+struct txn_offset_commit_request;
+struct offset_commit_request;
+struct offset_fetch_request;
+struct offset_fetch_response;
+struct offsets_retention_tick;
+
+// -- partition leaders (actors/partition/partition_actor.hpp) -----------------
+
+/// A partition leader as its clients, coordinators and other nodes see it
+/// (actors/partition/partition_actor.hpp). Each request gets exactly its
+/// response type; a request the leader cannot serve gets the response with
+/// a Kafka error code, never a CAF error (those mean "no reply": down or
+/// timed out, retriable).
+using partition_actor = caf::typed_actor<
+  caf::replies_to<produce_request>::with<produce_response>,
+  caf::replies_to<fetch_request>::with<fetch_response>,
+  caf::replies_to<list_offsets_request>::with<list_offsets_response>,
+  caf::replies_to<delete_records_request>::with<delete_records_response>,
+  caf::replies_to<describe_producers_request>::with<describe_producers_response>,
+  caf::replies_to<write_txn_marker_request>::with<txn_response>,
+  caf::replies_to<become_leader_request>::with<become_leader_response>,
+  caf::replies_to<write_snapshot_request>::with<txn_response>>;
+
+/// What a partition leader also takes from itself and its storage writer
+/// (its timers, held fetches, completed writes); not for other actors.
+using partition_impl_actor = partition_actor::extend<
+  caf::reacts_to<storage_done>, caf::reacts_to<retention_tick>, caf::reacts_to<cleaner_tick>,
+  caf::reacts_to<cleaner_step>, caf::reacts_to<producer_expiration_tick>,
+  caf::reacts_to<fetch_wait_expired>>;
+
+/// Where the WriteTxnMarkers of one partition go: its leader, or, for a
+/// `__consumer_offsets` partition, the group coordinator on it (which
+/// applies the marker to its pending offsets and writes it to the log).
+/// Both a partition_actor and a group_coordinator_actor convert to it.
+using marker_target = caf::typed_actor<caf::replies_to<write_txn_marker_request>::with<txn_response>>;
+
+// -- transaction coordinators (actors/coordinator/txn_coordinator_actor.hpp) --
+
+/// A transaction coordinator shard, the owner of one `__transaction_state`
+/// partition (actors/coordinator/txn_coordinator_actor.hpp), as producers,
+/// partition leaders (KIP-890 verification), admin clients and other nodes
+/// see it. Every error is a Kafka error code in the response; CAF errors
+/// mean "no reply".
+using txn_coordinator_actor = caf::typed_actor<
+  caf::replies_to<init_producer_id_request>::with<init_producer_id_response>,
+  caf::replies_to<add_partitions_to_txn_request>::with<txn_response>,
+  caf::replies_to<add_offsets_to_txn_request>::with<txn_response>,
+  caf::replies_to<end_txn_request>::with<end_txn_response>,
+  caf::replies_to<describe_transaction_request>::with<describe_transaction_response>,
+  caf::replies_to<list_transactions_request>::with<list_transactions_response>>;
+
+/// A shard's own retry of a producer id block claim (cluster mode).
+using pid_block_retry_atom = caf::atom_constant<caf::atom("pidblock")>;
+
+/// What a shard also takes from itself and its storage writer (load
+/// steps, timers, marker retries, parked requests); not for other actors.
+using txn_coordinator_impl_actor = txn_coordinator_actor::extend<
+  caf::reacts_to<storage_done>, caf::reacts_to<coordinator_load_chunk>,
+  caf::reacts_to<txn_expiration_tick>, caf::reacts_to<coordinator_tick>,
+  caf::reacts_to<parked_request_expired>, caf::reacts_to<marker_retry>,
+  caf::reacts_to<pid_block_retry_atom>>;
+
+// -- group coordinators (actors/group/group_coordinator_actor.hpp) ------------
+
+/// A group coordinator, the owner of one `__consumer_offsets` partition
+/// (actors/group/group_coordinator_actor.hpp), as clients, transaction
+/// coordinators (markers) and other nodes see it. Every error is a Kafka
+/// error code in the response; CAF errors mean "no reply".
+using group_coordinator_actor = caf::typed_actor<
+  caf::replies_to<txn_offset_commit_request>::with<txn_response>,
+  caf::replies_to<offset_commit_request>::with<txn_response>,
+  caf::replies_to<offset_fetch_request>::with<offset_fetch_response>,
+  caf::replies_to<write_txn_marker_request>::with<txn_response>>;
+
+/// What a group coordinator also takes from itself (its load steps and
+/// retention timer); not for other actors.
+using group_coordinator_impl_actor = group_coordinator_actor::extend<
+  caf::reacts_to<coordinator_load_chunk>, caf::reacts_to<offsets_retention_tick>>;
+
+} // namespace caftx

@@ -1,0 +1,31 @@
+// Compiled by check_typed.cmake: with CAFTX_CASE unset every request below
+// matches its receiver's interface and the file compiles; with
+// CAFTX_CASE=N the Nth request is one the receiver does not take, and the
+// compiler must refuse it (runtime/actor_interfaces.hpp).
+#include <caf/event_based_actor.hpp>
+
+#include "runtime/group_coordinator_messages.hpp"
+#include "runtime/partition_messages.hpp"
+#include "runtime/txn_coordinator_messages.hpp"
+
+namespace caftx {
+
+void send_all(caf::event_based_actor* self, const partition_actor& leader,
+              const txn_coordinator_actor& coordinator, const group_coordinator_actor& group,
+              const marker_target& markers) {
+  self->request(leader, caf::infinite, fetch_request{});
+  self->request(coordinator, caf::infinite, end_txn_request{});
+  self->request(group, caf::infinite, offset_fetch_request{});
+  self->request(markers, caf::infinite, write_txn_marker_request{});
+#if CAFTX_CASE == 1 // a consumer-group request to a partition leader
+  self->request(leader, caf::infinite, offset_fetch_request{});
+#elif CAFTX_CASE == 2 // a produce to a transaction coordinator
+  self->request(coordinator, caf::infinite, produce_request{});
+#elif CAFTX_CASE == 3 // a partition's internal timer from outside
+  self->request(leader, caf::infinite, retention_tick{});
+#elif CAFTX_CASE == 4 // a fetch where only markers are taken
+  self->request(markers, caf::infinite, fetch_request{});
+#endif
+}
+
+} // namespace caftx
