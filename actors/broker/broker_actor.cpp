@@ -847,14 +847,14 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       // §InitProducerId step 3);
       // shard 0 hands out their producer ids.
       if (req.has_transactional_id)
-        return 
-          init_producer_id_response{error_code::not_coordinator, "ask the transaction coordinator"};
+        return init_producer_id_response{error_code::not_coordinator,
+                                         "ask the transaction coordinator"};
       auto shard0 = self->state.ctx->directory->txn_coordinator(0);
       if (!shard0) {
         if (self->state.ctx->cluster_mode)
           ensure_internal_topic(self, transaction_state_topic);
-        return init_producer_id_response{
-          error_code::coordinator_not_available, "transaction coordinator 0 is not available"};
+        return init_producer_id_response{error_code::coordinator_not_available,
+                                         "transaction coordinator 0 is not available"};
       }
       return self->delegate(shard0, std::move(req));
     },

@@ -9,7 +9,7 @@
 
 #include <caf/fwd.hpp>
 
-#include "runtime/partition_messages.hpp"
+#include "runtime/actor_interfaces.hpp"
 
 namespace caftx {
 
