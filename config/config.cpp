@@ -217,6 +217,11 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("caftx.supervisor.max.restarts", c.supervisor_max_restarts, 0, 1000));
   CAFTX_TRY(r.int32("caftx.supervisor.restart.window.ms", c.supervisor_restart_window_ms, 1, int_max));
   CAFTX_TRY(r.int32("caftx.marker.retry.backoff.ms", c.marker_retry_backoff_ms, 1, 60000));
+  CAFTX_TRY(r.boolean("controlled.shutdown.enable", c.controlled_shutdown_enable));
+  CAFTX_TRY(r.int32("controlled.shutdown.max.retries", c.controlled_shutdown_max_retries, 0,
+                    int_max - 1));
+  CAFTX_TRY(r.int32("controlled.shutdown.retry.backoff.ms", c.controlled_shutdown_retry_backoff_ms,
+                    0, int_max));
   CAFTX_TRY(r.int32("request.timeout.ms", c.request_timeout_ms, 1,
                     int_max));
   CAFTX_TRY(r.cleanup_policy("log.cleanup.policy", c.log_cleanup_delete, c.log_cleanup_compact));

@@ -99,6 +99,15 @@ struct node_config {
   /// treats the destination as unavailable and retries or answers a
   /// retriable error (docs/configuration.md §Node).
   int32_t request_timeout_ms = 30000;
+  /// `controlled.shutdown.enable` (cluster mode): at a clean stop the node
+  /// first asks the controller to move its leaderships away (Kafka's
+  /// ControlledShutdown), making `controlled.shutdown.max.retries`, [0,
+  /// 2147483646], further attempts `controlled.shutdown.retry.backoff.ms`,
+  /// [0, 2147483647], apart while the controller is unknown, unreachable or
+  /// has partitions left to move; then it stops either way.
+  bool controlled_shutdown_enable = true;
+  int32_t controlled_shutdown_max_retries = 3;
+  int32_t controlled_shutdown_retry_backoff_ms = 5000;
   /// `caftx.marker.retry.backoff.ms`: wait before re-sending a marker that
   /// a partition did not acknowledge, [1, 60000].
   int32_t marker_retry_backoff_ms = 100;

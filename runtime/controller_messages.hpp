@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "runtime/common_messages.hpp"
 #include "runtime/controller_model.hpp"
@@ -85,6 +86,25 @@ struct controller_topic_response {
   std::map<std::string, std::string> configs;
 };
 
+/// ControlledShutdown (Kafka's ControlledShutdownRequest, KIP-380 for the
+/// node epoch): a node about to stop asks the controller to move its
+/// leaderships away first. A node's broker sends it to the controller's
+/// node, whose broker hands it to its controller actor.
+struct controlled_shutdown_request {
+  int32_t node_id = -1;
+  int64_t node_epoch = -1;
+};
+
+/// NONE with the partitions of replication factor > 1 the node still leads
+/// (it retries until none remain), or BROKER_NOT_AVAILABLE (not
+/// registered), STALE_BROKER_EPOCH (an older registration), NOT_CONTROLLER,
+/// REQUEST_TIMED_OUT (the store did not answer).
+struct controlled_shutdown_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::vector<topic_partition> remaining;
+};
+
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(producer_id_block_response, x.error, x.message, x.first, x.last)
@@ -93,6 +113,8 @@ CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replicati
 CAFTX_INSPECT(controller_topic_request, x.name)
 CAFTX_INSPECT(controller_topic_response, x.error, x.message, x.partitions, x.configs)
 CAFTX_INSPECT_EMPTY(producer_id_block_request)
+CAFTX_INSPECT(controlled_shutdown_request, x.node_id, x.node_epoch)
+CAFTX_INSPECT(controlled_shutdown_response, x.error, x.message, x.remaining)
 
 } // namespace caftx
 

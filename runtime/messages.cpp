@@ -33,6 +33,8 @@ namespace caftx {
   X(controller_create_topic_request)                                                            \
   X(controller_topic_request)                                                                   \
   X(controller_topic_response)                                                                  \
+  X(controlled_shutdown_request)                                                                \
+  X(controlled_shutdown_response)                                                               \
   X(init_producer_id_request)                                                                      \
   X(init_producer_id_response)                                                                     \
   X(add_partitions_to_txn_request)                                                                 \

@@ -646,6 +646,65 @@ void on_controller_request(broker_ptr self, const Request& req) {
     apply_stop_replica(self, req);
 }
 
+// The node's ControlledShutdown (Kafka's KafkaServer.controlledShutdown):
+// up to controlled.shutdown.max.retries + 1 attempts, each to the
+// controller known now (this node's own controller actor when it is the
+// controller), controlled.shutdown.retry.backoff.ms apart, until the
+// controller answers NONE with nothing left to move. `done` gets the last
+// answer; the node stops either way ("unclean" when the attempts ran out).
+void controlled_shutdown(broker_ptr self, int32_t attempts_left, int64_t started_ms,
+                         std::function<void(const controlled_shutdown_response&)> done) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  auto prefix = "[KafkaServer id=" + std::to_string(ctx.node_id) + "] ";
+  auto retry = [self, attempts_left, started_ms, done, prefix](controlled_shutdown_response why) {
+    auto& ctx = *self->state.ctx;
+    if (attempts_left <= 1) {
+      ctx.emit(node_event_level::warn, "controlled_shutdown_failed",
+               prefix + "Proceeding to do an unclean shutdown as all the controlled shutdown "
+                        "attempts failed (last: "
+                 + status{why.error, why.message}.to_string() + ")");
+      done(why);
+      return;
+    }
+    ctx.emit(node_event_level::warn, "controlled_shutdown_retry",
+             prefix + "Retrying controlled shutdown after the previous attempt failed: "
+               + status{why.error, why.message}.to_string()
+               + (why.remaining.empty()
+                    ? std::string()
+                    : " (" + std::to_string(why.remaining.size()) + " partitions still led)"));
+    after(self, ctx.config.controlled_shutdown_retry_backoff_ms,
+          [self, attempts_left, started_ms, done] {
+            controlled_shutdown(self, attempts_left - 1, started_ms, done);
+          });
+  };
+  caf::actor dest;
+  if (c.controller_id == ctx.node_id)
+    dest = c.controller;
+  else if (auto p = c.peers.find(c.controller_id); p != c.peers.end())
+    dest = p->second.broker;
+  if (!c.cache || !dest) {
+    retry({error_code::not_controller,
+           !c.cache ? "not registered yet" : "no controller is known (or reachable) yet", {}});
+    return;
+  }
+  controlled_shutdown_request req{ctx.node_id, c.cache->node_epoch()};
+  self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
+    .then(
+      [self, started_ms, done, retry, prefix](const controlled_shutdown_response& r) {
+        if (r.error != error_code::none || !r.remaining.empty())
+          return retry(r);
+        auto& ctx = *self->state.ctx;
+        ctx.emit(node_event_level::info, "controlled_shutdown",
+                 prefix + "Controlled shutdown request returned successfully after "
+                   + std::to_string(ctx.clock_ms() - started_ms) + "ms");
+        done(r);
+      },
+      [self, retry](const caf::error& e) {
+        retry({error_code::request_timed_out, self->system().render(e), {}});
+      });
+}
+
 // Sends a CreateTopics to the controller's node; retried while there is no
 // controller or it moved (NOT_CONTROLLER), up to the request timeout.
 void create_via_controller(broker_ptr self, controller_create_topic_request req, int64_t deadline_ms,
@@ -844,19 +903,35 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
     [=](const metadata_request& req) { return answer_metadata(self, req); },
     [=](init_producer_id_request& req) -> caf::result<init_producer_id_response> {
       // Idempotent producers may ask any broker (docs/transactions.md
-      // §InitProducerId step 3);
-      // shard 0 hands out their producer ids.
+      // §InitProducerId step 3). Embedded, shard 0 hands out their
+      // producer ids. In a cluster every shard's ids come from blocks
+      // claimed cluster-wide, so any shard will do: one this node leads
+      // (Kafka's broker uses its own ProducerIdManager), else any known,
+      // so that one node down does not stop idempotent producers.
       if (req.has_transactional_id)
         return init_producer_id_response{error_code::not_coordinator,
                                          "ask the transaction coordinator"};
-      auto shard0 = self->state.ctx->directory->txn_coordinator(0);
-      if (!shard0) {
-        if (self->state.ctx->cluster_mode)
+      auto& ctx = *self->state.ctx;
+      auto shard = ctx.directory->txn_coordinator(0);
+      if (ctx.cluster_mode) {
+        shard = txn_coordinator_actor{};
+        auto& local = self->state.cluster.local;
+        auto shards = ctx.config.transaction_state_log_num_partitions;
+        for (int32_t s = 0; s < shards && !shard; ++s)
+          if (local.count({transaction_state_topic, s}))
+            shard = ctx.directory->txn_coordinator(s);
+        for (int32_t s = 0; s < shards && !shard; ++s)
+          shard = ctx.directory->txn_coordinator(s);
+      }
+      if (!shard) {
+        if (ctx.cluster_mode)
           ensure_internal_topic(self, transaction_state_topic);
         return init_producer_id_response{error_code::coordinator_not_available,
-                                         "transaction coordinator 0 is not available"};
+                                         ctx.cluster_mode
+                                           ? "no transaction coordinator is available yet"
+                                           : "transaction coordinator 0 is not available"};
       }
-      return self->delegate(shard0, std::move(req));
+      return self->delegate(shard, std::move(req));
     },
     [=](const list_transactions_request& req) { return list_transactions(self, req); },
     [=](const cluster_hello_request& req) {
@@ -944,6 +1019,22 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
         if (auto i = c.local.find(tp); i != c.local.end())
           r.handles.push_back({tp, i->second.leader_epoch, i->second.leader, i->second.coordinator});
       return r;
+    },
+    [=](controlled_shutdown_request& req) -> caf::result<caf::message> {
+      auto& c = self->state.cluster;
+      if (!c.controller)
+        return caf::make_message(controlled_shutdown_response{error_code::not_controller,
+                                                              "no controller here", {}});
+      return self->delegate(c.controller, std::move(req));
+    },
+    [=](controlled_shutdown_atom) -> caf::result<controlled_shutdown_response> {
+      auto rp = self->make_response_promise<controlled_shutdown_response>();
+      auto& ctx = *self->state.ctx;
+      ctx.emit(node_event_level::info, "controlled_shutdown_started",
+               "[KafkaServer id=" + std::to_string(ctx.node_id) + "] Starting controlled shutdown");
+      controlled_shutdown(self, ctx.config.controlled_shutdown_max_retries + 1, ctx.clock_ms(),
+                          [rp](const controlled_shutdown_response& r) mutable { rp.deliver(r); });
+      return rp;
     },
     [=](controller_create_topic_request& req) -> caf::result<caf::message> {
       auto& c = self->state.cluster;

@@ -396,6 +396,17 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
     emit_event(events, node_event_level::warn, "controller_resigned",
                cprefix + "resigned as controller: " + why);
   };
+  co.events.controlled_shutdown = [events, cprefix](controller::node_id node, const status& result,
+                                                    size_t remaining) {
+    if (result.ok())
+      emit_event(events, node_event_level::info, "controlled_shutdown_of",
+                 cprefix + "Shutting down broker " + std::to_string(node) + " ("
+                   + std::to_string(remaining) + " partitions still led by it)");
+    else
+      emit_event(events, node_event_level::warn, "controlled_shutdown_of",
+                 cprefix + "Controlled shutdown of broker " + std::to_string(node)
+                   + " refused: " + result.to_string());
+  };
   auto on_fatal = opts.on_fatal;
   co.events.fatal = [events, prefix, on_fatal](const status& why) {
     emit_event(events, node_event_level::error, "fatal", prefix + why.to_string());
@@ -441,6 +452,18 @@ void node::stop() {
   if (stopped_)
     return;
   stopped_ = true;
+  const auto& cfg = ctx_->config;
+  if (opts_.wait_on_stop && ctx_->cluster_mode && cfg.controlled_shutdown_enable) {
+    // Kafka's controlled shutdown: the controller moves this node's
+    // leaderships away before anything stops. The broker's loop ends by
+    // itself; the bound here only guards against a broker that died.
+    int64_t attempts = int64_t{cfg.controlled_shutdown_max_retries} + 1;
+    auto bound = std::chrono::milliseconds(
+      attempts * (int64_t{cfg.request_timeout_ms} + cfg.controlled_shutdown_retry_backoff_ms) + 5000);
+    caf::scoped_actor self{*sys_};
+    self->request(broker_, bound, controlled_shutdown_atom::value)
+      .receive([](const controlled_shutdown_response&) {}, [](const caf::error&) {});
+  }
   if (opts_.wait_on_stop) {
     // A clean shutdown: every partition leader writes a producer-state
     // snapshot at its log end first, so the next start replays nothing

@@ -87,7 +87,7 @@ client_channel::partitions(const std::string& topic, bool refresh,
 
 status_or<const std::vector<partition_actor>*>
 client_channel::partitions_view(const std::string& topic, bool refresh,
-                                std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout, bool offline_ok) {
   expire_caches();
   if (!refresh)
     if (auto i = topics_.find(topic); i != topics_.end())
@@ -98,8 +98,13 @@ client_channel::partitions_view(const std::string& topic, bool refresh,
   if (r->topics.size() != 1)
     return status{error_code::unknown_server_error, "malformed metadata response"};
   auto& tm = r->topics.front();
-  if (tm.error != error_code::none)
+  bool some_offline = tm.error == error_code::leader_not_available && !tm.partitions.empty();
+  if (tm.error == error_code::unknown_topic_or_partition)
     return status{tm.error, "topic '" + topic + "' does not exist"};
+  if (some_offline && !offline_ok)
+    return status{tm.error, "topic '" + topic + "' has partitions without a leader"};
+  if (tm.error != error_code::none && !some_offline)
+    return status{tm.error, "metadata of topic '" + topic + "'"};
   auto& cached = topics_[topic];
   cached = std::move(tm.partitions);
   return &cached;

@@ -54,9 +54,14 @@ public:
                                                 std::chrono::milliseconds timeout);
   /// The same list without copying it (a topic may have 10 000 partitions
   /// and a producer looks it up at every send): valid until the next
-  /// lookup of `topic` with `refresh`.
+  /// lookup of `topic` with `refresh`. With `offline_ok`, a topic some of
+  /// whose partitions have no leader (LEADER_NOT_AVAILABLE in a cluster)
+  /// is returned with null handles for those, as Kafka's metadata lists
+  /// them with leader -1 (the producer queues records for them and its
+  /// session waits for a leader).
   status_or<const std::vector<partition_actor>*>
-  partitions_view(const std::string& topic, bool refresh, std::chrono::milliseconds timeout);
+  partitions_view(const std::string& topic, bool refresh, std::chrono::milliseconds timeout,
+                  bool offline_ok = false);
   /// The coordinator for key_type 1 (transactional id) or 0 (group).
   status_or<caf::actor> coordinator(int8_t key_type, const std::string& key, bool refresh,
                                     std::chrono::milliseconds timeout);

@@ -348,14 +348,31 @@ struct producer::impl {
     throw kafka_exception(st, error_class::abortable);
   }
 
-  // The record's partition and its leader.
+  // The record's partition and its leader (null while the partition has
+  // none: the session waits for one, up to delivery.timeout.ms). A
+  // retriable metadata error (no connection yet, no leader of any
+  // partition) is retried until max.block.ms, as Kafka's send() waits for
+  // the topic's metadata; then the send fails with Kafka's "not present in
+  // metadata" timeout.
   std::pair<topic_partition, partition_actor> choose_partition(const producer_record& r) {
-    auto parts = ch.partitions_view(r.topic, false, request_timeout());
-    if (!parts.ok())
-      unplaceable(parts.error());
-    auto& leaders = **parts;
-    auto tp = place(r, static_cast<int32_t>(leaders.size()));
-    return {tp, leaders[static_cast<size_t>(tp.partition)]};
+    auto deadline = ch.deadline_clock_ms() + cfg.max_block_ms;
+    for (bool refresh = false;; refresh = true) {
+      auto parts = ch.partitions_view(r.topic, refresh, request_timeout_until(deadline), true);
+      if (parts.ok()) {
+        auto& leaders = **parts;
+        auto tp = place(r, static_cast<int32_t>(leaders.size()));
+        return {tp, leaders[static_cast<size_t>(tp.partition)]};
+      }
+      auto code = parts.error().code();
+      if (code == error_code::unknown_topic_or_partition || !is_retriable(code))
+        unplaceable(parts.error());
+      if (ch.deadline_clock_ms() >= deadline)
+        unplaceable(status{error_code::request_timed_out,
+                           "Topic " + r.topic + " not present in metadata after "
+                             + std::to_string(cfg.max_block_ms)
+                             + " ms (last error: " + parts.error().to_string() + ")"});
+      ch.sleep_ms(cfg.retry_backoff_ms);
+    }
   }
 
   topic_partition place(const producer_record& r, int32_t n) {

@@ -29,6 +29,21 @@ struct session_state {
   producer_config cfg;
   std::unique_ptr<record_accumulator> acc;
   std::map<topic_partition, partition_actor> leaders;
+  // Leaders to look up again before the next send: their last request
+  // failed with an error that means the leader moved or went away
+  // (Kafka's Sender requests a metadata update on these). The handle that
+  // failed is kept until another is learned, so a record that still
+  // carries it (from the producer's cache) does not bring it back.
+  std::set<topic_partition> stale;
+  std::map<topic_partition, partition_actor> refused;
+  // Sends waiting for their topic's metadata, by topic.
+  struct waiting_send {
+    topic_partition tp;
+    uint64_t generation;
+    produce_request req;
+    int64_t deadline_ms;
+  };
+  std::map<std::string, std::vector<waiting_send>> refreshing;
   std::vector<session_completion> done;
   completion_sink sink;
   std::vector<caf::response_promise> flushes;
@@ -64,25 +79,106 @@ int64_t now_ms(session_ptr self) {
 void on_reply(session_ptr self, const topic_partition& tp, uint64_t generation, error_code err,
               const std::string& msg, int64_t base_offset);
 
+bool leader_may_have_moved(error_code e) {
+  switch (e) {
+    case error_code::not_leader_or_follower:
+    case error_code::unknown_topic_or_partition:
+    case error_code::leader_not_available:
+    case error_code::fenced_leader_epoch:
+    case error_code::request_timed_out: // no reply: a lost connection or a stopped leader
+      return true;
+    default:
+      return false;
+  }
+}
+
+milliseconds timeout_until(session_ptr self, int64_t deadline_ms) {
+  auto left = std::max<int64_t>(1, deadline_ms - now_ms(self));
+  return milliseconds(std::min<int64_t>(self->state.cfg.request_timeout_ms, left));
+}
+
+void mark_stale(session_ptr self, const topic_partition& tp, const partition_actor& leader) {
+  self->state.stale.insert(tp);
+  self->state.refused[tp] = leader;
+}
+
+void send_produce(session_ptr self, const topic_partition& tp, uint64_t generation,
+                  produce_request req, int64_t deadline_ms) {
+  // No reply is awaited past the batch's delivery.timeout.ms (KIP-91).
+  auto leader = self->state.leaders[tp];
+  self->request(leader, timeout_until(self, deadline_ms), std::move(req))
+    .then(
+      [self, tp, generation, leader](const produce_response& r) {
+        if (leader_may_have_moved(r.error))
+          mark_stale(self, tp, leader);
+        on_reply(self, tp, generation, r.error, r.message, r.base_offset);
+      },
+      [self, tp, generation, leader](const caf::error& e) {
+        mark_stale(self, tp, leader);
+        on_reply(self, tp, generation, error_code::request_timed_out, self->system().render(e), -1);
+      });
+}
+
+// The reply to a Metadata request for `topic`: the leaders it names
+// replace the stale ones, and the sends that waited go out; a send whose
+// leader is still unknown fails retriably (the accumulator backs off and
+// sends it again, which asks again).
+void on_leaders(session_ptr self, const std::string& topic, error_code err, const std::string& msg,
+                const std::vector<partition_actor>& partitions) {
+  auto& st = self->state;
+  auto waiting = std::move(st.refreshing[topic]);
+  st.refreshing.erase(topic);
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    topic_partition tp{topic, static_cast<int32_t>(i)};
+    if (!partitions[i] || (!st.stale.count(tp) && st.leaders[tp]))
+      continue;
+    // The same handle again is taken too (the leader is slow, not gone),
+    // and records carrying it are then welcome again.
+    st.leaders[tp] = partitions[i];
+    st.stale.erase(tp);
+    if (auto f = st.refused.find(tp); f != st.refused.end() && f->second == partitions[i])
+      st.refused.erase(f);
+  }
+  for (auto& w : waiting) {
+    if (!st.stale.count(w.tp) && st.leaders[w.tp]) {
+      send_produce(self, w.tp, w.generation, std::move(w.req), w.deadline_ms);
+      continue;
+    }
+    auto e = err != error_code::none ? err : error_code::leader_not_available;
+    on_reply(self, w.tp, w.generation, e,
+             msg.empty() ? "no new leader of " + to_string(w.tp) + " is known yet" : msg, -1);
+  }
+}
+
+// Looks the leaders of `topic` up again (one request per topic at a time).
+void refresh_leaders(session_ptr self, const std::string& topic, int64_t deadline_ms) {
+  self->request(self->state.broker, timeout_until(self, deadline_ms), metadata_request{{topic}})
+    .then(
+      [self, topic](const metadata_response& r) {
+        for (auto& tm : r.topics)
+          if (tm.name == topic)
+            return on_leaders(self, topic, tm.error, "", tm.partitions);
+        on_leaders(self, topic, error_code::unknown_server_error, "malformed metadata response", {});
+      },
+      [self, topic](const caf::error& e) {
+        on_leaders(self, topic, error_code::request_timed_out, self->system().render(e), {});
+      });
+}
+
 // Sends what the accumulator has ready, arms the retry timer, and answers
 // waiting flushes once everything is resolved.
 void drive(session_ptr self) {
   auto& st = self->state;
   for (auto& b : st.acc->ready()) {
-    auto tp = b.tp;
-    auto generation = b.generation;
     produce_request req{b.tp, st.cfg.transactional_id.value_or(""), v2::encode(b.batch)};
-    // No reply is awaited past the batch's delivery.timeout.ms (KIP-91).
-    auto left = std::max<int64_t>(1, b.deadline_ms - now_ms(self));
-    auto timeout = milliseconds(std::min<int64_t>(st.cfg.request_timeout_ms, left));
-    self->request(st.leaders[tp], timeout, std::move(req))
-      .then(
-        [self, tp, generation](const produce_response& r) {
-          on_reply(self, tp, generation, r.error, r.message, r.base_offset);
-        },
-        [self, tp, generation](const caf::error& e) {
-          on_reply(self, tp, generation, error_code::request_timed_out, self->system().render(e), -1);
-        });
+    if (st.stale.count(b.tp) || !st.leaders[b.tp]) {
+      auto& waiting = st.refreshing[b.tp.topic];
+      waiting.push_back({b.tp, b.generation, std::move(req), b.deadline_ms});
+      if (waiting.size() == 1)
+        refresh_leaders(self, b.tp.topic, b.deadline_ms);
+      continue;
+    }
+    send_produce(self, b.tp, b.generation, std::move(req), b.deadline_ms);
   }
   if (st.acc->wants_retry_timer())
     self->delayed_send(self, milliseconds(st.cfg.retry_backoff_ms), session_retry{});
@@ -215,7 +311,17 @@ caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broke
     },
     [=](session_record& r) {
       auto& st = self->state;
-      st.leaders[r.tp] = r.leader;
+      // A record still carrying a leader that failed (the producer's
+      // cached metadata) does not replace the one looked up since.
+      if (!r.leader) {
+        // No leader in the producer's metadata: the session looks it up.
+      } else if (auto f = st.refused.find(r.tp); f == st.refused.end() || f->second != r.leader) {
+        if (f != st.refused.end()) { // a newer view than the one that failed
+          st.refused.erase(f);
+          st.stale.erase(r.tp);
+        }
+        st.leaders[r.tp] = r.leader;
+      }
       if (r.add_to_txn && !st.acc->held(r.tp)) {
         st.acc->hold(r.tp);
         st.to_add.insert(r.tp);

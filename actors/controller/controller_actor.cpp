@@ -60,6 +60,8 @@ struct controller_state {
   bool nodes_changed = false;
   // CreateTopics waiting for the core's answer, by topic name.
   std::map<std::string, std::vector<caf::response_promise>> creating;
+  // ControlledShutdown requests waiting for the core's answer, by node.
+  std::map<node_id, std::vector<caf::response_promise>> shutting_down;
   static inline const char* name = "caftx.controller";
 };
 
@@ -155,6 +157,12 @@ void resign(ctl_ptr self, const std::string& why) {
       rp.deliver(txn_response{error_code::not_controller,
                               "node " + std::to_string(st.opts.node_id)
                                 + " stopped being the controller: " + why});
+  for (auto& [id, waiting] : std::exchange(st.shutting_down, {}))
+    for (auto& rp : waiting)
+      rp.deliver(controlled_shutdown_response{error_code::not_controller,
+                                              "node " + std::to_string(st.opts.node_id)
+                                                + " stopped being the controller: " + why,
+                                              {}});
   ++st.generation;
   if (st.opts.events.resigned)
     st.opts.events.resigned(why);
@@ -176,6 +184,16 @@ void run(ctl_ptr self, controller_decision d) {
     for (auto& rp : i->second)
       rp.deliver(txn_response{c.result.code(), c.result.message()});
     st.creating.erase(i);
+  }
+  for (auto& c : d.shutdowns) {
+    auto i = st.shutting_down.find(c.node);
+    if (i == st.shutting_down.end())
+      continue;
+    if (st.opts.events.controlled_shutdown)
+      st.opts.events.controlled_shutdown(c.node, c.result, c.remaining.size());
+    for (auto& rp : i->second)
+      rp.deliver(controlled_shutdown_response{c.result.code(), c.result.message(), c.remaining});
+    st.shutting_down.erase(i);
   }
   if (d.resigned) {
     resign(self, "a newer controller wrote to the store");
@@ -747,6 +765,17 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
       auto rp = self->make_response_promise();
       st.creating[req.name].push_back(rp);
       run(self, st.core->create_topic(c));
+      return rp;
+    },
+    [=](const controlled_shutdown_request& req) -> caf::result<controlled_shutdown_response> {
+      auto& st = self->state;
+      if (!st.core)
+        return controlled_shutdown_response{
+          error_code::not_controller,
+          "node " + std::to_string(st.opts.node_id) + " is not the controller", {}};
+      auto rp = self->make_response_promise<controlled_shutdown_response>();
+      st.shutting_down[req.node_id].push_back(rp);
+      run(self, st.core->controlled_shutdown(req.node_id, req.node_epoch));
       return rp;
     },
     [=](const controller_topic_request& req) -> caf::result<controller_topic_response> {

@@ -40,6 +40,10 @@ struct controller_events {
   /// This node became controller at `controller_epoch`, or stopped being it.
   std::function<void(int32_t controller_epoch)> elected;
   std::function<void(const std::string& why)> resigned;
+  /// A ControlledShutdown of `node` was answered (Kafka's controller logs
+  /// "Shutting down broker N"), with the count of partitions it still leads.
+  std::function<void(controller::node_id node, const status& result, size_t remaining)>
+    controlled_shutdown;
   /// Registration is impossible (another live node has this node.id, a
   /// malformed znode): the node must stop.
   std::function<void(const status& why)> fatal;

@@ -156,6 +156,8 @@ inline std::vector<caf::message> samples() {
     caf::make_message(node_handles_response{2, {partition_handle{tp, 3, {}, {}}}}),
     caf::make_message(controller_create_topic_request{"orders", 6, 1, {{"retention.ms", "1000"}}}),
     caf::make_message(controller_topic_request{"orders"}),
+    caf::make_message(controlled_shutdown_request{2, 4294967297}),
+    caf::make_message(controlled_shutdown_response{error_code::none, "", {tp}}),
     caf::make_message(cluster_nodes_request{}),
     caf::make_message(producer_id_block_request{}),
     caf::make_message(producer_id_block_response{error_code::none, "", 3000, 3999}),

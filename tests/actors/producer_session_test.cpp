@@ -84,16 +84,47 @@ TEST_F(ProducerSessionTest, KilledSessionMakesTheOpenTransactionAbortableThenThe
             (std::vector<std::string>{"b"}));
 }
 
-// The session alone, against a fake broker, coordinator and partition
-// leader that log what reaches them in order.
-class SessionAddPartitionsTest : public node_fixture {
+// A session alone, against fakes that log what reaches them in order.
+class session_alone : public node_fixture {
+protected:
+  caf::actor session;
+  std::vector<caf::actor> fakes; // killed at the end with the session
+
+  template <class F>
+  caf::actor fake(F behavior) {
+    fakes.push_back(sys.spawn(std::move(behavior)));
+    return fakes.back();
+  }
+
+  void TearDown() override {
+    fakes.push_back(session);
+    for (auto& a : fakes)
+      caf::anon_send_exit(a, caf::exit_reason::kill);
+    sched.run();
+  }
+
+  /// Flushes and runs every timer until the session answers.
+  session_flush_result flush() {
+    auto handle = self->request(session, caf::infinite, session_flush{false});
+    sched.run();
+    while (self->mailbox().empty() && sched.trigger_timeout())
+      sched.run();
+    session_flush_result result;
+    handle.receive([&](session_flush_result& r) { result = std::move(r); },
+                   [&](caf::error& e) { ADD_FAILURE() << "no reply: " << sys.render(e); });
+    return result;
+  }
+};
+
+// The session against a fake broker, coordinator and partition leader.
+class SessionAddPartitionsTest : public session_alone {
 protected:
   std::vector<std::string> log;
   std::vector<error_code> add_replies; // scripted, then NONE
-  caf::actor coordinator, broker_fake, leader, session;
+  caf::actor coordinator, broker_fake, leader;
 
   void SetUp() override {
-    coordinator = sys.spawn([this]() -> caf::behavior {
+    coordinator = fake([this]() -> caf::behavior {
       return {[this](const add_partitions_to_txn_request& r) {
         std::string line = "add " + r.transactional_id + " pid " + std::to_string(r.pid.value)
                            + " epoch " + std::to_string(r.epoch.value) + ":";
@@ -108,13 +139,13 @@ protected:
         return txn_response{e, e == error_code::none ? "" : "scripted"};
       }};
     });
-    broker_fake = sys.spawn([this]() -> caf::behavior {
+    broker_fake = fake([this]() -> caf::behavior {
       return {[this](const find_coordinator_request& r) {
         log.push_back("find " + r.key);
         return find_coordinator_response{error_code::none, "", 0, coordinator};
       }};
     });
-    leader = sys.spawn([this]() -> caf::behavior {
+    leader = fake([this]() -> caf::behavior {
       return {[this](const produce_request& r) {
         auto h = v2::validate(r.records);
         EXPECT_TRUE(h.ok()) << h.error().to_string();
@@ -131,28 +162,11 @@ protected:
     caf::anon_send(session, session_identity{producer_id{9}, producer_epoch{4}});
   }
 
-  void TearDown() override {
-    for (auto* a : {&coordinator, &broker_fake, &leader, &session})
-      caf::anon_send_exit(*a, caf::exit_reason::kill);
-    sched.run();
-  }
-
   void record_for(int partition, uint64_t id, bool add) {
     caf::anon_send(session, session_record{id, {"t", partition}, caf::actor_cast<partition_actor>(leader),
                                            record{"", "v", {}, 1}, add});
   }
 
-  /// Flushes and runs every timer until the session answers.
-  session_flush_result flush() {
-    auto handle = self->request(session, caf::infinite, session_flush{false});
-    sched.run();
-    while (self->mailbox().empty() && sched.trigger_timeout())
-      sched.run();
-    session_flush_result result;
-    handle.receive([&](session_flush_result& r) { result = std::move(r); },
-                   [&](caf::error& e) { ADD_FAILURE() << "no reply: " << sys.render(e); });
-    return result;
-  }
 };
 
 TEST_F(SessionAddPartitionsTest, ABurstOfNewPartitionsIsAddedInOneRequestBeforeTheirFirstBatch) {
@@ -211,6 +225,108 @@ TEST_F(SessionAddPartitionsTest, AnAbortBeforeTheAddDropsTheHeldRecordsAndTheNex
                                            "produce t-0 seq 0"}));
   ASSERT_EQ(next.completions.size(), 1u);
   EXPECT_EQ(next.completions[0].offset, 100);
+}
+
+// A leader that answers NOT_LEADER_OR_FOLLOWER or is gone: the session
+// asks the broker for the topic's leaders (Kafka's Sender requests a
+// metadata update) and retries the same batch, with the same sequence, to
+// the leader the broker names, instead of the handle that failed.
+class SessionLeaderMovesTest : public session_alone {
+protected:
+  std::vector<std::string> log;
+  std::vector<error_code> old_replies; // scripted answers of the old leader, then NONE
+  std::vector<std::vector<partition_actor>> metadata; // the broker's answers; the last repeats
+  caf::actor broker_fake, old_leader, new_leader;
+
+  caf::actor fake_leader(const std::string& name, std::vector<error_code>* replies) {
+    return fake([this, name, replies]() -> caf::behavior {
+      return {[this, name, replies](const produce_request& r) {
+        auto h = v2::validate(r.records);
+        auto seq = h.ok() ? h->base_sequence : -2;
+        log.push_back(name + " " + to_string(r.tp) + " seq " + std::to_string(seq));
+        error_code e = error_code::none;
+        if (replies && !replies->empty()) {
+          e = replies->front();
+          replies->erase(replies->begin());
+        }
+        if (e != error_code::none)
+          return produce_response{e, "scripted", -1, 0};
+        return produce_response{error_code::none, "", 100 + seq, 0};
+      }};
+    });
+  }
+
+  void SetUp() override {
+    old_leader = fake_leader("old", &old_replies);
+    new_leader = fake_leader("new", nullptr);
+    broker_fake = fake([this]() -> caf::behavior {
+      return {[this](const metadata_request& r) {
+        log.push_back("metadata " + r.topics.at(0));
+        topic_metadata tm{r.topics.at(0), error_code::none, metadata.front()};
+        if (metadata.size() > 1)
+          metadata.erase(metadata.begin());
+        if (tm.partitions.empty() || !tm.partitions.front())
+          tm.error = error_code::leader_not_available;
+        return metadata_response{{tm}};
+      }};
+    });
+    producer_config pc;
+    pc.linger_ms = 1000;
+    pc.batch_size = 1; // every record a batch
+    session = spawn_producer_session(sys, pc, broker_fake);
+    caf::anon_send(session, session_identity{producer_id{9}, producer_epoch{0}});
+  }
+
+  void record_via(const caf::actor& leader, uint64_t id) {
+    caf::anon_send(session, session_record{id, {"t", 0}, caf::actor_cast<partition_actor>(leader),
+                                           record{"", "v", {}, 1}, false});
+  }
+
+};
+
+TEST_F(SessionLeaderMovesTest, NotLeaderOrFollowerSendsTheRetryToTheLeaderTheBrokerNames) {
+  old_replies = {error_code::not_leader_or_follower};
+  metadata = {{caf::actor_cast<partition_actor>(new_leader)}};
+  record_via(old_leader, 1);
+  auto r = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"old t-0 seq 0", "metadata t", "new t-0 seq 0"}));
+  ASSERT_EQ(r.completions.size(), 1u);
+  EXPECT_EQ(r.completions[0].error, error_code::none);
+  EXPECT_EQ(r.completions[0].offset, 100);
+  // A record that still carries the old leader (the producer's cached
+  // metadata) goes to the new one.
+  log.clear();
+  record_via(old_leader, 2);
+  r = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"new t-0 seq 1"}));
+  ASSERT_EQ(r.completions.size(), 1u);
+  EXPECT_EQ(r.completions[0].offset, 101);
+}
+
+TEST_F(SessionLeaderMovesTest, AStoppedLeaderIsLookedUpAgainUntilTheBrokerKnowsANewOne) {
+  caf::anon_send_exit(old_leader, caf::exit_reason::kill);
+  sched.run();
+  // The broker knows no leader at first (LEADER_NOT_AVAILABLE), then the
+  // new one.
+  metadata = {{partition_actor{}}, {caf::actor_cast<partition_actor>(new_leader)}};
+  record_via(old_leader, 1);
+  auto r = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"metadata t", "metadata t", "new t-0 seq 0"}));
+  ASSERT_EQ(r.completions.size(), 1u);
+  EXPECT_EQ(r.completions[0].error, error_code::none);
+  EXPECT_EQ(r.completions[0].offset, 100);
+}
+
+// A partition without a leader in the producer's metadata (Kafka lists it
+// with leader -1): its records are queued and the session asks for the
+// leader before the first send.
+TEST_F(SessionLeaderMovesTest, ARecordWithoutALeaderWaitsForTheOneTheBrokerNames) {
+  metadata = {{caf::actor_cast<partition_actor>(new_leader)}};
+  record_via(caf::actor{}, 1);
+  auto r = flush();
+  EXPECT_EQ(log, (std::vector<std::string>{"metadata t", "new t-0 seq 0"}));
+  ASSERT_EQ(r.completions.size(), 1u);
+  EXPECT_EQ(r.completions[0].offset, 100);
 }
 
 } // namespace

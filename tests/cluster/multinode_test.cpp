@@ -77,9 +77,9 @@ protected:
 
   // Starts nodes 1..n and waits until each is registered and connected to
   // every other one (the controller's UpdateMetadata reached it).
-  void start_cluster(int32_t n) {
+  void start_cluster(int32_t n, const std::map<std::string, std::string>& extra = {}) {
     for (int32_t id = 1; id <= n; ++id)
-      start(id);
+      start(id, extra);
     for (int32_t id = 1; id <= n; ++id)
       for (int32_t other = 1; other <= n; ++other) {
         if (other == id)
@@ -329,9 +329,12 @@ TEST_F(Cluster, KilledNodeRestartsAndNothingAcknowledgedIsLost) {
   // The victim leads a partition of k but not the transaction's shard.
   auto shard_node = wait_leader_of(
     {"__transaction_state", partition_for("killed-tx", internal_partitions)});
+  // Preferably the node of __transaction_state-0 too: an idempotent
+  // producer's InitProducerId must not depend on one shard.
+  auto shard0_node = wait_leader_of({"__transaction_state", 0});
   int32_t victim_part = -1;
   for (auto& [part, n] : node_of)
-    if (n != shard_node)
+    if (n != shard_node && (victim_part < 0 || n == shard0_node))
       victim_part = part;
   ASSERT_GE(victim_part, 0);
   auto victim = node_of[victim_part];
@@ -353,9 +356,18 @@ TEST_F(Cluster, KilledNodeRestartsAndNothingAcknowledgedIsLost) {
   } catch (const kafka_exception& e) {
     EXPECT_TRUE(e.is_abortable() || e.cls() == error_class::retriable) << e.what();
   }
+  // An idempotent send to the victim's partition while it is down: its
+  // retries look the leader up again and reach the restarted node.
+  producer idem{client_props({{"enable.idempotence", "true"},
+                              {"request.timeout.ms", "1500"},
+                              {"delivery.timeout.ms", "60000"}})};
+  auto pending = idem.send({"k", victim_part, "", "while-down", {}, -1});
   start(victim);
   std::vector<std::string> errors;
   ASSERT_TRUE(abort_until_done(p, 60s, errors)) << ::testing::PrintToString(errors);
+  auto delivered = pending.get();
+  EXPECT_GE(delivered.offset, 0);
+  acknowledged.push_back(std::to_string(victim_part) + ":while-down");
   // Leader again, at a greater leader epoch (offline, then elected).
   EXPECT_TRUE(wait_until(
     [&] {
@@ -481,6 +493,49 @@ TEST_F(Cluster, FrozenControllerIsDeposedAndRejoinsAsANode) {
   p.commit_transaction();
   EXPECT_EQ(read_committed({{"f", 0}, {"f", 1}, {"f", 2}}, 3),
             (std::multiset<std::string>{"0:v0", "1:v1", "2:v2"}));
+}
+
+// SIGTERM is Kafka's controlled shutdown: the node asks the controller
+// first, which logs it (for its own node too); with the controller frozen
+// the attempts time out, and the node stops anyway (an unclean shutdown),
+// exit 0, within its retries. The session timeout is long enough that no
+// other controller is elected meanwhile.
+TEST_F(Cluster, SigtermAsksTheControllerFirstAndStopsAnywayWhenItCannotAnswer) {
+  start_cluster(3, {{"zookeeper.session.timeout.ms", "15000"},
+                    {"controlled.shutdown.max.retries", "1"},
+                    {"controlled.shutdown.retry.backoff.ms", "100"},
+                    {"request.timeout.ms", "1000"}});
+  auto ctl = controller_at(1);
+  ASSERT_GT(ctl, 0);
+  std::vector<int32_t> others;
+  for (auto& [id, _] : nodes)
+    if (id != ctl)
+      others.push_back(id);
+  auto a = others.at(0), b = others.at(1);
+  EXPECT_EQ(exit_code(nodes[a]->proc().stop(SIGTERM, 30s)), 0) << nodes[a]->proc().err();
+  EXPECT_TRUE(logged(a, "[KafkaServer id=" + std::to_string(a) + "] Starting controlled shutdown"))
+    << log(a);
+  EXPECT_TRUE(logged(a, "Controlled shutdown request returned successfully after")) << log(a);
+  EXPECT_TRUE(wait_until(
+    [&] {
+      return logged(ctl, "[Controller id=" + std::to_string(ctl) + "] Shutting down broker "
+                           + std::to_string(a) + " (0 partitions still led by it)");
+    },
+    10s))
+    << log(ctl);
+
+  ASSERT_EQ(::kill(nodes[ctl]->proc().pid(), SIGSTOP), 0);
+  EXPECT_EQ(exit_code(nodes[b]->proc().stop(SIGTERM, 30s)), 0) << nodes[b]->proc().err();
+  ASSERT_EQ(::kill(nodes[ctl]->proc().pid(), SIGCONT), 0);
+  EXPECT_TRUE(logged(b, "Retrying controlled shutdown after the previous attempt failed")) << log(b);
+  EXPECT_TRUE(logged(b, "Proceeding to do an unclean shutdown as all the controlled shutdown "
+                        "attempts failed"))
+    << log(b);
+  EXPECT_FALSE(logged(b, "Controlled shutdown request returned successfully")) << log(b);
+
+  EXPECT_EQ(exit_code(nodes[ctl]->proc().stop(SIGTERM, 30s)), 0) << nodes[ctl]->proc().err();
+  EXPECT_TRUE(logged(ctl, "Shutting down broker " + std::to_string(ctl) + " (")) << log(ctl);
+  EXPECT_TRUE(logged(ctl, "Controlled shutdown request returned successfully after")) << log(ctl);
 }
 
 // northwind-pipeline --bootstrap-servers against three nodes, with
