@@ -67,6 +67,16 @@ struct offset_fetch_request;
 struct offset_fetch_response;
 struct offsets_retention_tick;
 
+struct controller_create_topic_request;
+struct controller_topic_request;
+struct controller_topic_response;
+struct producer_id_block_request;
+struct producer_id_block_response;
+struct controlled_shutdown_request;
+struct controlled_shutdown_response;
+struct coord_session_event;
+struct coord_watch_event;
+
 // -- partition leaders (actors/partition/partition_actor.hpp) -----------------
 
 /// A partition leader as its clients, coordinators and other nodes see it
@@ -139,5 +149,31 @@ using group_coordinator_actor = caf::typed_actor<
 /// retention timer); not for other actors.
 using group_coordinator_impl_actor = group_coordinator_actor::extend<
   caf::reacts_to<coordinator_load_chunk>, caf::reacts_to<offsets_retention_tick>>;
+
+// -- controllers (actors/controller/controller_actor.hpp) ----------------------
+
+/// A node's controller actor (actors/controller/controller_actor.hpp) as
+/// its node's broker and transaction coordinator shards see it (other
+/// nodes reach it through their broker, which hands the request on).
+/// Every error is a Kafka error code in the response (NOT_CONTROLLER when
+/// this node is not the controller); CAF errors mean "no reply".
+using controller_actor = caf::typed_actor<
+  caf::replies_to<controller_create_topic_request>::with<txn_response>,
+  caf::replies_to<controller_topic_request>::with<controller_topic_response>,
+  caf::replies_to<producer_id_block_request>::with<producer_id_block_response>,
+  caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>>;
+
+/// The controller's own steps: registering again, a producer id block
+/// claim retried, a new election round.
+using controller_register_atom = caf::atom_constant<caf::atom("register")>;
+using controller_pid_retry_atom = caf::atom_constant<caf::atom("pidretry")>;
+using controller_reelect_atom = caf::atom_constant<caf::atom("reelect")>;
+
+/// What a controller also takes from its coordination store (session and
+/// watch events) and from itself; not for other actors.
+using controller_impl_actor = controller_actor::extend<
+  caf::reacts_to<coord_session_event>, caf::reacts_to<coord_watch_event>,
+  caf::reacts_to<controller_register_atom, int64_t>, caf::reacts_to<controller_pid_retry_atom>,
+  caf::reacts_to<controller_reelect_atom>>;
 
 } // namespace caftx

@@ -85,7 +85,7 @@ struct topic_waiter {
 };
 
 struct cluster_part {
-  caf::actor controller;
+  controller_actor controller;
   std::optional<metadata_cache_core> cache;
   std::vector<caf::message> early; // controller requests before our registration
   node_id controller_id = -1;
@@ -646,6 +646,18 @@ void on_controller_request(broker_ptr self, const Request& req) {
     apply_stop_replica(self, req);
 }
 
+// Where a request for the controller goes: this node's controller actor
+// when it is the controller, else the controller's node's broker (which
+// hands it on); null while no controller is known or reachable.
+caf::actor controller_destination(broker_ptr self) {
+  auto& c = self->state.cluster;
+  if (c.controller_id == self->state.ctx->node_id)
+    return caf::actor_cast<caf::actor>(c.controller);
+  if (auto p = c.peers.find(c.controller_id); p != c.peers.end())
+    return p->second.broker;
+  return {};
+}
+
 // The node's ControlledShutdown (Kafka's KafkaServer.controlledShutdown):
 // up to controlled.shutdown.max.retries + 1 attempts, each to the
 // controller known now (this node's own controller actor when it is the
@@ -678,11 +690,7 @@ void controlled_shutdown(broker_ptr self, int32_t attempts_left, int64_t started
             controlled_shutdown(self, attempts_left - 1, started_ms, done);
           });
   };
-  caf::actor dest;
-  if (c.controller_id == ctx.node_id)
-    dest = c.controller;
-  else if (auto p = c.peers.find(c.controller_id); p != c.peers.end())
-    dest = p->second.broker;
+  auto dest = controller_destination(self);
   if (!c.cache || !dest) {
     retry({error_code::not_controller,
            !c.cache ? "not registered yet" : "no controller is known (or reachable) yet", {}});
@@ -711,11 +719,7 @@ void create_via_controller(broker_ptr self, controller_create_topic_request req,
                            std::function<void(const txn_response&)> then) {
   auto& c = self->state.cluster;
   auto& ctx = *self->state.ctx;
-  caf::actor dest;
-  if (c.controller_id == ctx.node_id)
-    dest = c.controller;
-  else if (auto p = c.peers.find(c.controller_id); p != c.peers.end())
-    dest = p->second.broker;
+  auto dest = controller_destination(self);
   auto retry = [self, req, deadline_ms, then](txn_response why) {
     if (self->state.ctx->clock_ms() >= deadline_ms) {
       then(why);
@@ -983,7 +987,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       return r;
     },
     // -- cluster mode ---------------------------------------------------------
-    [=](set_controller_atom, caf::actor controller) {
+    [=](set_controller_atom, controller_actor controller) {
       self->state.cluster.controller = std::move(controller);
     },
     [=](registered_atom, int64_t node_epoch) {
@@ -1020,11 +1024,10 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
           r.handles.push_back({tp, i->second.leader_epoch, i->second.leader, i->second.coordinator});
       return r;
     },
-    [=](controlled_shutdown_request& req) -> caf::result<caf::message> {
+    [=](controlled_shutdown_request& req) -> caf::result<controlled_shutdown_response> {
       auto& c = self->state.cluster;
       if (!c.controller)
-        return caf::make_message(controlled_shutdown_response{error_code::not_controller,
-                                                              "no controller here", {}});
+        return controlled_shutdown_response{error_code::not_controller, "no controller here", {}};
       return self->delegate(c.controller, std::move(req));
     },
     [=](controlled_shutdown_atom) -> caf::result<controlled_shutdown_response> {
@@ -1036,10 +1039,10 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
                           [rp](const controlled_shutdown_response& r) mutable { rp.deliver(r); });
       return rp;
     },
-    [=](controller_create_topic_request& req) -> caf::result<caf::message> {
+    [=](controller_create_topic_request& req) -> caf::result<txn_response> {
       auto& c = self->state.cluster;
       if (!c.controller)
-        return caf::make_message(txn_response{error_code::not_controller, "no controller here"});
+        return txn_response{error_code::not_controller, "no controller here"};
       return self->delegate(c.controller, std::move(req));
     },
     [=](resolve_atom) {
@@ -1059,7 +1062,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
 
 } // namespace
 
-void broker_set_controller(const caf::actor& broker, const caf::actor& controller) {
+void broker_set_controller(const caf::actor& broker, const controller_actor& controller) {
   caf::anon_send(broker, set_controller_atom::value, controller);
 }
 

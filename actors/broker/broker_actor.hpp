@@ -9,6 +9,7 @@
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
 
+#include "runtime/actor_interfaces.hpp"
 #include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
@@ -29,7 +30,7 @@ caf::actor spawn_broker(caf::actor_system& sys, std::shared_ptr<const node_conte
 
 /// The node's controller actor, which the broker asks for topic configs
 /// and to which it hands CreateTopics when this node is the controller.
-void broker_set_controller(const caf::actor& broker, const caf::actor& controller);
+void broker_set_controller(const caf::actor& broker, const controller_actor& controller);
 /// The node registered (again) with `node_epoch`: controller requests are
 /// checked against it from now on (held until the first).
 void broker_registered(const caf::actor& broker, int64_t node_epoch);

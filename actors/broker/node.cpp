@@ -413,9 +413,10 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
     if (on_fatal)
       on_fatal(why);
   };
-  n->controller_ = spawn_controller(sys, std::move(co));
-  ctx->controller = n->controller_;
-  broker_set_controller(broker, n->controller_);
+  auto controller = spawn_controller(sys, std::move(co));
+  n->controller_ = caf::actor_cast<caf::actor>(controller);
+  ctx->controller = controller;
+  broker_set_controller(broker, controller);
   // The controller last: stopping it closes the store's session, which
   // deletes /nodes/<id> at once (Kafka's broker deregisters at shutdown).
   ctx->directory->add(broker);

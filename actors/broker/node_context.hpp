@@ -142,7 +142,7 @@ struct node_context {
   bool cluster_mode = false;
   /// Cluster mode: the node's controller actor (producer id blocks); set
   /// before any coordinator starts.
-  caf::actor controller;
+  controller_actor controller;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

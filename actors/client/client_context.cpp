@@ -4,9 +4,9 @@
 
 namespace caftx::detail {
 
-status from_caf_error(caf::actor_system& sys, const caf::error& e) {
+status from_caf_error(caf::actor_system& sys, const caf::error& e, error_code receiver_down) {
   if (e == caf::sec::request_receiver_down)
-    return {error_code::not_coordinator, sys.render(e)};
+    return {receiver_down, sys.render(e)};
   return {error_code::request_timed_out, sys.render(e)};
 }
 

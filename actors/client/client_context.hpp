@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -18,27 +19,35 @@
 
 namespace caftx::detail {
 
-/// Maps a CAF delivery failure (no reply) to a retriable Kafka error.
-status from_caf_error(caf::actor_system& sys, const caf::error& e);
+/// Maps a CAF delivery failure (no reply) to a retriable Kafka error:
+/// REQUEST_TIMED_OUT, or `receiver_down` when the receiver is gone (a
+/// partition leader that stopped or moved: NOT_LEADER_OR_FOLLOWER; a
+/// coordinator: NOT_COORDINATOR, the default), as a Kafka broker that no
+/// longer leads answers.
+status from_caf_error(caf::actor_system& sys, const caf::error& e,
+                      error_code receiver_down = error_code::not_coordinator);
 
 class client_channel {
 public:
   client_channel(caf::actor_system& sys, caf::actor broker);
 
   /// One request/response with a timeout; no reply -> REQUEST_TIMED_OUT
-  /// (or NOT_COORDINATOR if the receiver is gone).
+  /// (or, if the receiver is gone or unknown, NOT_LEADER_OR_FOLLOWER for a
+  /// partition leader and NOT_COORDINATOR for anything else).
   template <class Resp, class Handle, class Req>
   status_or<Resp> call(const Handle& dest, Req req, std::chrono::milliseconds timeout) {
+    constexpr auto gone = std::is_same_v<Handle, partition_actor> ? error_code::not_leader_or_follower
+                                                                  : error_code::not_coordinator;
     status_or<Resp> result{status{error_code::request_timed_out, "no reply"}};
     if (!dest)
-      return status{error_code::not_coordinator, "no destination"};
+      return status{gone, "no destination"};
     auto handle = self_->request(dest, timeout, std::move(req));
     if (after_send_)
       after_send_();
     await(handle.id());
     handle.receive([&](Resp& r) { result = std::move(r); },
                    [&](caf::error& e) {
-                     result = from_caf_error(*sys_, e);
+                     result = from_caf_error(*sys_, e, gone);
                      note_error(result.error().code());
                    });
     return result;

@@ -4,6 +4,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
 #include <map>
@@ -49,7 +50,7 @@ struct controller_state {
   std::vector<std::pair<outbound_request, endpoint>> held;
   // Producer id block claims waiting to be tried again.
   struct pid_retry {
-    caf::response_promise rp;
+    caf::typed_response_promise<producer_id_block_response> rp;
     int attempt = 0;
     std::optional<producer_id_claim> claim;
   };
@@ -59,13 +60,14 @@ struct controller_state {
   // A /nodes change seen while no core ran (becoming controller).
   bool nodes_changed = false;
   // CreateTopics waiting for the core's answer, by topic name.
-  std::map<std::string, std::vector<caf::response_promise>> creating;
+  std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>> creating;
   // ControlledShutdown requests waiting for the core's answer, by node.
-  std::map<node_id, std::vector<caf::response_promise>> shutting_down;
+  std::map<node_id, std::vector<caf::typed_response_promise<controlled_shutdown_response>>>
+    shutting_down;
   static inline const char* name = "caftx.controller";
 };
 
-using ctl_ptr = caf::stateful_actor<controller_state>*;
+using ctl_ptr = controller_impl_actor::stateful_pointer<controller_state>;
 
 write_outcome outcome_of(zrc rc) {
   switch (rc) {
@@ -368,7 +370,7 @@ void become_controller(ctl_ptr self, const controller_identity& me) {
     if (!snap) {
       // The state could not be read (session trouble): the next session
       // elects again; if it stays connected, try the read again.
-      self->delayed_send(self, std::chrono::seconds(1), caf::atom("reelect"));
+      self->delayed_send(self, std::chrono::seconds(1), controller_reelect_atom::value);
       return;
     }
     st.core = std::make_unique<controller_core>(me);
@@ -402,13 +404,13 @@ void read_for_election(ctl_ptr self, uint64_t gen) {
                 if (st.generation != gen || !st.election)
                   return;
                 if (e.rc != zrc::ZOK) {
-                  self->delayed_send(self, std::chrono::seconds(1), caf::atom("reelect"));
+                  self->delayed_send(self, std::chrono::seconds(1), controller_reelect_atom::value);
                   return;
                 }
                 take_step(self, st.election->on_read(current, e.data, e.stat.version), gen);
               },
               [self](caf::error&) {
-                self->delayed_send(self, std::chrono::seconds(1), caf::atom("reelect"));
+                self->delayed_send(self, std::chrono::seconds(1), controller_reelect_atom::value);
               });
         };
         if (ex.rc == zrc::ZNONODE) {
@@ -580,7 +582,7 @@ void register_node_znode(ctl_ptr self) {
                   if (now - st.foreign_since_ms < st.opts.duplicate_wait_ms) {
                     // Perhaps our own earlier life's: it goes with its session.
                     self->delayed_send(self, std::chrono::milliseconds(250),
-                                       caf::atom("register"), session);
+                                       controller_register_atom::value, session);
                     return;
                   }
                   if (st.opts.events.fatal)
@@ -614,7 +616,8 @@ void on_nodes_changed(ctl_ptr self) {
 // write the claim conditionally on the version read; BADVERSION or
 // NODEEXISTS (another node claimed first) reads again; a connection loss
 // reads again and keeps the claim if the znode holds exactly it.
-void claim_pid_block(ctl_ptr self, caf::response_promise rp, int attempt,
+void claim_pid_block(ctl_ptr self, caf::typed_response_promise<producer_id_block_response> rp,
+                     int attempt,
                      std::optional<producer_id_claim> unsure = std::nullopt) {
   if (attempt >= 20) {
     rp.deliver(producer_id_block_response{error_code::request_timed_out,
@@ -625,7 +628,7 @@ void claim_pid_block(ctl_ptr self, caf::response_promise rp, int attempt,
   }
   auto retry_later = [self, rp, attempt](std::optional<producer_id_claim> claim) mutable {
     self->delayed_send(self, std::chrono::milliseconds(100 * (attempt + 1)),
-                       caf::atom("pidretry"));
+                       controller_pid_retry_atom::value);
     // The retry message carries no closure: keep it here.
     self->state.pid_retries.push_back({rp, attempt + 1, std::move(claim)});
   };
@@ -674,7 +677,7 @@ void claim_pid_block(ctl_ptr self, caf::response_promise rp, int attempt,
       [retry_later, unsure](caf::error&) mutable { retry_later(unsure); });
 }
 
-caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
+controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_options opts) {
   auto& st = self->state;
   st.opts = std::move(opts);
   if (!st.opts.random)
@@ -752,17 +755,16 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
         return;
       }
     },
-    [=](const controller_create_topic_request& req) -> caf::result<caf::message> {
+    [=](const controller_create_topic_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       if (!st.core)
-        return caf::make_message(txn_response{
-          error_code::not_controller,
-          "node " + std::to_string(st.opts.node_id) + " is not the controller"});
+        return txn_response{error_code::not_controller,
+                            "node " + std::to_string(st.opts.node_id) + " is not the controller"};
       // AdminUtils' random start index and replica shift over the live nodes.
       auto bound = std::max<int32_t>(1, static_cast<int32_t>(st.core->live_nodes().size()));
       controller::create_topic_request c{req.name,    req.partitions,      req.replication_factor,
                                          req.configs, st.opts.random(bound), st.opts.random(bound)};
-      auto rp = self->make_response_promise();
+      auto rp = self->make_response_promise<txn_response>();
       st.creating[req.name].push_back(rp);
       run(self, st.core->create_topic(c));
       return rp;
@@ -813,17 +815,17 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
           });
       return rp;
     },
-    [=](caf::atom_constant<caf::atom("register")>, int64_t session) {
+    [=](controller_register_atom, int64_t session) {
       if (self->state.session_id == session && self->state.connected
           && self->state.node_epoch < 0)
         register_node_znode(self);
     },
-    [=](const producer_id_block_request&) -> caf::result<caf::message> {
-      auto rp = self->make_response_promise();
+    [=](const producer_id_block_request&) -> caf::result<producer_id_block_response> {
+      auto rp = self->make_response_promise<producer_id_block_response>();
       claim_pid_block(self, rp, 0);
       return rp;
     },
-    [=](caf::atom_constant<caf::atom("pidretry")>) {
+    [=](controller_pid_retry_atom) {
       auto& st = self->state;
       if (st.pid_retries.empty())
         return;
@@ -831,7 +833,7 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
       st.pid_retries.erase(st.pid_retries.begin());
       claim_pid_block(self, r.rp, r.attempt, std::move(r.claim));
     },
-    [=](caf::atom_constant<caf::atom("reelect")>) {
+    [=](caf::atom_constant<controller_reelect_atom::value>) {
       auto& st = self->state;
       st.election.reset();
       elect(self);
@@ -841,7 +843,7 @@ caf::behavior controller_fn(ctl_ptr self, controller_options opts) {
 
 } // namespace
 
-caf::actor spawn_controller(caf::actor_system& sys, controller_options opts) {
+controller_actor spawn_controller(caf::actor_system& sys, controller_options opts) {
   return sys.spawn(controller_fn, std::move(opts));
 }
 

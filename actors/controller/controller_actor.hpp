@@ -24,6 +24,7 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "runtime/actor_interfaces.hpp"
 #include "runtime/controller_model.hpp"
 #include "runtime/status.hpp"
 
@@ -85,6 +86,6 @@ struct controller_options {
 
 /// Spawns the controller actor; it spawns its store at once and goes
 /// through registration and the election as the store's session connects.
-caf::actor spawn_controller(caf::actor_system& sys, controller_options opts);
+controller_actor spawn_controller(caf::actor_system& sys, controller_options opts);
 
 } // namespace caftx

@@ -10,11 +10,13 @@
 
 #include <deque>
 
+#include "actors/client/client_context.hpp"
 #include "actors/client/producer.hpp"
 
 namespace caftx::testing {
 namespace {
 
+using namespace std::chrono_literals;
 using iso = isolation_level;
 const topic_partition t0{"t", 0};
 
@@ -216,6 +218,28 @@ TEST_F(ClientRecoveryTest, BouncedFirstBatchOfANewEpochStillLandsBeforeItsSecond
   for (auto* a : {&gate, &broker_view})
     caf::anon_send_exit(*a, caf::exit_reason::kill);
   sched.run();
+}
+
+// A request to a partition leader or a coordinator that is gone (stopped
+// or moved with its leadership) ends with what a Kafka broker that no
+// longer leads answers: NOT_LEADER_OR_FOLLOWER for the partition,
+// NOT_COORDINATOR for the coordinator; both retriable.
+TEST_F(ClientRecoveryTest, ARequestToAGoneLeaderOrCoordinatorEndsWithKafkasNotLeaderErrors) {
+  auto gone = sys.spawn([]() -> caf::behavior { return {[](const list_offsets_request&) {}}; });
+  caf::anon_send_exit(gone, caf::exit_reason::user_shutdown);
+  sched.run();
+  detail::client_channel ch{sys, broker()};
+  ch.set_driver(deterministic_driver());
+  auto leader_gone = ch.call<list_offsets_response>(caf::actor_cast<partition_actor>(gone),
+                                                    list_offsets_request{t0, -1}, 1s);
+  ASSERT_FALSE(leader_gone.ok());
+  EXPECT_EQ(leader_gone.error().code(), error_code::not_leader_or_follower);
+  auto coordinator_gone = ch.call<txn_response>(gone, list_offsets_request{t0, -1}, 1s);
+  ASSERT_FALSE(coordinator_gone.ok());
+  EXPECT_EQ(coordinator_gone.error().code(), error_code::not_coordinator);
+  auto none = ch.call<list_offsets_response>(partition_actor{}, list_offsets_request{t0, -1}, 1s);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code(), error_code::not_leader_or_follower);
 }
 
 } // namespace

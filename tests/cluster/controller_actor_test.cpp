@@ -103,7 +103,7 @@ protected:
     return o;
   }
 
-  caf::actor start_on_zookeeper(controller::node_id id) {
+  controller_actor start_on_zookeeper(controller::node_id id) {
     auto connect = this->connect;
     auto& sys = this->sys;
     auto c = spawn_controller(sys, options(id, [&sys, connect](caf::actor owner) {
@@ -113,7 +113,7 @@ protected:
     return c;
   }
 
-  void stop(const caf::actor& c) {
+  void stop(const controller_actor& c) {
     caf::anon_send_exit(c, caf::exit_reason::user_shutdown);
     self->wait_for(c);
     controllers.erase(std::find(controllers.begin(), controllers.end(), c));
@@ -134,7 +134,7 @@ protected:
   std::string connect = zk_server::shared().connect(zk_server::shared().fresh_chroot(
     ::testing::UnitTest::GetInstance()->current_test_info()->name()));
   recorder rec;
-  std::vector<caf::actor> controllers;
+  std::vector<controller_actor> controllers;
 };
 
 TEST_F(ControllerActorTest, TwoNodesRegisterAndExactlyOneIsControllerAtEpochOne) {
