@@ -123,6 +123,13 @@ struct zk_closed {
 // The close's wait for in-flight requests is over.
 struct zk_close_deadline {};
 
+// A request's last moment: unanswered by then, it is answered
+// ZCONNECTIONLOSS (outcome unknown) whatever the client does later.
+struct zk_request_deadline {
+  uint64_t generation = 0;
+  uint64_t ticket = 0;
+};
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, zk_done& x) {
   return f(caf::meta::type_name("caftx::zk_done"), x.generation, x.ticket, x.rc, x.data, x.stat,
@@ -144,6 +151,10 @@ typename Inspector::result_type inspect(Inspector& f, zk_closed& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, zk_close_deadline&) {
   return f(caf::meta::type_name("caftx::zk_close_deadline"));
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, zk_request_deadline& x) {
+  return f(caf::meta::type_name("caftx::zk_request_deadline"), x.generation, x.ticket);
 }
 
 void send_to(const caf::weak_actor_ptr& self, zk_done msg) {
@@ -517,6 +528,11 @@ caf::result<caf::message> issue(zk_ptr self, call_kind kind, Submit submit,
   }
   auto rp = self->make_response_promise();
   st.pending.emplace(call->ticket, zk_pending{rp, kind});
+  // The client fails a request of a connection that went quiet within
+  // about 2/3 of the session timeout; twice the timeout guards against a
+  // completion that never comes, so that no caller waits forever.
+  self->delayed_send(self, std::chrono::milliseconds(2 * int64_t{st.opts.session_timeout_ms}),
+                     zk_request_deadline{st.generation, call->ticket});
   return rp;
 }
 
@@ -671,6 +687,17 @@ caf::behavior zookeeper_store_fn(zk_ptr self, zookeeper_store_options opts) {
         st.close_rp->deliver(caf::make_message(coord_rc_response{}));
       st.close_rp.reset();
       self->quit();
+    },
+    [=](const zk_request_deadline& d) {
+      auto& st = self->state;
+      auto i = st.pending.find(d.ticket);
+      if (d.generation != st.generation || i == st.pending.end())
+        return; // answered
+      auto p = std::move(i->second);
+      st.pending.erase(i);
+      p.rp.deliver(reply_of(p.kind, zrc::ZCONNECTIONLOSS));
+      if (st.closing && st.pending.empty() && st.box != nullptr)
+        finish_close(self);
     },
     [=](const zk_close_deadline&) {
       if (self->state.closing && self->state.box != nullptr)

@@ -48,6 +48,9 @@ struct zookeeper_store_options {
 /// message (other than kill) answers in-flight requests ZCONNECTIONLOSS and
 /// closes the handle in the background; coord_close_request waits for them
 /// (at most one session timeout) and replies once the session is closed.
+/// Every request is answered: one still unanswered after twice the session
+/// timeout gets ZCONNECTIONLOSS (outcome unknown), whatever the client
+/// does with it later.
 caf::actor spawn_zookeeper_store(caf::actor_system& sys, zookeeper_store_options opts);
 
 /// Splits "h:p,h:p/chroot" into hosts and chroot ("" if none or "/").

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include <csignal>
+#include <vector>
 #include <cstdio>
 #include <fcntl.h>
 #include <pthread.h>
@@ -135,13 +136,32 @@ private:
 };
 
 // SIGINT and SIGTERM are taken by one thread (blocked everywhere else,
-// also in CAF's threads, which inherit the mask): it removes the temporary
-// data directory, if there is one to remove, and exits with 128 + signal.
+// also in CAF's threads, which inherit the mask), which exits with 128 +
+// signal at once. The temporary data directory is removed by a reaper
+// process forked before any thread exists: the signal thread passes it the
+// path, and it removes the directory once its pipe reports end of file,
+// that is once every thread of the job is gone. (Removed from inside, the
+// directory could be created again by a thread still running, LevelDB
+// opening the store say, even while the process exits.)
 struct interrupt_cleanup {
   std::mutex mtx;
-  std::string dir; // removed on a signal; empty: nothing to remove
+  std::string dir;     // removed on a signal; empty: nothing to remove
+  int reaper_fd = -1;  // the pipe to the reaper; -1: none (fork failed)
 
   void start() {
+    int fds[2];
+    if (::pipe(fds) == 0) {
+      pid_t pid = ::fork();
+      if (pid == 0)
+        reap(fds[0], fds[1]);
+      ::close(fds[0]);
+      if (pid > 0) {
+        reaper_fd = fds[1];
+        ::fcntl(reaper_fd, F_SETFD, FD_CLOEXEC);
+      } else {
+        ::close(fds[1]);
+      }
+    }
     sigset_t stop;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
@@ -153,26 +173,55 @@ struct interrupt_cleanup {
       std::lock_guard<std::mutex> guard{mtx};
       std::cerr << "northwind-pipeline: interrupted by signal " << sig;
       if (!dir.empty()) {
-        // The other threads run on until _Exit: the node may be creating
-        // files in the directory, the job may be (re)creating it. So it is
-        // renamed away, and a plain file takes its name: nothing can be
-        // created under that path any more (LevelDB opens files by their
-        // full path), and the renamed directory is removed without a race.
-        // The placeholder goes last, just before _Exit.
-        std::error_code ignored;
-        auto doomed = dir + ".removing";
-        bool moved = ::rename(dir.c_str(), doomed.c_str()) == 0;
-        int placeholder = ::open(dir.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-        std::filesystem::remove_all(moved ? doomed : dir, ignored);
-        if (placeholder >= 0) {
-          ::close(placeholder);
-          ::unlink(dir.c_str());
+        if (reaper_fd >= 0) {
+          auto left = dir.size();
+          for (const char* p = dir.data(); left > 0;) {
+            auto n = ::write(reaper_fd, p, left);
+            if (n < 0 && errno == EINTR)
+              continue;
+            if (n <= 0)
+              break;
+            p += n;
+            left -= static_cast<size_t>(n);
+          }
+        } else {
+          std::error_code ignored;
+          std::filesystem::remove_all(dir, ignored);
         }
-        std::cerr << "; removed " << dir;
+        std::cerr << "; removing " << dir;
       }
       std::cerr << std::endl;
       std::_Exit(128 + sig);
     }).detach();
+  }
+
+  // The reaper (single-threaded, forked before the job's threads): reads
+  // the path until end of file, then removes it, if one came.
+  [[noreturn]] static void reap(int from, int unused) {
+    ::close(unused);
+    ::signal(SIGINT, SIG_IGN); // a terminal's Ctrl-C reaches the whole group
+    ::signal(SIGTERM, SIG_IGN);
+    int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, STDIN_FILENO);
+      ::dup2(devnull, STDOUT_FILENO);
+      ::dup2(devnull, STDERR_FILENO);
+    }
+    std::string path;
+    char buf[4096];
+    for (;;) {
+      auto n = ::read(from, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      path.append(buf, static_cast<size_t>(n));
+    }
+    if (!path.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+    std::_Exit(0);
   }
 
   /// Taken by main before it cleans up and returns: a signal being

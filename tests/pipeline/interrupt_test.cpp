@@ -1,5 +1,6 @@
 // The northwind-pipeline program interrupted by SIGINT or SIGTERM: it exits
-// with 128 + the signal and leaves no temporary data directory behind.
+// with 128 + the signal and leaves no temporary data directory behind (its
+// reaper process removes it right after the exit).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -50,6 +51,10 @@ TEST(Interrupt, SigintAndSigtermRemoveTheTemporaryDataDirectory) {
     int wstatus = interrupted_run(tmp, sig);
     ASSERT_TRUE(WIFEXITED(wstatus)) << "signal " << sig;
     EXPECT_EQ(WEXITSTATUS(wstatus), 128 + sig);
+    // Its reaper removes the directory once the process is gone.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!fs::is_empty(tmp) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_TRUE(fs::is_empty(tmp)) << "signal " << sig << ": left " << fs::directory_iterator(tmp)->path();
     fs::remove_all(tmp);
   }
