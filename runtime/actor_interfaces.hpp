@@ -15,8 +15,12 @@
 #pragma once
 
 #include <caf/atom.hpp>
+#include <caf/message.hpp>
 #include <caf/replies_to.hpp>
 #include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
 
 namespace caftx {
 
@@ -76,6 +80,26 @@ struct controlled_shutdown_request;
 struct controlled_shutdown_response;
 struct coord_session_event;
 struct coord_watch_event;
+
+struct create_topic_request;
+struct metadata_request;
+struct metadata_response;
+struct find_coordinator_request;
+struct find_coordinator_response;
+struct node_fetch_request;
+struct node_fetch_response;
+struct cluster_hello_request;
+struct cluster_hello_response;
+struct cluster_nodes_request;
+struct cluster_nodes_response;
+struct node_handles_request;
+struct node_handles_response;
+
+namespace controller {
+struct leader_and_isr_request;
+struct update_metadata_request;
+struct stop_replica_request;
+} // namespace controller
 
 // -- partition leaders (actors/partition/partition_actor.hpp) -----------------
 
@@ -175,5 +199,54 @@ using controller_impl_actor = controller_actor::extend<
   caf::reacts_to<coord_session_event>, caf::reacts_to<coord_watch_event>,
   caf::reacts_to<controller_register_atom, int64_t>, caf::reacts_to<controller_pid_retry_atom>,
   caf::reacts_to<controller_reelect_atom>>;
+
+// -- brokers (actors/broker/broker_actor.hpp) -----------------------------------
+
+/// A node's broker, the root of its request routing
+/// (actors/broker/broker_actor.hpp), as clients, other nodes' brokers and
+/// controllers see it: CreateTopics, Metadata, FindCoordinator, idempotent
+/// InitProducerId, ListTransactions, a node's fetch, the hello of a
+/// connection, the live nodes, the handles of what it leads, the
+/// controller's requests (LeaderAndIsr, UpdateMetadata, StopReplica, no
+/// reply), and the requests for the controller it hands on when its node
+/// is the controller. Every error is a Kafka error code in the response.
+using broker_actor = caf::typed_actor<
+  caf::replies_to<create_topic_request>::with<txn_response>,
+  caf::replies_to<metadata_request>::with<metadata_response>,
+  caf::replies_to<find_coordinator_request>::with<find_coordinator_response>,
+  caf::replies_to<init_producer_id_request>::with<init_producer_id_response>,
+  caf::replies_to<list_transactions_request>::with<list_transactions_response>,
+  caf::replies_to<node_fetch_request>::with<node_fetch_response>,
+  caf::replies_to<cluster_hello_request>::with<cluster_hello_response>,
+  caf::replies_to<cluster_nodes_request>::with<cluster_nodes_response>,
+  caf::replies_to<node_handles_request>::with<node_handles_response>,
+  caf::reacts_to<controller::leader_and_isr_request>,
+  caf::reacts_to<controller::update_metadata_request>,
+  caf::reacts_to<controller::stop_replica_request>,
+  caf::replies_to<controller_create_topic_request>::with<txn_response>,
+  caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>>;
+
+/// The broker's own steps and its node's wiring (actors/broker/node.cpp):
+/// the controller actor and the registration, a controller request to
+/// deliver (forward: target node, host, port, the request), handle
+/// resolution and reconnection timers, topic waiters, the controlled
+/// shutdown at stop.
+using broker_set_controller_atom = caf::atom_constant<caf::atom("setctl")>;
+using broker_registered_atom = caf::atom_constant<caf::atom("registrd")>;
+using broker_forward_atom = caf::atom_constant<caf::atom("forward")>;
+using broker_resolve_atom = caf::atom_constant<caf::atom("resolve")>;
+using broker_reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
+using broker_waiters_atom = caf::atom_constant<caf::atom("waiters")>;
+using controlled_shutdown_atom = caf::atom_constant<caf::atom("ctlshut")>;
+
+/// What a broker also takes from its node, its storage writer and itself;
+/// not for other actors.
+using broker_impl_actor = broker_actor::extend<
+  caf::reacts_to<storage_done>, caf::reacts_to<broker_set_controller_atom, controller_actor>,
+  caf::reacts_to<broker_registered_atom, int64_t>,
+  caf::reacts_to<broker_forward_atom, int32_t, std::string, uint16_t, caf::message>,
+  caf::reacts_to<broker_resolve_atom>, caf::reacts_to<broker_reconnect_atom, int32_t>,
+  caf::reacts_to<broker_waiters_atom>,
+  caf::replies_to<controlled_shutdown_atom>::with<controlled_shutdown_response>>;
 
 } // namespace caftx

@@ -7,6 +7,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
@@ -56,7 +57,7 @@ using controller::node_id;
 // knows it.
 struct peer_node {
   controller::endpoint ep;
-  caf::actor broker;     // its broker, once connected (a proxy)
+  broker_actor broker;   // its broker, once connected (a proxy)
   bool connecting = false;
   std::vector<caf::message> outbox; // controller requests waiting for the connection
 };
@@ -112,16 +113,17 @@ struct broker_state {
   static inline const char* name = "caftx.broker";
 };
 
-using broker_ptr = caf::stateful_actor<broker_state>*;
+using broker_ptr = broker_impl_actor::stateful_pointer<broker_state>;
 
 
 // ListTransactions goes to every broker in Kafka, which answers for the
 // `__transaction_state` partitions it leads: here, every shard of the node.
 // A shard that is loading or down makes the whole answer its error.
-caf::result<caf::message> list_transactions(broker_ptr self, const list_transactions_request& req) {
+caf::result<list_transactions_response> list_transactions(broker_ptr self,
+                                                          const list_transactions_request& req) {
   auto& ctx = *self->state.ctx;
   auto shards = ctx.config.transaction_state_log_num_partitions;
-  auto rp = self->make_response_promise();
+  auto rp = self->make_response_promise<list_transactions_response>();
   auto merged = std::make_shared<list_transactions_response>();
   auto remaining = std::make_shared<int32_t>(shards);
   auto add = [rp, merged, remaining](list_transactions_response r) mutable {
@@ -145,7 +147,7 @@ caf::result<caf::message> list_transactions(broker_ptr self, const list_transact
     rp.deliver(std::move(*merged));
   };
   if (ctx.cluster_mode && !ctx.directory->topic(transaction_state_topic))
-    return caf::make_message(list_transactions_response{}); // no transaction yet
+    return list_transactions_response{}; // no transaction yet
   for (int32_t s = 0; s < shards; ++s) {
     auto shard = ctx.directory->txn_coordinator(s);
     if (!shard) {
@@ -197,12 +199,12 @@ void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
 
 // -- cluster mode (docs/node.md §Cluster mode) -------------------------------------
 
-using forward_atom = caf::atom_constant<caf::atom("forward")>;
-using set_controller_atom = caf::atom_constant<caf::atom("setctl")>;
-using registered_atom = caf::atom_constant<caf::atom("registrd")>;
-using resolve_atom = caf::atom_constant<caf::atom("resolve")>;
-using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
-using waiters_atom = caf::atom_constant<caf::atom("waiters")>;
+using forward_atom = broker_forward_atom;
+using set_controller_atom = broker_set_controller_atom;
+using registered_atom = broker_registered_atom;
+using resolve_atom = broker_resolve_atom;
+using reconnect_atom = broker_reconnect_atom;
+using waiters_atom = broker_waiters_atom;
 
 constexpr auto peer_retry = std::chrono::milliseconds(500);
 constexpr auto resolve_retry = std::chrono::milliseconds(100);
@@ -360,14 +362,16 @@ void forget_handle(broker_ptr self, const topic_partition& tp) {
   set_handle(self, tp, {}, {});
 }
 
-void peer_connected(broker_ptr self, node_id id, caf::actor broker) {
+void peer_connected(broker_ptr self, node_id id, caf::actor dynamic) {
   auto& c = self->state.cluster;
   auto& p = c.peers[id];
   p.connecting = false;
+  auto broker = caf::actor_cast<broker_actor>(dynamic);
   p.broker = broker;
   self->monitor(broker);
+  // Controller requests, as dynamic messages (each one of broker_actor's).
   for (auto& m : std::exchange(p.outbox, {}))
-    self->send(broker, std::move(m));
+    caf::anon_send(dynamic, std::move(m));
   self->state.ctx->emit(node_event_level::info, "peer_connected",
                         "[Broker id=" + std::to_string(self->state.ctx->node_id)
                           + "] connected to node " + std::to_string(id) + " at "
@@ -426,14 +430,16 @@ void connect_peer(broker_ptr self, node_id id) {
 void forward_to_node(broker_ptr self, node_id target, controller::endpoint ep, caf::message m) {
   auto& ctx = *self->state.ctx;
   if (target == ctx.node_id) {
-    self->send(self, std::move(m));
+    // A controller request, as a dynamic message: the broker's own
+    // handlers take it (its type is one of the broker_actor requests).
+    caf::anon_send(caf::actor_cast<caf::actor>(self), std::move(m));
     return;
   }
   auto& p = self->state.cluster.peers[target];
   if (ep.port != 0)
     p.ep = ep;
   if (p.broker) {
-    self->send(p.broker, std::move(m));
+    caf::anon_send(caf::actor_cast<caf::actor>(p.broker), std::move(m));
     return;
   }
   p.outbox.push_back(std::move(m));
@@ -488,7 +494,7 @@ void become_leader(broker_ptr self, const topic_partition& tp, int32_t epoch) {
   if (auto i = c.local.find(tp); i != c.local.end()) {
     i->second.leader_epoch = epoch;
     if (i->second.coordinator)
-      self->send(i->second.coordinator, kill_child_request{});
+      caf::anon_send(i->second.coordinator, kill_child_request{});
     else
       self->request(i->second.leader, std::chrono::milliseconds(ctx.config.request_timeout_ms),
                     become_leader_request{})
@@ -654,7 +660,7 @@ caf::actor controller_destination(broker_ptr self) {
   if (c.controller_id == self->state.ctx->node_id)
     return caf::actor_cast<caf::actor>(c.controller);
   if (auto p = c.peers.find(c.controller_id); p != c.peers.end())
-    return p->second.broker;
+    return caf::actor_cast<caf::actor>(p->second.broker);
   return {};
 }
 
@@ -795,7 +801,7 @@ void peer_down(broker_ptr self, const caf::down_msg& dm) {
 // LEADER_NOT_AVAILABLE (retriable). An unknown topic is created first when
 // auto.create.topics.enable is on (by the controller in cluster mode), then
 // the request is answered again.
-caf::result<caf::message> answer_metadata(broker_ptr self, const metadata_request& req) {
+caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_request& req) {
   auto& ctx = *self->state.ctx;
   std::vector<std::string> names = req.topics;
   if (names.empty())
@@ -819,12 +825,12 @@ caf::result<caf::message> answer_metadata(broker_ptr self, const metadata_reques
     resp.topics.push_back(std::move(tm));
   }
   if (to_create.empty())
-    return caf::make_message(std::move(resp));
-  auto rp = self->make_response_promise();
+    return resp;
+  auto rp = self->make_response_promise<metadata_response>();
   auto remaining = std::make_shared<size_t>(to_create.size());
   auto created = [self, rp, remaining, req]() mutable {
     if (--*remaining == 0)
-      rp.delegate(caf::actor_cast<caf::actor>(self), req);
+      rp.delegate(caf::actor_cast<broker_actor>(self), req);
   };
   auto deadline = ctx.clock_ms() + ctx.config.request_timeout_ms;
   for (auto& n : to_create) {
@@ -841,29 +847,28 @@ caf::result<caf::message> answer_metadata(broker_ptr self, const metadata_reques
   return rp;
 }
 
-caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx) {
+broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx) {
   self->state.ctx = ctx;
   self->state.dq = durable_queue{ctx->store};
   self->set_down_handler([self](caf::down_msg& dm) { peer_down(self, dm); });
   return {
     [=](storage_done& done) { self->state.dq.complete(done); },
-    [=](const create_topic_request& req) -> caf::result<caf::message> {
+    [=](const create_topic_request& req) -> caf::result<txn_response> {
       if (auto s = validate_topic_name(req.name); !s.ok())
-        return caf::make_message(txn_response{s.code(), s.message()});
+        return txn_response{s.code(), s.message()};
       if (req.partitions < 1 || req.partitions > 10000)
-        return caf::make_message(txn_response{
+        return txn_response{
           error_code::invalid_partitions,
-          "partition count " + std::to_string(req.partitions) + " is out of range [1, 10000]"});
+          "partition count " + std::to_string(req.partitions) + " is out of range [1, 10000]"};
       if (self->state.ctx->directory->topic(req.name) || self->state.creating.count(req.name))
-        return caf::make_message(
-          txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"});
+        return txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"};
       auto tc = topic_config::parse(req.configs, self->state.ctx->config);
       if (!tc.ok())
-        return caf::make_message(txn_response{tc.error().code(), tc.error().message()});
+        return txn_response{tc.error().code(), tc.error().message()};
       if (self->state.ctx->cluster_mode) {
         // The controller creates it; answered once its leaders are known
         // here, so the caller's next Metadata finds them.
-        auto rp = self->make_response_promise();
+        auto rp = self->make_response_promise<txn_response>();
         auto& ctx = *self->state.ctx;
         std::map<std::string, std::string> configs(req.configs.begin(), req.configs.end());
         controller_create_topic_request c{req.name, req.partitions, 1, std::move(configs)};
@@ -880,7 +885,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
                               });
         return rp;
       }
-      auto rp = self->make_response_promise();
+      auto rp = self->make_response_promise<txn_response>();
       create_topic(self, req.name, req.partitions, req.configs, *tc, [rp](const status& s) mutable {
         rp.deliver(txn_response{s.code(), s.message()});
       });
@@ -998,7 +1003,7 @@ caf::behavior broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx
       }
       c.cache.emplace(self->state.ctx->node_id, node_epoch);
       for (auto& m : std::exchange(c.early, {}))
-        self->send(self, std::move(m));
+        caf::anon_send(caf::actor_cast<caf::actor>(self), std::move(m));
     },
     [=](forward_atom, int32_t target, const std::string& host, uint16_t port, caf::message& m) {
       forward_to_node(self, target, controller::endpoint{host, port}, std::move(m));
@@ -1077,7 +1082,7 @@ void broker_forward(const caf::actor& broker, const controller::outbound_request
 }
 
 caf::actor spawn_broker(caf::actor_system& sys, std::shared_ptr<const node_context> ctx) {
-  return sys.spawn(broker_fn, std::move(ctx));
+  return caf::actor_cast<caf::actor>(sys.spawn(broker_fn, std::move(ctx)));
 }
 
 } // namespace caftx

@@ -39,10 +39,10 @@ void broker_registered(const caf::actor& broker, int64_t node_epoch);
 void broker_forward(const caf::actor& broker, const controller::outbound_request& r,
                     const controller::endpoint& ep);
 
-/// To the node's own broker at shutdown (node::stop): the ControlledShutdown
-/// loop (controlled.shutdown.max.retries, controlled.shutdown.retry.backoff.ms)
-/// against the controller; answered with the last controlled_shutdown_response.
-using controlled_shutdown_atom = caf::atom_constant<caf::atom("ctlshut")>;
+// controlled_shutdown_atom (runtime/actor_interfaces.hpp), to the node's own
+// broker at shutdown (node::stop): the ControlledShutdown loop
+// (controlled.shutdown.max.retries, controlled.shutdown.retry.backoff.ms)
+// against the controller; answered with the last controlled_shutdown_response.
 
 /// Kafka's topic-name rule: 1-249 characters of [a-zA-Z0-9._-], not "."
 /// or "..". Returns INVALID_REQUEST naming the problem.

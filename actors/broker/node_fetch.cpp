@@ -1,6 +1,7 @@
 #include "actors/broker/node_fetch.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
 #include <chrono>
@@ -57,21 +58,22 @@ struct gather {
   }
 };
 
-fetch_response no_reply(caf::event_based_actor* self, const caf::error& e) {
+fetch_response no_reply(caf::actor_system& sys, const caf::error& e) {
   fetch_response r;
   if (e == caf::sec::request_receiver_down) {
     r.error = error_code::not_leader_or_follower;
     r.message = "the partition's leader is gone";
   } else {
     r.error = error_code::request_timed_out;
-    r.message = "the partition's leader did not answer: " + self->system().render(e);
+    r.message = "the partition's leader did not answer: " + sys.render(e);
   }
   return r;
 }
 
 // Asks every partition of `g` (those without an answer of their own, in
 // the held round) with `max_wait_ms`; `then` runs once all answered.
-void ask_all(caf::event_based_actor* self, const std::shared_ptr<gather>& g,
+template <class Self>
+void ask_all(Self* self, const std::shared_ptr<gather>& g,
              const std::vector<partition_actor>& leaders, int32_t max_wait_ms,
              int32_t request_timeout_ms, std::function<void()> then) {
   g->outstanding = 0;
@@ -96,15 +98,15 @@ void ask_all(caf::event_based_actor* self, const std::shared_ptr<gather>& g,
     };
     self->request(leaders[i], timeout, std::move(req))
       .then([done, i](fetch_response& r) { done(i, std::move(r)); },
-            [self, done, i](caf::error& e) { done(i, no_reply(self, e)); });
+            [self, done, i](caf::error& e) { done(i, no_reply(self->system(), e)); });
   }
 }
 
-} // namespace
-
-void node_fetch(caf::event_based_actor* self, node_fetch_request req,
-                const std::function<partition_actor(const topic_partition&)>& leader_of,
-                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp) {
+template <class Self>
+void fetch_from_node(Self* self, node_fetch_request req,
+                     const std::function<partition_actor(const topic_partition&)>& leader_of,
+                     int32_t request_timeout_ms,
+                     caf::typed_response_promise<node_fetch_response> rp) {
   auto g = std::make_shared<gather>();
   g->req = std::move(req);
   g->rp = std::move(rp);
@@ -137,6 +139,20 @@ void node_fetch(caf::event_based_actor* self, node_fetch_request req,
     if (g->outstanding == 0)
       held_round();
   });
+}
+
+} // namespace
+
+void node_fetch(caf::event_based_actor* self, node_fetch_request req,
+                const std::function<partition_actor(const topic_partition&)>& leader_of,
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp) {
+  fetch_from_node(self, std::move(req), leader_of, request_timeout_ms, std::move(rp));
+}
+
+void node_fetch(broker_impl_actor::pointer self, node_fetch_request req,
+                const std::function<partition_actor(const topic_partition&)>& leader_of,
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp) {
+  fetch_from_node(self, std::move(req), leader_of, request_timeout_ms, std::move(rp));
 }
 
 } // namespace caftx

@@ -30,6 +30,10 @@ struct topic_partition;
 void node_fetch(caf::event_based_actor* self, node_fetch_request req,
                 const std::function<partition_actor(const topic_partition&)>& leader_of,
                 int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp);
+/// The same from a broker.
+void node_fetch(broker_impl_actor::pointer self, node_fetch_request req,
+                const std::function<partition_actor(const topic_partition&)>& leader_of,
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp);
 
 /// The fetch.max.bytes budget of a gathered answer: in order, a
 /// partition's records are kept while the total stays within `max_bytes`,

@@ -36,7 +36,7 @@ void client_channel::sleep_ms(int64_t ms) {
 }
 
 client_channel::client_channel(caf::actor_system& sys, caf::actor broker)
-  : sys_(&sys), broker_(std::move(broker)), self_(sys) {
+  : sys_(&sys), broker_(caf::actor_cast<broker_actor>(std::move(broker))), self_(sys) {
 }
 
 void client_channel::set_metadata_source(std::function<uint64_t()> generation,

@@ -108,11 +108,13 @@ public:
 
   caf::scoped_actor& self() { return self_; }
   caf::actor_system& system() { return *sys_; }
-  const caf::actor& broker() const { return broker_; }
+  /// The broker (or the relay standing for it), typed: a request it does
+  /// not take is a compile error.
+  const broker_actor& broker() const { return broker_; }
 
 private:
   caf::actor_system* sys_;
-  caf::actor broker_;
+  broker_actor broker_;
   caf::scoped_actor self_;
   std::map<std::string, std::vector<partition_actor>> topics_;
   std::map<std::pair<int8_t, std::string>, caf::actor> coordinators_;

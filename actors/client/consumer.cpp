@@ -202,7 +202,7 @@ struct consumer::impl {
 
   // The node that leads `tp`, to which its fetches go: the node the
   // consumer bootstraps from leads every partition its metadata lists.
-  const caf::actor& node_of(const topic_partition&) const { return ch.broker(); }
+  const broker_actor& node_of(const topic_partition&) const { return ch.broker(); }
 
   // What one partition of a node's fetch answered: its position moves
   // past what it brought, up to `max` - out.size() records go to `out`,
@@ -284,7 +284,7 @@ struct consumer::impl {
       return out;
     }
     // The partitions of each node, in turn order.
-    std::map<const caf::actor*, std::vector<size_t>> by_node;
+    std::map<const broker_actor*, std::vector<size_t>> by_node;
     for (size_t i = 0; i < to_fetch.size(); ++i)
       by_node[&node_of(to_fetch[i].first)].push_back(i);
     for (auto& [node, indexes] : by_node) {

@@ -157,7 +157,7 @@ struct producer::impl {
 
   void start_session() {
     std::weak_ptr<producer_deliveries> sink = pending;
-    auto fresh = spawn_producer_session(ch.system(), cfg, ch.broker(),
+    auto fresh = spawn_producer_session(ch.system(), cfg, caf::actor_cast<caf::actor>(ch.broker()),
                                         [sink](const std::vector<session_completion>& done) {
                                           if (auto d = sink.lock())
                                             d->resolve(done);

@@ -50,7 +50,7 @@ struct session_state {
   // AddPartitionsToTxn (transactional producers): partitions held and not
   // requested yet, the request out (or waiting for its backoff) and its
   // generation (0: none), its deadline, the cached coordinator.
-  caf::actor broker;
+  broker_actor broker; // typed: the session's requests to it are checked
   caf::actor coordinator;
   producer_id pid = no_producer_id;
   producer_epoch epoch = no_producer_epoch;
@@ -298,7 +298,7 @@ caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broke
   auto& st = self->state;
   st.cfg = cfg;
   st.sink = std::move(sink);
-  st.broker = std::move(broker);
+  st.broker = caf::actor_cast<broker_actor>(std::move(broker));
   st.acc = std::make_unique<record_accumulator>(accumulator_settings{
     cfg.batch_size, cfg.max_in_flight_requests_per_connection, cfg.retries, cfg.delivery_timeout_ms,
     cfg.transactional_id.has_value()});

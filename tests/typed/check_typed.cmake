@@ -7,7 +7,7 @@ execute_process(COMMAND ${CXX} ${flags} ${src} RESULT_VARIABLE rc ERROR_VARIABLE
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the well-typed requests do not compile:\n${err}")
 endif()
-foreach(case 1 2 3 4 5 6)
+foreach(case 1 2 3 4 5 6 7 8)
   execute_process(COMMAND ${CXX} ${flags} -DCAFTX_CASE=${case} ${src}
                   RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(rc EQUAL 0)
