@@ -696,10 +696,17 @@ void controlled_shutdown(broker_ptr self, int32_t attempts_left, int64_t started
             controlled_shutdown(self, attempts_left - 1, started_ms, done);
           });
   };
+  if (!c.cache) {
+    // Never registered (ZooKeeper unreachable, a duplicate node.id): no
+    // controller has given this node anything to lead.
+    ctx.emit(node_event_level::info, "controlled_shutdown",
+             prefix + "Skipping controlled shutdown: the node never registered, it leads nothing");
+    done({error_code::none, {}, {}});
+    return;
+  }
   auto dest = controller_destination(self);
-  if (!c.cache || !dest) {
-    retry({error_code::not_controller,
-           !c.cache ? "not registered yet" : "no controller is known (or reachable) yet", {}});
+  if (!dest) {
+    retry({error_code::not_controller, "no controller is known (or reachable) yet", {}});
     return;
   }
   controlled_shutdown_request req{ctx.node_id, c.cache->node_epoch()};

@@ -589,6 +589,12 @@ TEST_F(Cluster, DuplicateIdWrongClusterAndUnreachableZooKeeperStopTheNode) {
                                    + " within zookeeper.connection.timeout.ms = 1500 ms"),
             std::string::npos)
     << nozk.proc().err();
+  // Never registered, it leads nothing: no controlled shutdown to wait for.
+  EXPECT_NE(nozk.proc().out().find("Skipping controlled shutdown: the node never registered"),
+            std::string::npos)
+    << nozk.proc().out();
+  EXPECT_EQ(nozk.proc().out().find("Retrying controlled shutdown"), std::string::npos)
+    << nozk.proc().out();
   // Node 1 still serves.
   create_topic("still", 1);
   producer p{client_props({{"transactional.id", "still-tx"}})};
