@@ -458,9 +458,11 @@ void node::stop() {
     // Kafka's controlled shutdown: the controller moves this node's
     // leaderships away before anything stops. The broker's loop ends by
     // itself; the bound here only guards against a broker that died.
-    int64_t attempts = int64_t{cfg.controlled_shutdown_max_retries} + 1;
+    // (At most a day, for extreme settings.)
+    int64_t attempts = std::min<int64_t>(int64_t{cfg.controlled_shutdown_max_retries} + 1, 1 << 20);
+    int64_t per_attempt = int64_t{cfg.request_timeout_ms} + cfg.controlled_shutdown_retry_backoff_ms;
     auto bound = std::chrono::milliseconds(
-      attempts * (int64_t{cfg.request_timeout_ms} + cfg.controlled_shutdown_retry_backoff_ms) + 5000);
+      std::min<int64_t>(attempts * per_attempt + 5000, int64_t{24} * 3600 * 1000));
     caf::scoped_actor self{*sys_};
     self->request(broker_, bound, controlled_shutdown_atom::value)
       .receive([](const controlled_shutdown_response&) {}, [](const caf::error&) {});
