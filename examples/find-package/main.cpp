@@ -61,7 +61,12 @@ int main() {
   auto dir = std::filesystem::temp_directory_path()
              / ("caftx-find-package-example-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  int rc = run(dir);
+  int rc = 1;
+  try {
+    rc = run(dir);
+  } catch (const std::exception& e) { // a kafka_exception from the clients, say
+    std::cerr << e.what() << "\n";
+  }
   std::filesystem::remove_all(dir);
   return rc;
 }

@@ -36,7 +36,10 @@ endif()
 step("configuring the example" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples/find-package"
   -B "${WORK_DIR}/build" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${prefix}" ${launcher})
 step("building the example" ${CMAKE_COMMAND} --build "${WORK_DIR}/build" -j2)
-step("running the example" "${WORK_DIR}/build/find-package-example")
+# Its data directory goes under WORK_DIR, removed whatever the example does.
+file(MAKE_DIRECTORY "${WORK_DIR}/tmp")
+step("running the example" ${CMAKE_COMMAND} -E env "TMPDIR=${WORK_DIR}/tmp"
+  "${WORK_DIR}/build/find-package-example")
 message(STATUS "${step_output}")
 if(NOT step_output MATCHES "committed and read: customer-7 debit 10.00")
   file(REMOVE_RECURSE "${WORK_DIR}")
