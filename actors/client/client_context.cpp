@@ -47,19 +47,25 @@ void client_channel::set_metadata_source(std::function<uint64_t()> generation,
   cached_at_ms_ = deadline_clock_ms();
 }
 
+bool stale_metadata_error(error_code e) {
+  switch (e) {
+    case error_code::not_leader_or_follower:
+    case error_code::unknown_topic_or_partition:
+    case error_code::leader_not_available:
+    case error_code::fenced_leader_epoch:
+    case error_code::request_timed_out:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void client_channel::note_error(error_code e) {
   if (!generation_)
     return;
-  switch (e) {
-    case error_code::not_leader_or_follower:
-    case error_code::not_coordinator:
-    case error_code::unknown_topic_or_partition:
-    case error_code::request_timed_out:
-      topics_.clear();
-      coordinators_.clear();
-      break;
-    default:
-      break;
+  if (stale_metadata_error(e) || e == error_code::not_coordinator) {
+    topics_.clear();
+    coordinators_.clear();
   }
 }
 

@@ -27,6 +27,13 @@ namespace caftx::detail {
 status from_caf_error(caf::actor_system& sys, const caf::error& e,
                       error_code receiver_down = error_code::not_coordinator);
 
+/// An error after which a client's cached leader may be wrong and is
+/// looked up again: Kafka's InvalidMetadataException family
+/// (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION,
+/// LEADER_NOT_AVAILABLE, FENCED_LEADER_EPOCH) and REQUEST_TIMED_OUT (no
+/// reply: a lost connection or a stopped leader).
+bool stale_metadata_error(error_code e);
+
 class client_channel {
 public:
   client_channel(caf::actor_system& sys, caf::actor broker);
@@ -81,10 +88,10 @@ public:
   /// they are older than `max_age_ms` (metadata.max.age.ms), and on
   /// note_error(). Unset (embedded clients): caches live until a refresh.
   void set_metadata_source(std::function<uint64_t()> generation, int64_t max_age_ms);
-  /// A response's error: NOT_LEADER_OR_FOLLOWER, NOT_COORDINATOR,
-  /// UNKNOWN_TOPIC_OR_PARTITION and REQUEST_TIMED_OUT (no reply: the
-  /// handle may be a dead proxy) drop the caches of a client with a
-  /// metadata source, so the next lookup asks the broker again.
+  /// A response's error: a stale_metadata_error() or NOT_COORDINATOR
+  /// (REQUEST_TIMED_OUT among them: the handle may be a dead proxy) drops
+  /// the caches of a client with a metadata source, so the next lookup
+  /// asks the broker again.
   void note_error(error_code e);
 
   /// The client's time and waiting (client.hpp); default: real time.

@@ -29,12 +29,12 @@ struct session_state {
   producer_config cfg;
   std::unique_ptr<record_accumulator> acc;
   std::map<topic_partition, partition_actor> leaders;
-  // Leaders to look up again before the next send: their last request
-  // failed with an error that means the leader moved or went away
-  // (Kafka's Sender requests a metadata update on these). The handle that
-  // failed is kept until another is learned, so a record that still
-  // carries it (from the producer's cache) does not bring it back.
-  std::set<topic_partition> stale;
+  // The leader handle whose last request failed with an error that means
+  // the leader moved or went away (Kafka's Sender requests a metadata
+  // update on these): while it is the known leader, the leader is looked
+  // up again before the next send (needs_leader). Kept until another is
+  // learned, so a record that still carries it (from the producer's
+  // cache) does not bring it back.
   std::map<topic_partition, partition_actor> refused;
   // Sends waiting for their topic's metadata, by topic.
   struct waiting_send {
@@ -79,27 +79,18 @@ int64_t now_ms(session_ptr self) {
 void on_reply(session_ptr self, const topic_partition& tp, uint64_t generation, error_code err,
               const std::string& msg, int64_t base_offset);
 
-bool leader_may_have_moved(error_code e) {
-  switch (e) {
-    case error_code::not_leader_or_follower:
-    case error_code::unknown_topic_or_partition:
-    case error_code::leader_not_available:
-    case error_code::fenced_leader_epoch:
-    case error_code::request_timed_out: // no reply: a lost connection or a stopped leader
-      return true;
-    default:
-      return false;
-  }
-}
-
 milliseconds timeout_until(session_ptr self, int64_t deadline_ms) {
   auto left = std::max<int64_t>(1, deadline_ms - now_ms(self));
   return milliseconds(std::min<int64_t>(self->state.cfg.request_timeout_ms, left));
 }
 
-void mark_stale(session_ptr self, const topic_partition& tp, const partition_actor& leader) {
-  self->state.stale.insert(tp);
-  self->state.refused[tp] = leader;
+// No leader of `tp` is known, or the known one is the one that failed.
+bool needs_leader(const session_state& st, const topic_partition& tp) {
+  auto l = st.leaders.find(tp);
+  if (l == st.leaders.end() || !l->second)
+    return true;
+  auto f = st.refused.find(tp);
+  return f != st.refused.end() && f->second == l->second;
 }
 
 void send_produce(session_ptr self, const topic_partition& tp, uint64_t generation,
@@ -109,12 +100,12 @@ void send_produce(session_ptr self, const topic_partition& tp, uint64_t generati
   self->request(leader, timeout_until(self, deadline_ms), std::move(req))
     .then(
       [self, tp, generation, leader](const produce_response& r) {
-        if (leader_may_have_moved(r.error))
-          mark_stale(self, tp, leader);
+        if (detail::stale_metadata_error(r.error))
+          self->state.refused[tp] = leader;
         on_reply(self, tp, generation, r.error, r.message, r.base_offset);
       },
       [self, tp, generation, leader](const caf::error& e) {
-        mark_stale(self, tp, leader);
+        self->state.refused[tp] = leader; // no reply: a lost connection or a stopped leader
         on_reply(self, tp, generation, error_code::request_timed_out, self->system().render(e), -1);
       });
 }
@@ -130,17 +121,16 @@ void on_leaders(session_ptr self, const std::string& topic, error_code err, cons
   st.refreshing.erase(topic);
   for (size_t i = 0; i < partitions.size(); ++i) {
     topic_partition tp{topic, static_cast<int32_t>(i)};
-    if (!partitions[i] || (!st.stale.count(tp) && st.leaders[tp]))
+    if (!partitions[i] || !needs_leader(st, tp))
       continue;
     // The same handle again is taken too (the leader is slow, not gone),
     // and records carrying it are then welcome again.
     st.leaders[tp] = partitions[i];
-    st.stale.erase(tp);
     if (auto f = st.refused.find(tp); f != st.refused.end() && f->second == partitions[i])
       st.refused.erase(f);
   }
   for (auto& w : waiting) {
-    if (!st.stale.count(w.tp) && st.leaders[w.tp]) {
+    if (!needs_leader(st, w.tp)) {
       send_produce(self, w.tp, w.generation, std::move(w.req), w.deadline_ms);
       continue;
     }
@@ -171,7 +161,7 @@ void drive(session_ptr self) {
   auto& st = self->state;
   for (auto& b : st.acc->ready()) {
     produce_request req{b.tp, st.cfg.transactional_id.value_or(""), v2::encode(b.batch)};
-    if (st.stale.count(b.tp) || !st.leaders[b.tp]) {
+    if (needs_leader(st, b.tp)) {
       auto& waiting = st.refreshing[b.tp.topic];
       waiting.push_back({b.tp, b.generation, std::move(req), b.deadline_ms});
       if (waiting.size() == 1)
@@ -316,10 +306,8 @@ caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broke
       if (!r.leader) {
         // No leader in the producer's metadata: the session looks it up.
       } else if (auto f = st.refused.find(r.tp); f == st.refused.end() || f->second != r.leader) {
-        if (f != st.refused.end()) { // a newer view than the one that failed
+        if (f != st.refused.end()) // a newer view than the one that failed
           st.refused.erase(f);
-          st.stale.erase(r.tp);
-        }
         st.leaders[r.tp] = r.leader;
       }
       if (r.add_to_txn && !st.acc->held(r.tp)) {

@@ -277,6 +277,13 @@ protected:
     caf::anon_send(session, session_identity{producer_id{9}, producer_epoch{0}});
   }
 
+  /// The flush resolved exactly one record, delivered at `offset`.
+  static void expect_one_delivered_at(const session_flush_result& r, int64_t offset) {
+    ASSERT_EQ(r.completions.size(), 1u);
+    EXPECT_EQ(r.completions[0].error, error_code::none);
+    EXPECT_EQ(r.completions[0].offset, offset);
+  }
+
   void record_via(const caf::actor& leader, uint64_t id) {
     caf::anon_send(session, session_record{id, {"t", 0}, caf::actor_cast<partition_actor>(leader),
                                            record{"", "v", {}, 1}, false});
@@ -290,17 +297,14 @@ TEST_F(SessionLeaderMovesTest, NotLeaderOrFollowerSendsTheRetryToTheLeaderTheBro
   record_via(old_leader, 1);
   auto r = flush();
   EXPECT_EQ(log, (std::vector<std::string>{"old t-0 seq 0", "metadata t", "new t-0 seq 0"}));
-  ASSERT_EQ(r.completions.size(), 1u);
-  EXPECT_EQ(r.completions[0].error, error_code::none);
-  EXPECT_EQ(r.completions[0].offset, 100);
+  expect_one_delivered_at(r, 100);
   // A record that still carries the old leader (the producer's cached
   // metadata) goes to the new one.
   log.clear();
   record_via(old_leader, 2);
   r = flush();
   EXPECT_EQ(log, (std::vector<std::string>{"new t-0 seq 1"}));
-  ASSERT_EQ(r.completions.size(), 1u);
-  EXPECT_EQ(r.completions[0].offset, 101);
+  expect_one_delivered_at(r, 101);
 }
 
 TEST_F(SessionLeaderMovesTest, AStoppedLeaderIsLookedUpAgainUntilTheBrokerKnowsANewOne) {
@@ -312,9 +316,7 @@ TEST_F(SessionLeaderMovesTest, AStoppedLeaderIsLookedUpAgainUntilTheBrokerKnowsA
   record_via(old_leader, 1);
   auto r = flush();
   EXPECT_EQ(log, (std::vector<std::string>{"metadata t", "metadata t", "new t-0 seq 0"}));
-  ASSERT_EQ(r.completions.size(), 1u);
-  EXPECT_EQ(r.completions[0].error, error_code::none);
-  EXPECT_EQ(r.completions[0].offset, 100);
+  expect_one_delivered_at(r, 100);
 }
 
 // A partition without a leader in the producer's metadata (Kafka lists it
@@ -325,8 +327,7 @@ TEST_F(SessionLeaderMovesTest, ARecordWithoutALeaderWaitsForTheOneTheBrokerNames
   record_via(caf::actor{}, 1);
   auto r = flush();
   EXPECT_EQ(log, (std::vector<std::string>{"metadata t", "new t-0 seq 0"}));
-  ASSERT_EQ(r.completions.size(), 1u);
-  EXPECT_EQ(r.completions[0].offset, 100);
+  expect_one_delivered_at(r, 100);
 }
 
 } // namespace
