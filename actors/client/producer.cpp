@@ -63,6 +63,17 @@ struct producer_deliveries {
   std::unordered_map<uint64_t, pending_record> pending;
   int64_t buffered_bytes = 0;
   bool transactional = false;
+  // Failed records not yet applied to the transaction state: the next
+  // flush applies them, even when the flush whose answer carried them was
+  // given up by its caller (a commit that timed out and is called again
+  // must not commit without them; Kafka's TransactionManager turns
+  // abortable at the failed batch itself).
+  std::vector<session_completion> unapplied_failures;
+
+  std::vector<session_completion> take_failures() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return std::exchange(unapplied_failures, {});
+  }
 
   void add(uint64_t id, pending_record r) {
     std::lock_guard<std::mutex> guard{mtx};
@@ -97,6 +108,8 @@ struct producer_deliveries {
         buffered_bytes -= static_cast<int64_t>(i->second.bytes);
         resolved.emplace_back(std::move(i->second), &c);
         pending.erase(i);
+        if (c.error != error_code::none)
+          unapplied_failures.push_back(c);
       }
     }
     if (!resolved.empty())
@@ -408,7 +421,9 @@ struct producer::impl {
     // session's completion_sink); the flush applies the first failure.
     status first_error;
     auto first_error_api = api_kind::produce;
-    for (auto& c : r->completions) {
+    auto failures = pending->take_failures();
+    failures.insert(failures.end(), r->completions.begin(), r->completions.end());
+    for (auto& c : failures) {
       if (c.error != error_code::none) {
         ch.note_error(c.error); // a lost leader or connection: metadata again
         first_error = status{c.error, c.message};

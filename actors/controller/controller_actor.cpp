@@ -7,6 +7,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +56,11 @@ struct controller_state {
     std::optional<producer_id_claim> claim;
   };
   std::vector<pid_retry> pid_retries;
+  // One claim at a time from this node: the shards of a node starting
+  // together would otherwise each lose the conditional write to another
+  // until their attempts ran out.
+  bool pid_claiming = false;
+  std::deque<caf::typed_response_promise<producer_id_block_response>> pid_queued;
   // When a /nodes/<id> of another session was first seen (-1: not now).
   int64_t foreign_since_ms = -1;
   // A /nodes change seen while no core ran (becoming controller).
@@ -617,10 +623,26 @@ void on_nodes_changed(ctl_ptr self) {
 // NODEEXISTS (another node claimed first) reads again; a connection loss
 // reads again and keeps the claim if the znode holds exactly it.
 void claim_pid_block(ctl_ptr self, caf::typed_response_promise<producer_id_block_response> rp,
-                     int attempt,
-                     std::optional<producer_id_claim> unsure = std::nullopt) {
+                     int attempt, std::optional<producer_id_claim> unsure = std::nullopt);
+
+// Answers a claim and starts the next queued one.
+void claim_done(ctl_ptr self, caf::typed_response_promise<producer_id_block_response> rp,
+                producer_id_block_response r) {
+  rp.deliver(std::move(r));
+  auto& st = self->state;
+  st.pid_claiming = false;
+  if (st.pid_queued.empty())
+    return;
+  auto next = std::move(st.pid_queued.front());
+  st.pid_queued.pop_front();
+  st.pid_claiming = true;
+  claim_pid_block(self, std::move(next), 0);
+}
+
+void claim_pid_block(ctl_ptr self, caf::typed_response_promise<producer_id_block_response> rp,
+                     int attempt, std::optional<producer_id_claim> unsure) {
   if (attempt >= 20) {
-    rp.deliver(producer_id_block_response{error_code::request_timed_out,
+    claim_done(self, rp, producer_id_block_response{error_code::request_timed_out,
                                           "could not claim a producer id block in "
                                             + producer_id_block_path + " after 20 attempts",
                                           -1, -1});
@@ -640,7 +662,8 @@ void claim_pid_block(ctl_ptr self, caf::typed_response_promise<producer_id_block
           return;
         }
         if (unsure && g.rc == zrc::ZOK && claim_succeeded(*unsure, g.data)) {
-          rp.deliver(producer_id_block_response{error_code::none, {}, unsure->block.block_start,
+          claim_done(self, rp,
+                     producer_id_block_response{error_code::none, {}, unsure->block.block_start,
                                                 unsure->block.block_end});
           return;
         }
@@ -649,14 +672,16 @@ void claim_pid_block(ctl_ptr self, caf::typed_response_promise<producer_id_block
           current = versioned_data{g.data, g.stat.version};
         auto claim = claim_producer_id_block(current, self->state.opts.node_id);
         if (!claim.ok()) {
-          rp.deliver(producer_id_block_response{claim.error().code(), claim.error().message(), -1,
-                                                -1});
+          claim_done(self, rp,
+                     producer_id_block_response{claim.error().code(), claim.error().message(),
+                                                -1, -1});
           return;
         }
         auto c = *claim;
         auto done = [self, rp, attempt, c, retry_later](zrc rc) mutable {
           if (rc == zrc::ZOK)
-            rp.deliver(producer_id_block_response{error_code::none, {}, c.block.block_start,
+            claim_done(self, rp,
+                       producer_id_block_response{error_code::none, {}, c.block.block_start,
                                                   c.block.block_end});
           else if (rc == zrc::ZBADVERSION || rc == zrc::ZNODEEXISTS)
             claim_pid_block(self, rp, attempt + 1);
@@ -760,6 +785,13 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
       if (!st.core)
         return txn_response{error_code::not_controller,
                             "node " + std::to_string(st.opts.node_id) + " is not the controller"};
+      // A second CreateTopics of a name whose creation is in flight: the
+      // first one's znode is as good as written (Kafka's
+      // TopicExistsException), and the core's answer to this one must not
+      // reach the first one's caller.
+      if (st.creating.count(req.name))
+        return txn_response{error_code::topic_already_exists,
+                            "topic " + req.name + " is being created"};
       // AdminUtils' random start index and replica shift over the live nodes.
       auto bound = std::max<int32_t>(1, static_cast<int32_t>(st.core->live_nodes().size()));
       controller::create_topic_request c{req.name,    req.partitions,      req.replication_factor,
@@ -822,6 +854,12 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
     },
     [=](const producer_id_block_request&) -> caf::result<producer_id_block_response> {
       auto rp = self->make_response_promise<producer_id_block_response>();
+      auto& st = self->state;
+      if (st.pid_claiming) {
+        st.pid_queued.push_back(rp);
+        return rp;
+      }
+      st.pid_claiming = true;
       claim_pid_block(self, rp, 0);
       return rp;
     },

@@ -250,6 +250,51 @@ TEST_F(ProducerDeliveryTest, CoordinatorCallsAfterTheNodeStoppedEndWithinMaxBloc
   sched.run(); // the producers' sessions end
 }
 
+// A commit that gave up waiting for its records (max.block.ms) is called
+// again after one of them failed at delivery.timeout.ms: it must not
+// commit without the record (Kafka's TransactionManager is abortable from
+// the failed batch on), however the failure reached the producer.
+TEST_F(ProducerDeliveryTest, ARepeatedCommitAfterARecordFailedWhileNobodyWaitedIsAbortable) {
+  auto black_hole = sys.spawn([](caf::event_based_actor* self) -> caf::behavior {
+    self->set_default_handler(caf::drop); // markers too: never answered
+    return {[](const produce_request&) -> caf::result<produce_response> {
+      return caf::delegated<produce_response>{}; // never answered
+    }};
+  });
+  network = [black_hole](const std::string& address, const caf::actor& a) {
+    return address == "partition:t-0" ? black_hole : a;
+  };
+  start_node();
+  create_topic("t", 1);
+  producer_config cfg;
+  cfg.transactional_id = "tx";
+  cfg.max_block_ms = 300;
+  cfg.request_timeout_ms = 300;
+  cfg.delivery_timeout_ms = 1000;
+  status seen;
+  {
+    producer p{sys, broker(), cfg};
+    auto driver = deterministic_driver();
+    p.set_driver(driver);
+    p.init_transactions();
+    p.begin_transaction();
+    p.send({"t", 0, "k", "v", {}, -1}, [&seen](const record_metadata&, const status& st) { seen = st; });
+    auto first = error_of([&] { p.commit_transaction(); });
+    EXPECT_EQ(first.code, error_code::request_timed_out) << first.what;
+    EXPECT_EQ(first.cls, error_class::retriable); // may be called again (KIP-588)
+    EXPECT_TRUE(seen.ok());                       // not failed yet
+    driver.sleep_ms(cfg.delivery_timeout_ms);     // nobody waits while the record fails
+    EXPECT_EQ(seen.code(), error_code::request_timed_out);
+    auto again = error_of([&] { p.commit_transaction(); });
+    EXPECT_EQ(again.code, error_code::request_timed_out) << again.what;
+    EXPECT_EQ(again.cls, error_class::abortable);
+    EXPECT_EQ(describe("tx").state, "Ongoing"); // no EndTxn was sent
+  }
+  sched.run(); // the producer's session ends
+  caf::anon_send_exit(black_hole, caf::exit_reason::kill);
+  sched.run();
+}
+
 TEST_F(ProducerDeliveryTest, FlushAfterTheNodeStoppedEndsWithinDeliveryTimeout) {
   start_node();
   create_topic("t", 1);

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <unistd.h>
 #include <variant>
 
@@ -246,6 +247,39 @@ TEST_F(ControllerActorTest, ASecondNodeWithTheSameNodeIdIsRefused) {
             std::string::npos)
     << rec.fatal_[99];
   EXPECT_EQ(rec.node_epochs_.count(99), 0u);
+}
+
+// Requests that arrive together: two CreateTopics of one name (the second
+// is TOPIC_ALREADY_EXISTS and does not answer the first), and the block
+// claims of many shards starting at once (each gets its own block, none
+// runs out of attempts against the others).
+TEST_F(ControllerActorTest, ConcurrentCreatesOfOneTopicAndConcurrentBlockClaimsEachGetTheirOwnAnswer) {
+  auto c = start_on_zookeeper(1);
+  ASSERT_TRUE(rec.wait([](const recorder& r) { return r.elections_.size() == 1; }));
+  auto first = self->request(c, 10s, controller_create_topic_request{"x", 2, 1, {}});
+  auto second = self->request(c, 10s, controller_create_topic_request{"x", 3, 1, {}});
+  std::vector<error_code> created;
+  for (auto* h : {&first, &second})
+    h->receive([&](const txn_response& r) { created.push_back(r.error); },
+               [&](const caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  EXPECT_EQ(created, (std::vector<error_code>{error_code::none, error_code::topic_already_exists}));
+  constexpr int shards = 24; // more than the 20 attempts one claim may take
+  using handle = decltype(self->request(c, 10s, producer_id_block_request{}));
+  std::vector<handle> claims;
+  for (int i = 0; i < shards; ++i)
+    claims.push_back(self->request(c, 10s, producer_id_block_request{}));
+  std::set<int64_t> starts;
+  for (auto& h : claims)
+    h.receive(
+      [&](const producer_id_block_response& r) {
+        EXPECT_EQ(r.error, error_code::none) << r.message;
+        EXPECT_EQ(r.last - r.first, 999);
+        starts.insert(r.first);
+      },
+      [&](const caf::error& e) { ADD_FAILURE() << sys.render(e); });
+  ASSERT_EQ(starts.size(), static_cast<size_t>(shards));
+  EXPECT_EQ(*starts.begin(), 0);
+  EXPECT_EQ(*starts.rbegin(), (shards - 1) * 1000);
 }
 
 TEST_F(ControllerActorTest, OnTheLocalStoreTheNodeIsControllerAndEachStartIsTheNextEpoch) {
