@@ -230,7 +230,8 @@ using broker_actor = caf::typed_actor<
 /// the controller actor and the registration, a controller request to
 /// deliver (forward: target node, host, port, the request), handle
 /// resolution and reconnection timers, topic waiters, the controlled
-/// shutdown at stop.
+/// shutdown at stop, the embedded node's wait until it leads everything
+/// (ready: answered NONE, or REQUEST_TIMED_OUT after request.timeout.ms).
 using broker_set_controller_atom = caf::atom_constant<caf::atom("setctl")>;
 using broker_registered_atom = caf::atom_constant<caf::atom("registrd")>;
 using broker_forward_atom = caf::atom_constant<caf::atom("forward")>;
@@ -238,6 +239,7 @@ using broker_resolve_atom = caf::atom_constant<caf::atom("resolve")>;
 using broker_reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
 using broker_waiters_atom = caf::atom_constant<caf::atom("waiters")>;
 using controlled_shutdown_atom = caf::atom_constant<caf::atom("ctlshut")>;
+using broker_ready_atom = caf::atom_constant<caf::atom("ready")>;
 
 /// What a broker also takes from its node, its storage writer and itself;
 /// not for other actors.
@@ -247,6 +249,7 @@ using broker_impl_actor = broker_actor::extend<
   caf::reacts_to<broker_forward_atom, int32_t, std::string, uint16_t, caf::message>,
   caf::reacts_to<broker_resolve_atom>, caf::reacts_to<broker_reconnect_atom, int32_t>,
   caf::reacts_to<broker_waiters_atom>,
-  caf::replies_to<controlled_shutdown_atom>::with<controlled_shutdown_response>>;
+  caf::replies_to<controlled_shutdown_atom>::with<controlled_shutdown_response>,
+  caf::replies_to<broker_ready_atom>::with<txn_response>>;
 
 } // namespace caftx

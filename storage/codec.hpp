@@ -67,7 +67,7 @@ int64_t offset_of(std::string_view key);
 /// caftx, which is refused.
 inline const std::string storage_format = "meta/storage_format";
 /// The storage format this build reads and writes.
-inline constexpr int storage_format_version = 3;
+inline constexpr int storage_format_version = 4;
 /// `topic/<topic>`: topic metadata.
 std::string topic(const std::string& name);
 inline const std::string topic_prefix = "topic/";

@@ -78,9 +78,11 @@ struct remote_leader {
   }
 };
 
-// A request waiting until every partition of a topic has a leader here.
+// A request waiting until every partition of a topic has a leader here
+// (whole_node: of every topic, the internal ones included).
 struct topic_waiter {
   std::string topic;
+  bool whole_node = false;
   int64_t deadline_ms = 0;
   std::function<void(bool ready)> then;
 };
@@ -234,6 +236,20 @@ bool topic_ready(broker_ptr self, const std::string& topic) {
   return t && all_led(*t);
 }
 
+// The embedded node leads everything: a controller has sent its metadata,
+// and every topic it named, and both internal topics, have a leader here.
+bool node_ready(broker_ptr self) {
+  auto& c = self->state.cluster;
+  if (!c.cache || c.controller_id < 0)
+    return false;
+  if (!topic_ready(self, transaction_state_topic) || !topic_ready(self, consumer_offsets_topic))
+    return false;
+  for (auto& name : self->state.ctx->directory->topic_names())
+    if (!topic_ready(self, name))
+      return false;
+  return true;
+}
+
 // Answers the waiters whose topic is ready or whose time is up.
 void check_waiters(broker_ptr self) {
   auto& c = self->state.cluster;
@@ -241,7 +257,7 @@ void check_waiters(broker_ptr self) {
   std::vector<topic_waiter> keep;
   std::vector<std::pair<std::function<void(bool)>, bool>> done;
   for (auto& w : c.waiters) {
-    bool ready = topic_ready(self, w.topic);
+    bool ready = w.whole_node ? node_ready(self) : topic_ready(self, w.topic);
     if (ready || now >= w.deadline_ms)
       done.emplace_back(std::move(w.then), ready);
     else
@@ -286,16 +302,17 @@ void wait_for_topic(broker_ptr self, const std::string& topic, std::function<voi
     then(true);
     return;
   }
-  add_waiter(self, {topic, ctx.clock_ms() + ctx.config.request_timeout_ms, std::move(then)});
+  add_waiter(self, {topic, false, ctx.clock_ms() + ctx.config.request_timeout_ms, std::move(then)});
 }
 
 // `f` after `delay_ms` (a waiter for no topic).
 void after(broker_ptr self, int64_t delay_ms, std::function<void()> f) {
-  add_waiter(self, {"", self->state.ctx->clock_ms() + delay_ms, [f](bool) { f(); }});
+  add_waiter(self, {"", false, self->state.ctx->clock_ms() + delay_ms, [f](bool) { f(); }});
 }
 
 void resolve(broker_ptr self);
 void connect_peer(broker_ptr self, node_id id);
+void ensure_internal_topic(broker_ptr self, const std::string& topic);
 
 // The directory's handles of a partition another node leads: its leader
 // and, for an internal topic, the coordinator on it (null: none known).
@@ -630,6 +647,13 @@ void apply_update_metadata(broker_ptr self, const controller::update_metadata_re
     c.resolved.erase(p.tp);
     forget_handle(self, p.tp);
     c.wanted[p.tp] = want;
+  }
+  if (ctx.embedded) {
+    // The embedded node's coordinators exist from its start, as they did
+    // before it ran a controller (Kafka creates them at the first
+    // FindCoordinator instead).
+    ensure_internal_topic(self, transaction_state_topic);
+    ensure_internal_topic(self, consumer_offsets_topic);
   }
   resolve(self);
   check_waiters(self);
@@ -1049,6 +1073,26 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
                "[KafkaServer id=" + std::to_string(ctx.node_id) + "] Starting controlled shutdown");
       controlled_shutdown(self, ctx.config.controlled_shutdown_max_retries + 1, ctx.clock_ms(),
                           [rp](const controlled_shutdown_response& r) mutable { rp.deliver(r); });
+      return rp;
+    },
+    [=](broker_ready_atom) -> caf::result<txn_response> {
+      if (node_ready(self))
+        return txn_response{};
+      auto rp = self->make_response_promise<txn_response>();
+      auto& ctx = *self->state.ctx;
+      topic_waiter w;
+      w.whole_node = true;
+      w.deadline_ms = ctx.clock_ms() + ctx.config.request_timeout_ms;
+      w.then = [rp, timeout = ctx.config.request_timeout_ms](bool ready) mutable {
+        if (ready)
+          rp.deliver(txn_response{});
+        else
+          rp.deliver(txn_response{error_code::request_timed_out,
+                                  "the controller gave this node not all of its partitions "
+                                  "within request.timeout.ms ("
+                                    + std::to_string(timeout) + " ms)"});
+      };
+      add_waiter(self, std::move(w));
       return rp;
     },
     [=](controller_create_topic_request& req) -> caf::result<txn_response> {

@@ -14,6 +14,7 @@
 #include "actors/broker/node_context.hpp"
 #include "actors/client/admin.hpp"
 #include "actors/controller/controller_actor.hpp"
+#include "actors/coordination/local_store.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -223,10 +224,16 @@ status check_storage_format(node_store& store) {
         return {};
       // Format 2 kept transaction state cards and committed offsets as
       // node-local keys instead of records of the internal topics.
-      auto why = *format == "2" ? std::string(" (transaction state and offsets as node-local keys, "
-                                              "not as records of __transaction_state and "
-                                              "__consumer_offsets)")
-                                : std::string();
+      // Format 3: the embedded node kept its topics as `topic/` keys and
+      // handed out producer ids from per-shard stripes, before it ran the
+      // controller over its local store.
+      auto why = *format == "2"   ? std::string(" (transaction state and offsets as node-local keys, "
+                                                "not as records of __transaction_state and "
+                                                "__consumer_offsets)")
+                 : *format == "3" ? std::string(" (topics as node-local keys and producer ids from "
+                                                "per-shard stripes, not as znodes of the "
+                                                "controller's metadata store)")
+                                  : std::string();
       return {error_code::kafka_storage_error,
               "data directory " + store.dir() + " has storage format " + *format + why
                 + "; this caftx reads and writes format " + current
@@ -286,70 +293,27 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
                                     std::chrono::system_clock::now().time_since_epoch())
                                     .count());
     };
-  if (opts.spawn_store)
-    return start_cluster_mode(sys, std::move(ctx), std::move(opts));
-  // Topics first, so that coordinators re-sending markers find the leaders.
-  std::vector<std::pair<codec::topic_record, topic_config>> topics;
-  status bad;
-  try {
-    ctx->store->scan(keys::topic_prefix, [&](const std::string& key, const std::string& value) {
-      auto t = codec::decode_topic(value);
-      if (!t.ok()) {
-        bad = status{t.error().code(), "key " + key + ": " + t.error().message()};
-        return false;
-      }
-      auto tc = topic_config::parse(t->configs, config);
-      if (!tc.ok()) {
-        bad = status{error_code::kafka_storage_error,
-                     "key " + key + ": stored topic configs: " + tc.error().message()};
-        return false;
-      }
-      topics.emplace_back(std::move(t).value(), *tc);
-      return true;
-    });
-  } catch (const storage_read_error& e) {
-    return status{error_code::kafka_storage_error,
-                  "data directory " + config.data_dir + ": " + e.reason()};
+  if (!opts.spawn_store) {
+    // The embedded single node: the same controller over the local store,
+    // whose znodes live in this node's database (docs/coordination-store.md).
+    ctx->embedded = true;
+    if (auto st = check_local_store(*ctx->store); !st.ok())
+      return st;
+    if (opts.advertised_host.empty())
+      opts.advertised_host = "localhost"; // its registration's host; port 0: no listener
+    auto db = ctx->store;
+    auto clock = ctx->clock_ms;
+    opts.spawn_store = [&sys, db, clock](caf::actor owner) {
+      return spawn_local_store(sys, {db, std::move(owner), clock});
+    };
   }
-  if (!bad.ok())
-    return bad;
-  std::shared_ptr<const node_context> cctx = ctx;
-  for (auto& [t, tc] : topics)
-    spawn_topic_leaders(sys, cctx, t.name, t.partitions, tc);
-  // The coordinators' own partitions (Kafka's internal topics), before the
-  // coordinators, which write through them: compacted, never trimmed by
-  // time or size (Kafka creates them with cleanup.policy=compact), so a
-  // coordinator's load reads about one record per live key.
-  auto internal = *topic_config::parse({}, config);
-  internal.retention_ms = -1;
-  internal.retention_bytes = -1;
-  internal.cleanup_delete = false;
-  internal.cleanup_compact = true;
-  spawn_topic_leaders(sys, cctx, transaction_state_topic,
-                      config.transaction_state_log_num_partitions, internal);
-  spawn_topic_leaders(sys, cctx, consumer_offsets_topic, config.offsets_topic_num_partitions,
-                      internal);
-  std::vector<group_coordinator_actor> group;
-  for (int32_t p = 0; p < config.offsets_topic_num_partitions; ++p) {
-    group.push_back(spawn_supervised_group_coordinator(sys, cctx, p));
-    ctx->directory->add(caf::actor_cast<caf::actor>(group.back()));
-  }
-  // Group coordinators must be reachable before shards re-send markers.
-  ctx->directory->set_coordinators({}, group);
-  std::vector<txn_coordinator_actor> txn;
-  for (int32_t s = 0; s < config.transaction_state_log_num_partitions; ++s) {
-    txn.push_back(spawn_coordinator_supervisor(sys, cctx, s));
-    ctx->directory->add(caf::actor_cast<caf::actor>(txn.back()));
-  }
-  ctx->directory->set_coordinators(std::move(txn), std::move(group));
-  std::unique_ptr<node> n{new node(sys, ctx, std::move(opts))};
-  n->broker_ = spawn_broker(sys, cctx);
-  ctx->directory->add(n->broker_);
-  return n;
+  return start_cluster_mode(sys, std::move(ctx), std::move(opts));
 }
 
-// Cluster mode: the broker and the controller actor; partitions and
-// coordinators start as the controller's LeaderAndIsr requests arrive.
+// The broker and the controller actor; partitions and coordinators start
+// as the controller's LeaderAndIsr requests arrive. The embedded node
+// returns once it leads every partition (unless under the deterministic
+// scheduler, which its caller runs).
 status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys,
                                                           std::shared_ptr<node_context> ctx,
                                                           node_options opts) {
@@ -372,7 +336,13 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   };
   auto events = ctx->events;
   auto prefix = "[KafkaServer id=" + std::to_string(ctx->node_id) + "] ";
-  co.events.connected = [events, id = ctx->node_id](int64_t session) {
+  co.events.connected = [events, id = ctx->node_id, embedded = ctx->embedded](int64_t session) {
+    if (embedded) {
+      emit_event(events, node_event_level::debug, "local_store_opened",
+                 "[LocalMetadataStore node=" + std::to_string(id)
+                   + "] Opened the metadata store in the node's database");
+      return;
+    }
     emit_event(events, node_event_level::info, "zookeeper_connected",
                "[ZooKeeperClient node=" + std::to_string(id) + "] Connected (session 0x"
                  + [session] {
@@ -421,6 +391,21 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   // deletes /nodes/<id> at once (Kafka's broker deregisters at shutdown).
   ctx->directory->add(broker);
   ctx->directory->add(n->controller_);
+  if (ctx->embedded && opts.wait_on_stop) {
+    caf::scoped_actor self{sys};
+    status ready;
+    self->request(broker, std::chrono::milliseconds(ctx->config.request_timeout_ms + 5000),
+                  broker_ready_atom::value)
+      .receive([&](const txn_response& r) { ready = status{r.error, r.message}; },
+               [&](const caf::error& e) {
+                 ready = status{error_code::request_timed_out,
+                                "the broker did not answer: " + sys.render(e)};
+               });
+    if (!ready.ok()) {
+      n->stop();
+      return status{ready.code(), "node did not start: " + ready.message()};
+    }
+  }
   return n;
 }
 
@@ -454,7 +439,8 @@ void node::stop() {
     return;
   stopped_ = true;
   const auto& cfg = ctx_->config;
-  if (opts_.wait_on_stop && ctx_->cluster_mode && cfg.controlled_shutdown_enable) {
+  // (The embedded node is the whole cluster: there is nowhere to move to.)
+  if (opts_.wait_on_stop && !ctx_->embedded && cfg.controlled_shutdown_enable) {
     // Kafka's controlled shutdown: the controller moves this node's
     // leaderships away before anything stops. The broker's loop ends by
     // itself; the bound here only guards against a broker that died.

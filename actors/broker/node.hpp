@@ -1,7 +1,9 @@
 // caftx::node — one broker node embedded in a C++ application: the broker
-// actor, a partition leader per user topic-partition, a supervised
-// transaction coordinator shard per `__transaction_state` partition and a
-// group coordinator per `__consumer_offsets` partition, all over one
+// actor, the controller actor (over ZooKeeper in a cluster, over the local
+// store in the node's database otherwise: a cluster of one), a partition
+// leader per topic-partition it leads, a supervised transaction
+// coordinator shard per `__transaction_state` partition and a group
+// coordinator per `__consumer_offsets` partition it leads, all over one
 // LevelDB database in config.data_dir. Starting a node on a directory
 // recovers everything an earlier node acknowledged there, whether that
 // node stopped cleanly or was killed.
@@ -71,7 +73,10 @@ struct node_options {
   /// the advertised endpoint below, takes part in the controller election,
   /// and leads the partitions and coordinator shards the controller gives
   /// it, at the controller's leader epochs; topics live in the store, not
-  /// in the node's data directory. Empty: the embedded single node.
+  /// in the node's data directory. Empty: the embedded single node, whose
+  /// controller runs over the local store (spawn_local_store) in the
+  /// node's own database; start() then returns once the node leads every
+  /// partition and coordinator shard (unless wait_on_stop is false).
   std::function<caf::actor(caf::actor owner)> spawn_store;
   /// Where other nodes and clients connect (advertised.listeners).
   std::string advertised_host;
@@ -92,7 +97,9 @@ public:
   /// Opens config.data_dir and spawns the node's actors on `sys`, whose
   /// config must have had register_message_types() called. Errors:
   /// INVALID_CONFIG for an empty data_dir, KAFKA_STORAGE_ERROR if the
-  /// database cannot be opened (another node holds it, corrupt metadata).
+  /// database cannot be opened (another node holds it, corrupt metadata,
+  /// another storage format), REQUEST_TIMED_OUT if the embedded node's
+  /// controller did not hand it every partition within request.timeout.ms.
   static status_or<std::unique_ptr<node>> start(caf::actor_system& sys, node_config config,
                                                 node_options opts = {});
 

@@ -72,8 +72,7 @@ public:
   void set_txn_coordinator(int32_t shard, txn_coordinator_actor a, bool local);
   void set_group_coordinator(int32_t partition, group_coordinator_actor a, bool local);
   /// The leader epoch the controller gave this node for `tp` (Kafka's
-  /// LeaderAndIsr leaderEpoch); nullopt when the node does not lead it by
-  /// the controller's decision (the embedded node elects itself).
+  /// LeaderAndIsr leaderEpoch); nullopt when the node does not lead it.
   void assign_leader_epoch(const topic_partition& tp, int32_t leader_epoch);
   /// The partitions set with `local` (led by this node), for shutdown.
   std::vector<partition_actor> local_partitions() const;
@@ -136,10 +135,15 @@ struct node_context {
   int32_t node_id = 0;
   std::string cluster_id = "caftx";
   std::string advertised_listener;
-  /// Cluster mode: leaders and coordinators exist where the controller's
-  /// LeaderAndIsr put them, at its leader epochs (docs/node.md §Cluster
-  /// mode); false: the embedded node leads everything and elects itself.
+  /// Leaders and coordinators exist where the controller's LeaderAndIsr
+  /// put them, at its leader epochs (docs/node.md §Cluster mode); every
+  /// node started by node::start runs so, the embedded one included.
   bool cluster_mode = false;
+  /// The embedded single node: the controller runs over the local store
+  /// in the node's own database, and the broker creates the internal
+  /// topics as soon as the controller has spoken, so that node::start can
+  /// return with every leader and coordinator in place.
+  bool embedded = false;
   /// Cluster mode: the node's controller actor (producer id blocks); set
   /// before any coordinator starts.
   controller_actor controller;

@@ -142,7 +142,9 @@ status_or<node_registration> decode_node(const std::string& path, std::string_vi
     reg.ep.host = text(j, "host");
     if (reg.ep.host.empty())
       throw malformed{"empty \"host\""};
-    reg.ep.port = static_cast<uint16_t>(integer(j, "port", 1, 65535));
+    // Port 0: no listener; the embedded node, a cluster of one, is reached
+    // only inside its own process.
+    reg.ep.port = static_cast<uint16_t>(integer(j, "port", 0, 65535));
     if (j.contains("rack"))
       reg.rack = text(j, "rack");
     reg.caftx_build = text(j, "caftx_build");

@@ -210,22 +210,40 @@ caf::behavior local_store_fn(local_ptr self, coordination_core core, local_store
 
 } // namespace
 
-caf::actor spawn_local_store(caf::actor_system& sys, local_store_options opts) {
+namespace {
+
+// The stored znodes and zxid counter; throws storage_read_error.
+coordination_core load_core(node_store& store) {
   coordination_core core;
-  opts.store->scan(znode_prefix + "/", [&](const std::string& key, const std::string& value) {
+  store.scan(znode_prefix + "/", [&](const std::string& key, const std::string& value) {
     auto n = decode_znode_value(key, value);
     if (!n.ok())
       throw storage_read_error(n.error().message());
     core.load(key.substr(znode_prefix.size()), std::move(*n));
     return true;
   });
-  if (auto v = opts.store->get(last_zxid_key)) {
+  if (auto v = store.get(last_zxid_key)) {
     auto zxid = decode_zxid_value(*v);
     if (!zxid.ok())
       throw storage_read_error(zxid.error().message());
     core.set_last_zxid(*zxid);
   }
-  return sys.spawn(local_store_fn, std::move(core), std::move(opts));
+  return core;
+}
+
+} // namespace
+
+status check_local_store(node_store& store) {
+  try {
+    load_core(store);
+  } catch (const storage_read_error& e) {
+    return {error_code::kafka_storage_error, "data directory " + store.dir() + ": " + e.reason()};
+  }
+  return {};
+}
+
+caf::actor spawn_local_store(caf::actor_system& sys, local_store_options opts) {
+  return sys.spawn(local_store_fn, load_core(*opts.store), std::move(opts));
 }
 
 } // namespace caftx

@@ -20,6 +20,8 @@
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
 
+#include "runtime/status.hpp"
+
 namespace caftx {
 
 class node_store;
@@ -40,5 +42,11 @@ struct local_store_options {
 /// unchanged. Loads on the calling thread before spawning; throws
 /// storage_read_error if a stored znode does not decode or LevelDB fails.
 caf::actor spawn_local_store(caf::actor_system& sys, local_store_options opts);
+
+/// Reads every stored znode as spawn_local_store does: NONE, or
+/// KAFKA_STORAGE_ERROR "data directory <dir>: <what>" naming the key that
+/// does not decode or the LevelDB error. The embedded node checks this
+/// before it starts, so that a damaged store refuses the start.
+status check_local_store(node_store& store);
 
 } // namespace caftx

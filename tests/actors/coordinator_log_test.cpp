@@ -82,15 +82,16 @@ TEST_F(CoordinatorLogTest, CoordinatorEpochIsTheLeaderEpochOfTheShardsPartition)
   auto h = v2::read_header(raw);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->partition_leader_epoch, first);
-  // A restarted shard (its supervisor restarts it) is elected again: the
-  // next leader epoch, stamped into the cards it writes from then on.
+  // A shard its supervisor restarts leads on under the same leadership:
+  // the same epoch.
   kill_coordinator("tx");
-  EXPECT_EQ(describe("tx").coordinator_epoch, first + 1);
+  EXPECT_EQ(describe("tx").coordinator_epoch, first);
   ASSERT_EQ(init("tx").error, error_code::none);
-  // A restarted node too: the leader-epoch checkpoint survives it.
+  // A restarted node too: its controller finds it leading the partition
+  // (Kafka's onControllerFailover leaves an online partition as it is).
   stop_node();
   start_node();
-  EXPECT_EQ(describe("tx").coordinator_epoch, first + 2);
+  EXPECT_EQ(describe("tx").coordinator_epoch, first);
   ASSERT_EQ(init("tx").error, error_code::none);
   std::vector<int32_t> epochs;
   auto all = fetch(shard_of("tx"), 0, isolation_level::read_uncommitted).records;
@@ -98,7 +99,7 @@ TEST_F(CoordinatorLogTest, CoordinatorEpochIsTheLeaderEpochOfTheShardsPartition)
                 epochs.push_back(bh.partition_leader_epoch);
                 return true;
               }).ok());
-  EXPECT_EQ(epochs, (std::vector<int32_t>{first, first + 1, first + 2}));
+  EXPECT_EQ(epochs, (std::vector<int32_t>{first, first, first}));
 }
 
 TEST_F(CoordinatorLogTest, AClientsProduceToAnInternalTopicIsInvalidTopicException) {
@@ -151,7 +152,16 @@ TEST_F(CoordinatorLogTest, MarkersWaitForAPartitionWithoutALeaderInsteadOfDroppi
     return address == "partition:t-1" ? caf::actor{} : a;
   };
   start_node();
-  create_topic("t", 2);
+  // The broker answers CreateTopics once each partition has a leader
+  // handle, or at request.timeout.ms: t-1 never gets one here.
+  auto created = self->request(broker(), caf::infinite, create_topic_request{"t", 2, {}});
+  for (int64_t waited = 0; waited <= ncfg.request_timeout_ms; waited += 1000) {
+    now_ms += 1000;
+    sched.advance_time(std::chrono::milliseconds(1000));
+    sched.run();
+  }
+  created.receive([](const txn_response& r) { EXPECT_EQ(r.error, error_code::none) << r.message; },
+                  [&](const caf::error& e) { ADD_FAILURE() << sys.render(e); });
   auto p = init("tx");
   ASSERT_EQ(add("tx", p, {t0, t1}).error, error_code::none);
   ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);

@@ -38,18 +38,20 @@ class failing_env : public leveldb::EnvWrapper {
 public:
   failing_env() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
   std::atomic<bool> fail{false};
+  std::atomic<int64_t> syncs{0}; // successful syncs: one per durable write
 
   leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** out) override {
     auto s = target()->NewWritableFile(name, out);
     if (s.ok())
-      *out = new file(*out, fail);
+      *out = new file(*out, fail, syncs);
     return s;
   }
 
 private:
   class file : public leveldb::WritableFile {
   public:
-    file(leveldb::WritableFile* f, std::atomic<bool>& fail) : f_(f), fail_(fail) {}
+    file(leveldb::WritableFile* f, std::atomic<bool>& fail, std::atomic<int64_t>& syncs)
+      : f_(f), fail_(fail), syncs_(syncs) {}
     ~file() override { delete f_; }
     leveldb::Status Append(const leveldb::Slice& data) override {
       return fail_ ? leveldb::Status::IOError("injected") : f_->Append(data);
@@ -57,12 +59,18 @@ private:
     leveldb::Status Close() override { return f_->Close(); }
     leveldb::Status Flush() override { return f_->Flush(); }
     leveldb::Status Sync() override {
-      return fail_ ? leveldb::Status::IOError("injected") : f_->Sync();
+      if (fail_)
+        return leveldb::Status::IOError("injected");
+      auto s = f_->Sync();
+      if (s.ok())
+        ++syncs_;
+      return s;
     }
 
   private:
     leveldb::WritableFile* f_;
     std::atomic<bool>& fail_;
+    std::atomic<int64_t>& syncs_;
   };
 };
 

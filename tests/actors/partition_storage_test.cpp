@@ -72,7 +72,7 @@ TEST_F(PartitionStorageTest, NewDataDirectoryGetsTheCurrentStorageFormat) {
   stop_node();
   auto store = node_store::open(dir, node_store_options{});
   ASSERT_TRUE(store.ok());
-  EXPECT_EQ((*store)->get(keys::storage_format), std::optional<std::string>{"3"});
+  EXPECT_EQ((*store)->get(keys::storage_format), std::optional<std::string>{"4"});
 }
 
 TEST_F(PartitionStorageTest, DirectoryOfAnOlderCaftxIsRefusedAndLeftAsItWas) {
@@ -94,20 +94,21 @@ TEST_F(PartitionStorageTest, DirectoryOfAnOlderCaftxIsRefusedAndLeftAsItWas) {
   EXPECT_EQ((*store)->get(keys::log_entry(t0, 0)), std::optional<std::string>(std::string("\x01old boost archive", 18)));
 }
 
-TEST_F(PartitionStorageTest, DirectoryOfAnotherFormatIsRefused) {
-  auto st = start_error_with_format("4");
-  EXPECT_EQ(st.to_string(), "KAFKA_STORAGE_ERROR: data directory " + dir
-                              + " has storage format 4; this caftx reads and writes format 3 and "
-                                "does not migrate: use a new data directory");
-}
-
-TEST_F(PartitionStorageTest, DirectoryOfFormat2IsRefusedNamingWhatChanged) {
-  auto st = start_error_with_format("2");
-  EXPECT_EQ(st.to_string(),
-            "KAFKA_STORAGE_ERROR: data directory " + dir
-              + " has storage format 2 (transaction state and offsets as node-local keys, not as "
-                "records of __transaction_state and __consumer_offsets); this caftx reads and "
-                "writes format 3 and does not migrate: use a new data directory");
+// An older format is named with what changed since; any other as it is.
+TEST_F(PartitionStorageTest, DirectoryOfAnotherFormatIsRefusedNamingWhatChanged) {
+  const std::vector<std::pair<std::string, std::string>> formats{
+    {"5", ""},
+    {"2", " (transaction state and offsets as node-local keys, not as records of "
+          "__transaction_state and __consumer_offsets)"},
+    {"3", " (topics as node-local keys and producer ids from per-shard stripes, not as znodes "
+          "of the controller's metadata store)"}};
+  for (auto& [format, why] : formats) {
+    auto st = start_error_with_format(format);
+    EXPECT_EQ(st.to_string(), "KAFKA_STORAGE_ERROR: data directory " + dir + " has storage format "
+                                + format + why
+                                + "; this caftx reads and writes format 4 and does not migrate: "
+                                  "use a new data directory");
+  }
 }
 
 TEST_F(PartitionStorageTest, StoredBatchesAreTheProducedBytesWithBaseOffsetAndLeaderEpochStamped) {

@@ -58,6 +58,10 @@ TEST(Znodes, NodeGoldenStringWithAndWithoutRack) {
   auto back = decode_node("/nodes/7", encode_node(reg));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(to_live_node(7, 4242, *back), (live_node{7, 4242, endpoint{"10.0.0.7", 9092}, "r1"}));
+  // The embedded node has no listener: port 0.
+  auto embedded = decode_node("/nodes/0", encode_node({endpoint{"localhost", 0}, "", "b", 1}));
+  ASSERT_TRUE(embedded.ok()) << embedded.error().to_string();
+  EXPECT_EQ(embedded->ep, (endpoint{"localhost", 0}));
 }
 
 TEST(Znodes, ControllerEpochProducerIdBlockAndClusterIdGoldenStrings) {
@@ -97,9 +101,9 @@ TEST(Znodes, MalformedZnodeGivesAnErrorNamingThePath) {
          "malformed znode /topics/t: partitions are not numbered 0..1");
   expect(decode_topic("t", R"({"version":1,"partitions":{"0":[1]},"config":{"a":2}})").error(),
          "malformed znode /topics/t: config \"a\" is not a string");
-  expect(decode_node("/nodes/3", R"({"version":1,"host":"h","port":0,"caftx_build":"b","started_ms":1})")
+  expect(decode_node("/nodes/3", R"({"version":1,"host":"h","port":65536,"caftx_build":"b","started_ms":1})")
            .error(),
-         "malformed znode /nodes/3: \"port\" out of range: 0");
+         "malformed znode /nodes/3: \"port\" out of range: 65536");
   expect(decode_controller_epoch("5").error(), "malformed znode /controller_epoch: not a JSON object");
   expect(decode_producer_id_block(R"({"version":1,"node_id":1,"block_start":"x","block_end":"9"})").error(),
          "malformed znode /producer_id_block: \"block_start\" is not a decimal number: \"x\"");

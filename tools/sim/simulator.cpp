@@ -426,6 +426,8 @@ public:
       throw sim_failure("node did not start: " + started.error().to_string());
     node_ = std::move(started).value();
     bind("broker", node_->broker());
+    // The node's controller hands it its partitions and coordinators.
+    sched_.run();
   }
 
   // -- history ----------------------------------------------------------------------
@@ -1015,7 +1017,8 @@ void world::setup_topics() {
   for (auto& t : std::vector<std::string>{input_topic, output_topics[0], output_topics[1]}) {
     auto r = call<txn_response>(broker(), create_topic_request{t, partitions_per_topic, {}});
     if (!r || (r->error != error_code::none && r->error != error_code::topic_already_exists))
-      throw sim_failure("topic " + t + " was not created");
+      throw sim_failure("topic " + t + " was not created: "
+                        + (r ? r->message : std::string("no reply")));
   }
 }
 
