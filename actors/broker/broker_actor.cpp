@@ -108,10 +108,6 @@ struct broker_state {
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
   cluster_part cluster;
-  // Topics whose record is being written, with who waits for them: a
-  // second CreateTopics of the name gets TOPIC_ALREADY_EXISTS, a second
-  // auto-create waits for the first instead of spawning leaders again.
-  std::map<std::string, std::vector<std::function<void(const status&)>>> creating;
   static inline const char* name = "caftx.broker";
 };
 
@@ -148,7 +144,7 @@ caf::result<list_transactions_response> list_transactions(broker_ptr self,
               });
     rp.deliver(std::move(*merged));
   };
-  if (ctx.cluster_mode && !ctx.directory->topic(transaction_state_topic))
+  if (!ctx.directory->topic(transaction_state_topic))
     return list_transactions_response{}; // no transaction yet
   for (int32_t s = 0; s < shards; ++s) {
     auto shard = ctx.directory->txn_coordinator(s);
@@ -166,37 +162,6 @@ caf::result<list_transactions_response> list_transactions(broker_ptr self,
             });
   }
   return rp;
-}
-
-// Persists the topic, then spawns its partition leaders; `then` gets the
-// outcome.
-void create_topic(broker_ptr self, const std::string& name, int32_t partitions,
-                  std::map<std::string, std::string> configs, const topic_config& tc,
-                  std::function<void(const status&)> then) {
-  auto& creating = self->state.creating;
-  if (auto i = creating.find(name); i != creating.end()) {
-    i->second.push_back(std::move(then));
-    return;
-  }
-  creating[name].push_back(std::move(then));
-  auto finish = [self, name](const status& s) {
-    auto waiting = std::move(self->state.creating[name]);
-    self->state.creating.erase(name);
-    for (auto& w : waiting)
-      w(s);
-  };
-  leveldb::WriteBatch wb;
-  wb.Put(keys::topic(name), codec::encode(codec::topic_record{name, partitions, std::move(configs)}));
-  self->state.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-                        [self, name, partitions, tc, finish](const status& s) {
-                          if (!s.ok()) {
-                            finish(s);
-                            return;
-                          }
-                          spawn_topic_leaders(self->system(), self->state.ctx, name,
-                                              partitions, tc);
-                          finish({});
-                        });
 }
 
 // -- cluster mode (docs/node.md §Cluster mode) -------------------------------------
@@ -837,7 +802,7 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
   std::vector<std::string> names = req.topics;
   if (names.empty())
     for (auto& n : ctx.directory->topic_names())
-      if (!ctx.cluster_mode || !is_internal_topic(n))
+      if (!is_internal_topic(n))
         names.push_back(n);
   std::vector<std::string> to_create;
   metadata_response resp;
@@ -846,7 +811,7 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
     tm.name = n;
     if (auto t = ctx.directory->topic(n)) {
       tm.partitions = std::move(*t);
-      if (ctx.cluster_mode && !all_led(tm.partitions))
+      if (!all_led(tm.partitions))
         tm.error = error_code::leader_not_available;
     } else if (ctx.config.auto_create_topics_enable && validate_topic_name(n).ok()) {
       to_create.push_back(n);
@@ -865,11 +830,6 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
   };
   auto deadline = ctx.clock_ms() + ctx.config.request_timeout_ms;
   for (auto& n : to_create) {
-    if (!ctx.cluster_mode) {
-      create_topic(self, n, ctx.config.num_partitions, {}, *topic_config::parse({}, ctx.config),
-                   [created](const status&) mutable { created(); });
-      continue;
-    }
     controller_create_topic_request c{n, ctx.config.num_partitions, 1, {}};
     create_via_controller(self, c, deadline, [self, n, created](const txn_response&) mutable {
       wait_for_topic(self, n, [created](bool) mutable { created(); });
@@ -891,35 +851,28 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
         return txn_response{
           error_code::invalid_partitions,
           "partition count " + std::to_string(req.partitions) + " is out of range [1, 10000]"};
-      if (self->state.ctx->directory->topic(req.name) || self->state.creating.count(req.name))
+      if (self->state.ctx->directory->topic(req.name))
         return txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"};
       auto tc = topic_config::parse(req.configs, self->state.ctx->config);
       if (!tc.ok())
         return txn_response{tc.error().code(), tc.error().message()};
-      if (self->state.ctx->cluster_mode) {
-        // The controller creates it; answered once its leaders are known
-        // here, so the caller's next Metadata finds them.
-        auto rp = self->make_response_promise<txn_response>();
-        auto& ctx = *self->state.ctx;
-        std::map<std::string, std::string> configs(req.configs.begin(), req.configs.end());
-        controller_create_topic_request c{req.name, req.partitions, 1, std::move(configs)};
-        auto name = req.name;
-        create_via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
-                              [self, rp, name](const txn_response& r) mutable {
-                                if (r.error != error_code::none) {
-                                  rp.deliver(r);
-                                  return;
-                                }
-                                wait_for_topic(self, name, [rp](bool) mutable {
-                                  rp.deliver(txn_response{});
-                                });
-                              });
-        return rp;
-      }
+      // The controller creates it; answered once its leaders are known
+      // here, so the caller's next Metadata finds them.
       auto rp = self->make_response_promise<txn_response>();
-      create_topic(self, req.name, req.partitions, req.configs, *tc, [rp](const status& s) mutable {
-        rp.deliver(txn_response{s.code(), s.message()});
-      });
+      auto& ctx = *self->state.ctx;
+      std::map<std::string, std::string> configs(req.configs.begin(), req.configs.end());
+      controller_create_topic_request c{req.name, req.partitions, 1, std::move(configs)};
+      auto name = req.name;
+      create_via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
+                            [self, rp, name](const txn_response& r) mutable {
+                              if (r.error != error_code::none) {
+                                rp.deliver(r);
+                                return;
+                              }
+                              wait_for_topic(self, name, [rp](bool) mutable {
+                                rp.deliver(txn_response{});
+                              });
+                            });
       return rp;
     },
     [=](node_fetch_request& req) -> caf::result<node_fetch_response> {
@@ -952,24 +905,18 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
         return init_producer_id_response{error_code::not_coordinator,
                                          "ask the transaction coordinator"};
       auto& ctx = *self->state.ctx;
-      auto shard = ctx.directory->txn_coordinator(0);
-      if (ctx.cluster_mode) {
-        shard = txn_coordinator_actor{};
-        auto& local = self->state.cluster.local;
-        auto shards = ctx.config.transaction_state_log_num_partitions;
-        for (int32_t s = 0; s < shards && !shard; ++s)
-          if (local.count({transaction_state_topic, s}))
-            shard = ctx.directory->txn_coordinator(s);
-        for (int32_t s = 0; s < shards && !shard; ++s)
+      txn_coordinator_actor shard;
+      auto& local = self->state.cluster.local;
+      auto shards = ctx.config.transaction_state_log_num_partitions;
+      for (int32_t s = 0; s < shards && !shard; ++s)
+        if (local.count({transaction_state_topic, s}))
           shard = ctx.directory->txn_coordinator(s);
-      }
+      for (int32_t s = 0; s < shards && !shard; ++s)
+        shard = ctx.directory->txn_coordinator(s);
       if (!shard) {
-        if (ctx.cluster_mode)
-          ensure_internal_topic(self, transaction_state_topic);
+        ensure_internal_topic(self, transaction_state_topic);
         return init_producer_id_response{error_code::coordinator_not_available,
-                                         ctx.cluster_mode
-                                           ? "no transaction coordinator is available yet"
-                                           : "transaction coordinator 0 is not available"};
+                                         "no transaction coordinator is available yet"};
       }
       return self->delegate(shard, std::move(req));
     },
@@ -1009,13 +956,13 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
         }
         r.partition = partition_for(req.key, ctx.config.transaction_state_log_num_partitions);
         r.coordinator = caf::actor_cast<caf::actor>(ctx.directory->txn_coordinator(r.partition));
-        if (!r.coordinator && ctx.cluster_mode)
+        if (!r.coordinator)
           ensure_internal_topic(self, transaction_state_topic);
       } else {
         r.partition = partition_for(req.key, ctx.config.offsets_topic_num_partitions);
         r.coordinator =
           caf::actor_cast<caf::actor>(ctx.directory->group_coordinator(r.partition));
-        if (!r.coordinator && ctx.cluster_mode)
+        if (!r.coordinator)
           ensure_internal_topic(self, consumer_offsets_topic);
       }
       if (!r.coordinator)

@@ -92,17 +92,6 @@ actor_directory::marker_destination(const topic_partition& tp) const {
   return marker_target{i->second[tp.partition]};
 }
 
-void actor_directory::set_coordinators(std::vector<txn_coordinator_actor> txn,
-                                       std::vector<group_coordinator_actor> group) {
-  for (size_t s = 0; s < txn.size(); ++s)
-    txn[s] = publish("txn_coordinator:" + std::to_string(s), txn[s]);
-  for (size_t p = 0; p < group.size(); ++p)
-    group[p] = publish("group_coordinator:" + std::to_string(p), group[p]);
-  std::lock_guard<std::mutex> guard{mtx_};
-  txn_ = std::move(txn);
-  group_ = std::move(group);
-}
-
 txn_coordinator_actor actor_directory::txn_coordinator(int32_t shard) const {
   std::lock_guard<std::mutex> guard{mtx_};
   return shard >= 0 && shard < static_cast<int32_t>(txn_.size()) ? txn_[shard]
@@ -461,14 +450,7 @@ void node::stop() {
     using handle =
       decltype(self->request(partition_actor{}, caf::infinite, write_snapshot_request{}));
     std::vector<handle> pending;
-    std::vector<partition_actor> leaders;
-    if (ctx_->cluster_mode)
-      leaders = ctx_->directory->local_partitions();
-    else
-      for (auto& name : ctx_->directory->topic_names())
-        for (auto& leader : ctx_->directory->topic(name).value_or(std::vector<partition_actor>{}))
-          leaders.push_back(leader);
-    for (auto& leader : leaders)
+    for (auto& leader : ctx_->directory->local_partitions())
       pending.push_back(self->request(leader, std::chrono::seconds(10), write_snapshot_request{}));
     for (auto& h : pending)
       h.receive([](const txn_response&) {}, [](const caf::error&) {});

@@ -45,8 +45,6 @@ public:
   /// are dropped, as Kafka does).
   std::optional<marker_target> marker_destination(const topic_partition& tp) const;
 
-  void set_coordinators(std::vector<txn_coordinator_actor> txn,
-                        std::vector<group_coordinator_actor> group);
   txn_coordinator_actor txn_coordinator(int32_t shard) const;
   group_coordinator_actor group_coordinator(int32_t partition) const;
 
