@@ -510,12 +510,16 @@ caf::result<caf::message> issue(zk_ptr self, call_kind kind, Submit submit,
   auto& st = self->state;
   auto call = new zk_call;
   call->box = st.box.get();
-  call->ticket = st.next_ticket++;
+  auto ticket = st.next_ticket++;
+  call->ticket = ticket;
   call->ops = std::move(ops);
   {
     std::lock_guard<std::mutex> guard{st.box->mtx};
     st.box->calls.insert(call);
   }
+  // Once the client queued the request, `call` belongs to the completion
+  // thread, which may answer and delete it before `submit` returns: only
+  // the local copy of the ticket is read after this line.
   auto rc = submit(st.zh, call);
   if (rc != ZOK) {
     // Not queued: no completion will come.
@@ -527,12 +531,12 @@ caf::result<caf::message> issue(zk_ptr self, call_kind kind, Submit submit,
     return reply_of(kind, static_cast<zrc>(rc));
   }
   auto rp = self->make_response_promise();
-  st.pending.emplace(call->ticket, zk_pending{rp, kind});
+  st.pending.emplace(ticket, zk_pending{rp, kind});
   // The client fails a request of a connection that went quiet within
   // about 2/3 of the session timeout; twice the timeout guards against a
   // completion that never comes, so that no caller waits forever.
   self->delayed_send(self, std::chrono::milliseconds(2 * int64_t{st.opts.session_timeout_ms}),
-                     zk_request_deadline{st.generation, call->ticket});
+                     zk_request_deadline{st.generation, ticket});
   return rp;
 }
 

@@ -457,11 +457,11 @@ TEST_F(Cluster, FrozenControllerIsDeposedAndRejoinsAsANode) {
   start_cluster(3);
   auto first = controller_at(1);
   ASSERT_GT(first, 0);
-  ASSERT_EQ(::kill(nodes[first]->proc().pid(), SIGSTOP), 0);
+  ASSERT_TRUE(nodes[first]->proc().freeze());
   int32_t second = -1;
   ASSERT_TRUE(wait_until([&] { return (second = controller_at(2)) > 0; }, 30s));
   EXPECT_NE(second, first);
-  ASSERT_EQ(::kill(nodes[first]->proc().pid(), SIGCONT), 0);
+  ASSERT_TRUE(nodes[first]->proc().thaw());
   EXPECT_TRUE(wait_until([&] { return logged(first, "resigned as controller"); }, 30s))
     << log(first);
   std::smatch m;
@@ -524,9 +524,9 @@ TEST_F(Cluster, SigtermAsksTheControllerFirstAndStopsAnywayWhenItCannotAnswer) {
     10s))
     << log(ctl);
 
-  ASSERT_EQ(::kill(nodes[ctl]->proc().pid(), SIGSTOP), 0);
+  ASSERT_TRUE(nodes[ctl]->proc().freeze());
   EXPECT_EQ(exit_code(nodes[b]->proc().stop(SIGTERM, 30s)), 0) << nodes[b]->proc().err();
-  ASSERT_EQ(::kill(nodes[ctl]->proc().pid(), SIGCONT), 0);
+  ASSERT_TRUE(nodes[ctl]->proc().thaw());
   EXPECT_TRUE(logged(b, "Retrying controlled shutdown after the previous attempt failed")) << log(b);
   EXPECT_TRUE(logged(b, "Proceeding to do an unclean shutdown as all the controlled shutdown "
                         "attempts failed"))

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -191,6 +192,12 @@ void zk_server::stop() {
 
 void zk_server::pause() {
   ::kill(pid_, SIGSTOP);
+  // kill() only queues the signal: a server thread running on another
+  // core could still answer a request the test expects to go unanswered.
+  // The JVM is this process's child, so waitpid reports when it stopped.
+  int status = 0;
+  while (::waitpid(pid_, &status, WUNTRACED) == -1 && errno == EINTR) {
+  }
   paused_ = true;
 }
 

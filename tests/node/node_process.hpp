@@ -140,6 +140,25 @@ public:
     return status_;
   }
 
+  /// SIGSTOP, and returns once every thread of the process has stopped:
+  /// kill() only queues the signal, and a thread running on another core
+  /// may still answer a request for a moment. False if it exited instead.
+  bool freeze() {
+    if (exited_ || ::kill(pid_, SIGSTOP) != 0)
+      return false;
+    int st = 0;
+    if (::waitpid(pid_, &st, WUNTRACED) != pid_)
+      return false;
+    if (WIFSTOPPED(st))
+      return true;
+    status_ = st;
+    exited_ = true;
+    return false;
+  }
+
+  /// SIGCONT for a frozen process.
+  bool thaw() { return !exited_ && ::kill(pid_, SIGCONT) == 0; }
+
   /// Sends `sig` and waits for the exit; the wait status.
   std::optional<int> stop(int sig, std::chrono::milliseconds deadline) {
     if (!exited_)

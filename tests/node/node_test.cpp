@@ -210,7 +210,7 @@ TEST_F(NodeProcess, FrozenNodeIsDisconnectedByTheConnectionTimeoutAndClientsReco
   auto n = start();
   admin_client admin{client_props(port, {{"request.timeout.ms", "1000"}})};
   ASSERT_TRUE(admin.list_transactions().ok());
-  ASSERT_EQ(::kill(n->proc().pid(), SIGSTOP), 0);
+  ASSERT_TRUE(n->proc().freeze());
   std::string last;
   EXPECT_TRUE(wait_until(
     [&] {
@@ -223,7 +223,7 @@ TEST_F(NodeProcess, FrozenNodeIsDisconnectedByTheConnectionTimeoutAndClientsReco
     20s))
     << last;
   EXPECT_NE(last.find("REQUEST_TIMED_OUT"), std::string::npos) << last; // retriable
-  ASSERT_EQ(::kill(n->proc().pid(), SIGCONT), 0);
+  ASSERT_TRUE(n->proc().thaw());
   EXPECT_TRUE(wait_until([&] { return admin.list_transactions().ok(); }, 30s));
   EXPECT_EQ(exit_code(n->proc().stop(SIGTERM, 30s)), 0) << n->proc().err();
 }
