@@ -1,4 +1,5 @@
 #include "tests/cluster/zk_server.hpp"
+#include "tests/freeze_child.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -191,12 +191,14 @@ void zk_server::stop() {
 }
 
 void zk_server::pause() {
-  ::kill(pid_, SIGSTOP);
-  // kill() only queues the signal: a server thread running on another
-  // core could still answer a request the test expects to go unanswered.
-  // The JVM is this process's child, so waitpid reports when it stopped.
-  int status = 0;
-  while (::waitpid(pid_, &status, WUNTRACED) == -1 && errno == EINTR) {
+  // The JVM is this process's child: freeze_child returns once it stopped,
+  // so no request sent after pause() is answered before resume().
+  int status = -1;
+  if (!freeze_child(pid_, status)) {
+    if (status != -1)
+      pid_ = -1; // reaped: never signal that pid again
+    throw std::runtime_error("zk_server: java did not stop on SIGSTOP (see " + dir_
+                             + "/server.log)");
   }
   paused_ = true;
 }

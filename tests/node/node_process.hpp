@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/freeze_child.hpp"
+
 extern char** environ;
 
 namespace caftx::testing {
@@ -140,19 +142,17 @@ public:
     return status_;
   }
 
-  /// SIGSTOP, and returns once every thread of the process has stopped:
-  /// kill() only queues the signal, and a thread running on another core
-  /// may still answer a request for a moment. False if it exited instead.
+  /// freeze_child for this process. False if it exited instead.
   bool freeze() {
-    if (exited_ || ::kill(pid_, SIGSTOP) != 0)
+    if (exited_)
       return false;
-    int st = 0;
-    if (::waitpid(pid_, &st, WUNTRACED) != pid_)
-      return false;
-    if (WIFSTOPPED(st))
+    int st = -1;
+    if (freeze_child(pid_, st))
       return true;
-    status_ = st;
-    exited_ = true;
+    if (st != -1) {
+      status_ = st;
+      exited_ = true;
+    }
     return false;
   }
 
