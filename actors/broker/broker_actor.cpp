@@ -22,6 +22,7 @@
 #include "actors/broker/node_context.hpp"
 #include "actors/broker/node_fetch.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/lost_connection.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -153,9 +154,9 @@ caf::result<list_transactions_response> list_transactions(broker_ptr self,
            "shard " + std::to_string(s) + " has no leader now", {}, {}});
       continue;
     }
-    self->request(shard,
-                  std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
-      .then([add](list_transactions_response& r) mutable { add(std::move(r)); },
+    auto h = self->request(shard, std::chrono::milliseconds(ctx.config.request_timeout_ms), req);
+    h.then([add, w = watch_connection(self, h.id(), shard)](
+             list_transactions_response& r) mutable { add(std::move(r)); },
             [add, s](caf::error&) mutable {
               add({error_code::coordinator_not_available,
                    "shard " + std::to_string(s) + " did not answer", {}, {}});
@@ -314,10 +315,11 @@ void resolve(broker_ptr self) {
     }
     if (!c.resolving.insert(id).second)
       continue; // its answer comes first; the retry timer asks again
-    self->request(p->second.broker, std::chrono::milliseconds(self->state.ctx->config.request_timeout_ms),
-                  node_handles_request{tps})
-      .then(
-        [self, id](node_handles_response& r) {
+    auto peer = p->second.broker;
+    auto h = self->request(peer, std::chrono::milliseconds(self->state.ctx->config.request_timeout_ms),
+                           node_handles_request{tps});
+    h.then(
+        [self, id, w = watch_connection(self, h.id(), peer)](node_handles_response& r) {
           auto& c = self->state.cluster;
           c.resolving.erase(id);
           for (auto& h : r.handles) {
@@ -491,10 +493,10 @@ void become_leader(broker_ptr self, const topic_partition& tp, int32_t epoch) {
     spawn_local(self, tp, epoch, internal_topic_config(ctx.config));
     return;
   }
-  self->request(c.controller, std::chrono::milliseconds(ctx.config.request_timeout_ms),
-                controller_topic_request{tp.topic})
-    .then(
-      [self, tp](controller_topic_response& r) {
+  auto h = self->request(c.controller, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+                         controller_topic_request{tp.topic});
+  h.then(
+      [self, tp, w = watch_connection(self, h.id(), c.controller)](controller_topic_response& r) {
         auto& c = self->state.cluster;
         auto& ctx = *self->state.ctx;
         c.spawning.erase(tp);
@@ -699,9 +701,10 @@ void controlled_shutdown(broker_ptr self, int32_t attempts_left, int64_t started
     return;
   }
   controlled_shutdown_request req{ctx.node_id, c.cache->node_epoch()};
-  self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
-    .then(
-      [self, started_ms, done, retry, prefix](const controlled_shutdown_response& r) {
+  auto h = self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req);
+  h.then(
+      [self, started_ms, done, retry, prefix, w = watch_connection(self, h.id(), dest)](
+        const controlled_shutdown_response& r) {
         if (r.error != error_code::none || !r.remaining.empty())
           return retry(r);
         auto& ctx = *self->state.ctx;
@@ -736,9 +739,9 @@ void create_via_controller(broker_ptr self, controller_create_topic_request req,
     retry({error_code::not_controller, "no controller is known yet"});
     return;
   }
-  self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req)
-    .then(
-      [then, retry](const txn_response& r) {
+  auto h = self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req);
+  h.then(
+      [then, retry, w = watch_connection(self, h.id(), dest)](const txn_response& r) {
         if (r.error == error_code::not_controller)
           retry(r);
         else

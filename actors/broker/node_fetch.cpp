@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 
+#include "actors/common/lost_connection.hpp"
 #include "runtime/broker_messages.hpp"
 
 namespace caftx {
@@ -96,8 +97,9 @@ void ask_all(Self* self, const std::shared_ptr<gather>& g,
       if (--g->outstanding == 0 || (g->satisfied() && !g->answered))
         then();
     };
-    self->request(leaders[i], timeout, std::move(req))
-      .then([done, i](fetch_response& r) { done(i, std::move(r)); },
+    auto h = self->request(leaders[i], timeout, std::move(req));
+    h.then([done, i, w = watch_connection(self, h.id(), leaders[i])](
+             fetch_response& r) { done(i, std::move(r)); },
             [self, done, i](caf::error& e) { done(i, no_reply(self->system(), e)); });
   }
 }

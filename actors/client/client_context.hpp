@@ -14,6 +14,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/client/client.hpp"
+#include "actors/common/lost_connection.hpp"
 #include "runtime/messages.hpp"
 #include "runtime/status.hpp"
 
@@ -49,6 +50,9 @@ public:
     if (!dest)
       return status{gone, "no destination"};
     auto handle = self_->request(dest, timeout, std::move(req));
+    // A lost connection to the receiver's node answers at once.
+    lost_connection_watch watch{caf::actor_cast<caf::strong_actor_ptr>(self_.ptr()), handle.id(),
+                                watched(caf::actor_cast<caf::strong_actor_ptr>(dest))};
     if (after_send_)
       after_send_();
     await(handle.id());
@@ -88,6 +92,19 @@ public:
   /// they are older than `max_age_ms` (metadata.max.age.ms), and on
   /// note_error(). Unset (embedded clients): caches live until a refresh.
   void set_metadata_source(std::function<uint64_t()> generation, int64_t max_age_ms);
+  /// For a client that owns its connection: the broker its relay forwards
+  /// to now, whose lost connection ends a request sent to broker() (the
+  /// relay's own handle is local, so it alone would not).
+  void set_relay_target(std::function<caf::strong_actor_ptr()> f) { relay_target_ = std::move(f); }
+  const std::function<caf::strong_actor_ptr()>& relay_target() const { return relay_target_; }
+  /// The actor whose connection a request to `dest` depends on: `dest`,
+  /// or the relay's target for the relay.
+  caf::strong_actor_ptr watched(caf::strong_actor_ptr dest) const {
+    if (relay_target_ && dest == caf::actor_cast<caf::strong_actor_ptr>(broker_))
+      return relay_target_();
+    return dest;
+  }
+
   /// A response's error: a stale_metadata_error() or NOT_COORDINATOR
   /// (REQUEST_TIMED_OUT among them: the handle may be a dead proxy) drops
   /// the caches of a client with a metadata source, so the next lookup
@@ -128,6 +145,7 @@ private:
   std::function<void()> after_send_;
   client_driver driver_;
   std::function<uint64_t()> generation_;
+  std::function<caf::strong_actor_ptr()> relay_target_;
   uint64_t cached_generation_ = 0;
   int64_t max_age_ms_ = 0;
   int64_t cached_at_ms_ = 0;

@@ -51,25 +51,42 @@ struct consumer::impl {
 
   milliseconds timeout() const { return milliseconds(cfg.request_timeout_ms); }
 
-  partition_actor leader(const topic_partition& tp) {
-    auto parts = ch.partitions_view(tp.topic, false, timeout());
+  // Raises UNKNOWN_TOPIC_OR_PARTITION for a topic the cluster does not
+  // know or a partition it does not have; a partition whose leader is
+  // down now is known (its fetches wait for a leader).
+  void check_known(const topic_partition& tp) {
+    auto parts = ch.partitions_view(tp.topic, false, timeout(), true);
     if (!parts.ok())
       raise(parts.error());
-    auto& leaders = **parts;
-    if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(leaders.size()))
+    if (tp.partition < 0 || tp.partition >= static_cast<int32_t>((*parts)->size()))
       raise(status{error_code::unknown_topic_or_partition, "unknown partition " + to_string(tp)});
-    return leaders[static_cast<size_t>(tp.partition)];
   }
 
+  // ListOffsets at the leader of `tp`. Retriable errors (no leader while
+  // its node is down, a moved leader, a lost connection) look the leader
+  // up again after retry.backoff.ms until default.api.timeout.ms, as
+  // Kafka's offset lookups do; then, or for any other error, it is raised.
   int64_t list_offset(const topic_partition& tp, int64_t timestamp) {
-    auto r = ch.call<list_offsets_response>(leader(tp),
-                                            list_offsets_request{tp, timestamp, cfg.isolation},
-                                            timeout());
-    if (!r.ok())
-      raise(r.error());
-    if (r->error != error_code::none)
-      raise(status{r->error, "ListOffsets " + to_string(tp)});
-    return r->offset;
+    auto deadline = api_deadline();
+    for (bool refresh = false;; refresh = true) {
+      status err;
+      auto parts = ch.partitions_view(tp.topic, refresh, timeout(), true);
+      if (!parts.ok()) {
+        err = parts.error();
+      } else if (tp.partition < 0 || tp.partition >= static_cast<int32_t>((*parts)->size())) {
+        raise(status{error_code::unknown_topic_or_partition, "unknown partition " + to_string(tp)});
+      } else if (auto& l = (**parts)[static_cast<size_t>(tp.partition)]; !l) {
+        err = status{error_code::leader_not_available, "no leader of " + to_string(tp) + " now"};
+      } else {
+        auto r = ch.call<list_offsets_response>(l, list_offsets_request{tp, timestamp, cfg.isolation},
+                                                timeout());
+        if (r.ok() && r->error == error_code::none)
+          return r->offset;
+        err = r.ok() ? status{r->error, "ListOffsets " + to_string(tp)} : r.error();
+      }
+      if (!is_retriable(err.code()) || !back_off(deadline))
+        raise(err);
+    }
   }
 
   const std::string& group() {
@@ -129,8 +146,12 @@ struct consumer::impl {
       auto r = ch.call<offset_fetch_response>(group_coordinator(),
                                               offset_fetch_request{group(), {tp}, true},
                                               timeout());
-      if (!r.ok())
-        raise(r.error());
+      if (!r.ok()) {
+        // No reply (a lost connection, a coordinator gone): found again.
+        if (!is_retriable(r.error().code()) || !back_off(deadline_ms))
+          raise(r.error());
+        continue;
+      }
       if (r->error == error_code::none) {
         if (r->offsets.empty() || r->offsets.front() < 0)
           return std::optional<int64_t>{};
@@ -338,7 +359,7 @@ void consumer::assign(const std::vector<topic_partition>& partitions) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   auto& d = *impl_;
   for (auto& tp : partitions)
-    (void) d.leader(tp); // throws for unknown partitions
+    d.check_known(tp);
   std::map<topic_partition, int64_t> kept;
   std::map<topic_partition, std::deque<consumer_record>> kept_records;
   for (auto& tp : partitions) {

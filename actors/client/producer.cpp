@@ -158,9 +158,14 @@ struct producer::impl {
   // crashed); the next call replaces it (see revive_session).
   std::shared_ptr<std::atomic<bool>> session_down;
 
-  impl(caf::actor_system& sys, caf::actor broker, producer_config c)
+  // `cluster`: the connection of a producer built from properties alone
+  // (its channel watches it before the session starts).
+  impl(caf::actor_system& sys, caf::actor broker, producer_config c,
+       const std::shared_ptr<detail::remote_cluster>& cluster = nullptr)
     : cfg(std::move(c)), ch(sys, std::move(broker)), tm(cfg.transactional_id.has_value()) {
     pending->transactional = tm.transactional();
+    if (cluster)
+      detail::watch_metadata(ch, cluster);
     start_session();
   }
 
@@ -174,7 +179,8 @@ struct producer::impl {
                                         [sink](const std::vector<session_completion>& done) {
                                           if (auto d = sink.lock())
                                             d->resolve(done);
-                                        });
+                                        },
+                                        ch.relay_target());
     {
       std::lock_guard<std::mutex> guard{session_mtx};
       session = fresh;
@@ -285,6 +291,9 @@ struct producer::impl {
         err = coord.error();
       } else {
         auto handle = ch.self()->request(coord.value(), request_timeout_until(deadline), req);
+        lost_connection_watch watch{caf::actor_cast<caf::strong_actor_ptr>(ch.self().ptr()),
+                                    handle.id(),
+                                    caf::actor_cast<caf::strong_actor_ptr>(coord.value())};
         if (after_send_point != nullptr && attempt == 0)
           fault(after_send_point);
         status_or<Resp> r{status{error_code::request_timed_out, "no reply"}};
@@ -537,8 +546,7 @@ producer::producer(caf::actor_system& sys, caf::actor broker, producer_config co
 producer::producer(const properties& props) {
   producer_config config;
   cluster_ = detail::connect_remote(props, [&](const properties& rest) { config = parse_or_throw(rest); });
-  impl_ = std::make_unique<impl>(cluster_->system(), cluster_->broker(), std::move(config));
-  detail::watch_metadata(impl_->ch, cluster_);
+  impl_ = std::make_unique<impl>(cluster_->system(), cluster_->broker(), std::move(config), cluster_);
 }
 
 producer::~producer() = default;

@@ -51,6 +51,9 @@ struct session_state {
   // requested yet, the request out (or waiting for its backoff) and its
   // generation (0: none), its deadline, the cached coordinator.
   broker_actor broker; // typed: the session's requests to it are checked
+  // What a request to `broker` depends on when it is a relay (unset: the
+  // broker itself).
+  std::function<caf::strong_actor_ptr()> broker_target;
   caf::actor coordinator;
   producer_id pid = no_producer_id;
   producer_epoch epoch = no_producer_epoch;
@@ -79,6 +82,16 @@ int64_t now_ms(session_ptr self) {
 void on_reply(session_ptr self, const topic_partition& tp, uint64_t generation, error_code err,
               const std::string& msg, int64_t base_offset);
 
+// Ends the request `id` to the broker when the connection it went over is
+// lost (lost_connection.hpp).
+std::shared_ptr<lost_connection_watch> watch_broker(session_ptr self, caf::message_id id) {
+  auto& st = self->state;
+  if (!st.broker_target)
+    return watch_connection(self, id, st.broker);
+  return std::make_shared<lost_connection_watch>(caf::actor_cast<caf::strong_actor_ptr>(self), id,
+                                                 st.broker_target());
+}
+
 milliseconds timeout_until(session_ptr self, int64_t deadline_ms) {
   auto left = std::max<int64_t>(1, deadline_ms - now_ms(self));
   return milliseconds(std::min<int64_t>(self->state.cfg.request_timeout_ms, left));
@@ -97,9 +110,10 @@ void send_produce(session_ptr self, const topic_partition& tp, uint64_t generati
                   produce_request req, int64_t deadline_ms) {
   // No reply is awaited past the batch's delivery.timeout.ms (KIP-91).
   auto leader = self->state.leaders[tp];
-  self->request(leader, timeout_until(self, deadline_ms), std::move(req))
-    .then(
-      [self, tp, generation, leader](const produce_response& r) {
+  auto h = self->request(leader, timeout_until(self, deadline_ms), std::move(req));
+  h.then(
+      [self, tp, generation, leader, w = watch_connection(self, h.id(), leader)](
+        const produce_response& r) {
         if (detail::stale_metadata_error(r.error))
           self->state.refused[tp] = leader;
         on_reply(self, tp, generation, r.error, r.message, r.base_offset);
@@ -142,9 +156,10 @@ void on_leaders(session_ptr self, const std::string& topic, error_code err, cons
 
 // Looks the leaders of `topic` up again (one request per topic at a time).
 void refresh_leaders(session_ptr self, const std::string& topic, int64_t deadline_ms) {
-  self->request(self->state.broker, timeout_until(self, deadline_ms), metadata_request{{topic}})
-    .then(
-      [self, topic](const metadata_response& r) {
+  auto h = self->request(self->state.broker, timeout_until(self, deadline_ms),
+                         metadata_request{{topic}});
+  h.then(
+      [self, topic, w = watch_broker(self, h.id())](const metadata_response& r) {
         for (auto& tm : r.topics)
           if (tm.name == topic)
             return on_leaders(self, topic, tm.error, "", tm.partitions);
@@ -221,9 +236,9 @@ void send_add(session_ptr self) {
     on_add_reply(self, generation, s.code(), s.message());
   };
   if (!st.coordinator) {
-    self->request(st.broker, timeout, find_coordinator_request{1, *st.cfg.transactional_id})
-      .then(
-        [self, generation](const find_coordinator_response& r) {
+    auto h = self->request(st.broker, timeout, find_coordinator_request{1, *st.cfg.transactional_id});
+    h.then(
+        [self, generation, w = watch_broker(self, h.id())](const find_coordinator_response& r) {
           auto& st = self->state;
           if (generation != st.add_generation)
             return;
@@ -239,10 +254,10 @@ void send_add(session_ptr self) {
     return;
   }
   add_partitions_to_txn_request req{*st.cfg.transactional_id, st.pid, st.epoch, st.adding};
-  self->request(st.coordinator, timeout, std::move(req))
-    .then([self, generation](
-            const txn_response& r) { on_add_reply(self, generation, r.error, r.message); },
-          no_reply);
+  auto h = self->request(st.coordinator, timeout, std::move(req));
+  h.then([self, generation, w = watch_connection(self, h.id(), st.coordinator)](
+           const txn_response& r) { on_add_reply(self, generation, r.error, r.message); },
+         no_reply);
 }
 
 // Starts a request for the partitions held and not requested yet, unless
@@ -284,8 +299,9 @@ void on_add_reply(session_ptr self, uint64_t generation, error_code err, const s
 }
 
 caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broker,
-                         completion_sink sink) {
+                         completion_sink sink, std::function<caf::strong_actor_ptr()> broker_target) {
   auto& st = self->state;
+  st.broker_target = std::move(broker_target);
   st.cfg = cfg;
   st.sink = std::move(sink);
   st.broker = caf::actor_cast<broker_actor>(std::move(broker));
@@ -367,8 +383,9 @@ caf::behavior session_fn(session_ptr self, producer_config cfg, caf::actor broke
 } // namespace
 
 caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg,
-                                  caf::actor broker, completion_sink sink) {
-  return sys.spawn(session_fn, cfg, std::move(broker), std::move(sink));
+                                  caf::actor broker, completion_sink sink,
+                                  std::function<caf::strong_actor_ptr()> broker_target) {
+  return sys.spawn(session_fn, cfg, std::move(broker), std::move(sink), std::move(broker_target));
 }
 
 } // namespace caftx

@@ -49,8 +49,12 @@ using completion_sink = std::function<void(const std::vector<session_completion>
 /// for the transaction coordinator (transactional producers only). A
 /// request waits for its reply request.timeout.ms, and never past its
 /// batch's delivery.timeout.ms (Kafka's Sender expires in-flight batches,
-/// KIP-91), so a batch sent to a node that went away fails in time.
+/// KIP-91), so a batch sent to a node that went away fails in time; a
+/// request to another node fails at once when the connection to it is
+/// lost (actors/common/lost_connection.hpp). `broker_target`, for a broker
+/// that is a client's relay, names the broker it forwards to now.
 caf::actor spawn_producer_session(caf::actor_system& sys, const producer_config& cfg,
-                                  caf::actor broker, completion_sink sink = {});
+                                  caf::actor broker, completion_sink sink = {},
+                                  std::function<caf::strong_actor_ptr()> broker_target = {});
 
 } // namespace caftx

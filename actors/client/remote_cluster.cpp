@@ -30,6 +30,8 @@ struct remote_cluster::shared {
   std::condition_variable cv;
   std::atomic<uint64_t> generation{0};
   std::string last_error = "not connected yet";
+  // The broker the relay forwards to now (null: none), under mtx.
+  caf::strong_actor_ptr broker;
 };
 
 namespace {
@@ -114,6 +116,7 @@ void connected(relay_ptr self, caf::actor broker, const cluster_hello_response& 
   {
     std::lock_guard<std::mutex> guard{st.shared->mtx};
     st.shared->last_error.clear();
+    st.shared->broker = caf::actor_cast<caf::strong_actor_ptr>(st.broker);
     st.shared->generation.fetch_add(1);
   }
   st.shared->cv.notify_all();
@@ -175,6 +178,7 @@ caf::behavior relay_fn(relay_ptr self, client_connection_config cfg,
     {
       std::lock_guard<std::mutex> guard{st.shared->mtx};
       st.shared->last_error = "lost the connection to the broker: " + self->system().render(dm.reason);
+      st.shared->broker = nullptr;
     }
     if (!st.connecting)
       connect_next(self);
@@ -223,6 +227,7 @@ connect_remote(const properties& props, const std::function<void(const propertie
 void watch_metadata(client_channel& ch, const std::shared_ptr<remote_cluster>& cluster) {
   ch.set_metadata_source([cluster] { return cluster->generation(); },
                          cluster->config().metadata_max_age_ms);
+  ch.set_relay_target([cluster] { return cluster->current_broker(); });
 }
 
 remote_cluster::remote_cluster(client_connection_config cfg) : cfg_(std::move(cfg)) {
@@ -239,6 +244,11 @@ remote_cluster::remote_cluster(client_connection_config cfg) : cfg_(std::move(cf
 remote_cluster::~remote_cluster() {
   caf::anon_send_exit(relay_, caf::exit_reason::user_shutdown);
   relay_ = nullptr;
+}
+
+caf::strong_actor_ptr remote_cluster::current_broker() const {
+  std::lock_guard<std::mutex> guard{shared_->mtx};
+  return shared_->broker;
 }
 
 uint64_t remote_cluster::generation() const {

@@ -40,7 +40,9 @@ std::shared_ptr<remote_cluster>
 connect_remote(const properties& props, const std::function<void(const properties& rest)>& validate);
 
 /// Makes `ch` drop its cached metadata on each new connection of `cluster`
-/// and every metadata.max.age.ms (client_channel::set_metadata_source).
+/// and every metadata.max.age.ms (client_channel::set_metadata_source), and
+/// end a request sent through the relay when the relay's connection is
+/// lost (client_channel::set_relay_target).
 void watch_metadata(client_channel& ch, const std::shared_ptr<remote_cluster>& cluster);
 
 class remote_cluster {
@@ -57,6 +59,10 @@ public:
   caf::actor_system& system() { return *sys_; }
   /// The relay: a local handle, stable across reconnections.
   const caf::actor& broker() const { return relay_; }
+  /// The broker the relay forwards to now (null while it has none): a
+  /// request sent through the relay is answered by it, and ends when its
+  /// connection is lost (actors/common/lost_connection.hpp).
+  caf::strong_actor_ptr current_broker() const;
   /// Connections made so far (0 before the first).
   uint64_t generation() const;
   const client_connection_config& config() const { return cfg_; }

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "actors/broker/node_context.hpp"
+#include "actors/common/lost_connection.hpp"
 #include "runtime/txn_coordinator_messages.hpp"
 #include "runtime/partitioner.hpp"
 
@@ -25,9 +26,9 @@ void verify(Self* self, const node_context& ctx, api_kind api, const std::string
   }
   add_partitions_to_txn_request req{transactional_id, pid, epoch, {tp}, true};
   auto timeout = std::chrono::milliseconds(ctx.config.request_timeout_ms);
-  self->request(coordinator, timeout, std::move(req))
-    .then(
-      [api, done](const txn_response& r) {
+  auto h = self->request(coordinator, timeout, std::move(req));
+  h.then(
+      [api, done, w = watch_connection(self, h.id(), coordinator)](const txn_response& r) {
         done(verification_error(api, r.error),
              r.error == error_code::none ? std::string{}
                                          : "verification with the transaction coordinator: "

@@ -15,6 +15,7 @@
 #include "actors/broker/node_context.hpp"
 #include "actors/common/coordinator_log.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/lost_connection.hpp"
 #include "actors/common/pending_replies.hpp"
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
@@ -267,9 +268,10 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
   }
   write_txn_marker_request req{card.pid, card.epoch, st.cepoch.value,
                                card.state == txn_state::prepare_commit, tp};
-  self->request(*dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms), std::move(req))
-    .then(
-      [self, tid, tp, still_wanted](const txn_response& r) {
+  auto h = self->request(*dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms),
+                         std::move(req));
+  h.then(
+      [self, tid, tp, still_wanted, w = watch_connection(self, h.id(), *dest)](const txn_response& r) {
         if (!still_wanted())
           return;
         auto& round = self->state.markers[tid];
@@ -393,9 +395,10 @@ void want_pid_block(coordinator_ptr self) {
   if (!st.ctx->cluster_mode || st.pid_block_pending || st.core->pids_left() >= 100)
     return;
   st.pid_block_pending = true;
-  self->request(st.ctx->controller, std::chrono::seconds(60), producer_id_block_request{})
-    .then(
-      [self](const producer_id_block_response& r) {
+  auto h = self->request(st.ctx->controller, std::chrono::seconds(60), producer_id_block_request{});
+  h.then(
+      [self, w = watch_connection(self, h.id(), st.ctx->controller)](
+        const producer_id_block_response& r) {
         auto& st = self->state;
         st.pid_block_pending = false;
         if (r.error != error_code::none) {

@@ -319,23 +319,28 @@ int main(int argc, char** argv) {
       return fail(servers.error().message());
     int rc = 0;
     try {
-      remote_config cfg;
-      caf::actor_system sys{cfg};
-      std::string why;
-      caf::actor broker;
-      for (auto& at : *servers) {
-        auto c = caftx::connect_to_node(sys, at, {0, "", -1, caftx::wire_build_id()},
-                                        std::chrono::seconds(30));
-        if (c.ok()) {
-          broker = c->broker;
-          break;
+      // Fail early, naming what went wrong, when no bootstrap server
+      // answers; the job's clients then connect on their own
+      // (bootstrap.servers), as Kafka clients do.
+      {
+        remote_config cfg;
+        caf::actor_system sys{cfg};
+        std::string why;
+        bool reachable = false;
+        for (auto& at : *servers) {
+          auto c = caftx::connect_to_node(sys, at, {0, "", -1, caftx::wire_build_id()},
+                                          std::chrono::seconds(30));
+          if (c.ok()) {
+            reachable = true;
+            break;
+          }
+          why += (why.empty() ? "" : "; ") + c.error().to_string();
         }
-        why += (why.empty() ? "" : "; ") + c.error().to_string();
+        if (!reachable)
+          return fail("no bootstrap server reachable: " + why);
       }
-      if (!broker)
-        return fail("no bootstrap server reachable: " + why);
       auto t0 = std::chrono::steady_clock::now();
-      auto report = northwind::run_job_against(sys, broker, opts);
+      auto report = northwind::run_job_against(bootstrap, opts);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (json)
         std::cout << report_json(report, opts, secs).dump(2) << std::endl;

@@ -26,14 +26,12 @@ namespace {
 
 // Every committed record of `topic` below the end offsets (last stable
 // offsets) seen at the start of the call.
-std::vector<caftx::consumer_record> read_all(caf::actor_system& sys, const caf::actor& broker,
-                                             const std::string& topic, int32_t partitions,
-                                             const caftx::client_driver& driver) {
-  consumer c{sys, broker,
-             caftx::properties{{"isolation.level", "read_committed"},
-                               {"auto.offset.reset", "earliest"},
-                               {"max.poll.records", "10000"}}};
-  c.set_driver(driver);
+std::vector<caftx::consumer_record> read_all(const cluster_access& at, const std::string& topic,
+                                             int32_t partitions) {
+  auto owned = at.consumer({{"isolation.level", "read_committed"},
+                            {"auto.offset.reset", "earliest"},
+                            {"max.poll.records", "10000"}});
+  auto& c = *owned;
   std::vector<topic_partition> tps;
   for (int32_t p = 0; p < partitions; ++p)
     tps.push_back({topic, p});
@@ -64,11 +62,55 @@ void call_hook(const crash_hook& hook, const std::string& point, int txn, int se
 
 } // namespace
 
+std::unique_ptr<caftx::producer> cluster_access::producer(caftx::properties props) const {
+  if (!bootstrap_servers.empty()) {
+    props["bootstrap.servers"] = bootstrap_servers;
+    return std::make_unique<caftx::producer>(props);
+  }
+  auto p = std::make_unique<caftx::producer>(*sys, broker, props);
+  p->set_driver(driver);
+  return p;
+}
+
+std::unique_ptr<caftx::consumer> cluster_access::consumer(caftx::properties props) const {
+  if (!bootstrap_servers.empty()) {
+    props["bootstrap.servers"] = bootstrap_servers;
+    return std::make_unique<caftx::consumer>(props);
+  }
+  auto c = std::make_unique<caftx::consumer>(*sys, broker, props);
+  c->set_driver(driver);
+  return c;
+}
+
+caftx::status cluster_access::create_topic(const std::string& name, int32_t partitions) const {
+  if (bootstrap_servers.empty())
+    return caftx::create_topic(*sys, broker, name, partitions);
+  caftx::admin_client admin{caftx::properties{{"bootstrap.servers", bootstrap_servers}}};
+  return admin.create_topic(name, partitions);
+}
+
+caftx::status_or<std::string>
+cluster_access::transaction_state(const std::string& transactional_id) const {
+  auto d = [&] {
+    if (bootstrap_servers.empty())
+      return caftx::describe_transaction(*sys, broker, transactional_id);
+    caftx::admin_client admin{caftx::properties{{"bootstrap.servers", bootstrap_servers}}};
+    return admin.describe_transaction(transactional_id);
+  }();
+  if (!d.ok())
+    return d.error();
+  return d->state;
+}
+
 void create_topics(caf::actor_system& sys, const caf::actor& broker) {
+  create_topics(cluster_access::embedded(sys, broker));
+}
+
+void create_topics(const cluster_access& at) {
   const std::vector<std::pair<const char*, int32_t>> topics = {
     {orders_topic, 1}, {confirmed_topic, 3}, {rejected_topic, 1}, {stock_topic, 4}};
   for (auto& [name, n] : topics) {
-    auto st = caftx::create_topic(sys, broker, name, n);
+    auto st = at.create_topic(name, n);
     if (!st.ok() && st.code() != caftx::error_code::topic_already_exists)
       throw std::runtime_error("create topic " + std::string(name) + ": " + st.to_string());
   }
@@ -76,14 +118,18 @@ void create_topics(caf::actor_system& sys, const caf::actor& broker) {
 
 int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
                     const caftx::client_driver& driver) {
+  return load_orders(cluster_access::embedded(sys, broker, driver), dir);
+}
+
+int64_t load_orders(const cluster_access& at, const std::string& dir) {
   auto lines = read_order_lines(dir + "/order_details.csv");
-  producer p{sys, broker, caftx::properties{{"transactional.id", "order-loader"}}};
-  p.set_driver(driver);
+  auto owned = at.producer({{"transactional.id", "order-loader"}});
+  auto& p = *owned;
   p.init_transactions(); // finishes or aborts a load that was interrupted
   // The load is one transaction: committed orders mean it is complete (an
   // aborted load leaves only aborted records, which read_committed skips).
   // A complete load must be of this very input.
-  auto loaded = read_all(sys, broker, orders_topic, 1, driver);
+  auto loaded = read_all(at, orders_topic, 1);
   if (!loaded.empty()) {
     std::vector<std::pair<std::string, std::string>> input;
     for_each_order(dir + "/orders.csv", lines, [&](const order& o) {
@@ -116,34 +162,38 @@ int64_t load_orders(caf::actor_system& sys, const caf::actor& broker, const std:
 void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
                    int orders_per_transaction, const crash_hook& hook, int& committed,
                    const caftx::client_driver& driver) {
+  run_processor(cluster_access::embedded(sys, broker, driver), dir, orders_per_transaction, hook,
+                committed);
+}
+
+void run_processor(const cluster_access& at, const std::string& dir, int orders_per_transaction,
+                   const crash_hook& hook, int& committed) {
   const stock_map opening = read_products(dir + "/products.csv");
   int txn = 0;
-  producer p{sys, broker,
-             caftx::properties{{"transactional.id", processor_id},
-                               {"transaction.timeout.ms", "60000"}}};
-  p.set_driver(driver);
+  auto owned_producer =
+    at.producer({{"transactional.id", processor_id}, {"transaction.timeout.ms", "60000"}});
+  auto& p = *owned_producer;
   p.set_fault_hook([&](const char* point) { call_hook(hook, point, txn, -1); });
   p.init_transactions(); // fences an earlier incarnation, finishes its transaction
   // The stock is rebuilt from what was committed, nowhere else.
   stock_map stock = opening;
-  for (auto& r : read_all(sys, broker, stock_topic, 4, driver)) {
+  for (auto& r : read_all(at, stock_topic, 4)) {
     auto s = decode_stock_reduced(r.value);
     stock[s.product_id] = s.new_stock;
   }
-  consumer in{sys, broker,
-              caftx::properties{{"isolation.level", "read_committed"},
-                                {"group.id", processor_id},
-                                {"auto.offset.reset", "earliest"},
-                                {"max.poll.records", std::to_string(orders_per_transaction)}}};
-  in.set_driver(driver);
+  auto owned_in = at.consumer({{"isolation.level", "read_committed"},
+                               {"group.id", processor_id},
+                               {"auto.offset.reset", "earliest"},
+                               {"max.poll.records", std::to_string(orders_per_transaction)}});
+  auto& in = *owned_in;
   const topic_partition in_tp{orders_topic, 0};
   in.assign({in_tp});
   // The load's commit returns once it is decided; its marker follows.
   // Until the marker is written the last stable offset hides the orders, and
   // "done" below would be decided on nothing: wait until the last stable
   // offset reaches the high watermark (nothing else writes the orders).
-  consumer probe{sys, broker, caftx::properties{{"isolation.level", "read_uncommitted"}}};
-  probe.set_driver(driver);
+  auto owned_probe = at.consumer({{"isolation.level", "read_uncommitted"}});
+  auto& probe = *owned_probe;
   probe.assign({in_tp});
   while (in.end_offset(in_tp) < probe.end_offset(in_tp))
     (void) probe.poll(10ms); // waits 10 ms: the probe sits at the end
@@ -192,20 +242,28 @@ void run_processor(caf::actor_system& sys, const caf::actor& broker, const std::
 
 void await_transaction_completion(caf::actor_system& sys, const caf::actor& broker,
                                   const std::string& transactional_id) {
+  await_transaction_completion(cluster_access::embedded(sys, broker), transactional_id);
+}
+
+void await_transaction_completion(const cluster_access& at, const std::string& transactional_id) {
   auto deadline = std::chrono::steady_clock::now() + 60s;
   for (;;) {
-    auto d = caftx::describe_transaction(sys, broker, transactional_id);
-    if (d.ok() && (d->state == "CompleteCommit" || d->state == "CompleteAbort" || d->state == "Empty"))
+    auto d = at.transaction_state(transactional_id);
+    if (d.ok() && (*d == "CompleteCommit" || *d == "CompleteAbort" || *d == "Empty"))
       return;
     if (std::chrono::steady_clock::now() > deadline)
       throw std::runtime_error("transaction of " + transactional_id + " did not complete: "
-                               + (d.ok() ? d->state : d.error().to_string()));
+                               + (d.ok() ? *d : d.error().to_string()));
     std::this_thread::sleep_for(10ms);
   }
 }
 
 result read_result(caf::actor_system& sys, const caf::actor& broker, const std::string& dir,
                    const caftx::client_driver& driver) {
+  return read_result(cluster_access::embedded(sys, broker, driver), dir);
+}
+
+result read_result(const cluster_access& at, const std::string& dir) {
   result r;
   std::set<int32_t> seen;
   auto note = [&](int32_t id, std::vector<int32_t>& into) {
@@ -213,14 +271,14 @@ result read_result(caf::actor_system& sys, const caf::actor& broker, const std::
       throw std::runtime_error("order " + std::to_string(id) + " appears twice in the output");
     into.push_back(id);
   };
-  for (auto& rec : read_all(sys, broker, confirmed_topic, 3, driver))
+  for (auto& rec : read_all(at, confirmed_topic, 3))
     note(decode_order(rec.value).order_id, r.confirmed);
-  for (auto& rec : read_all(sys, broker, rejected_topic, 1, driver))
+  for (auto& rec : read_all(at, rejected_topic, 1))
     note(decode_order(rec.value).order_id, r.rejected);
   std::sort(r.confirmed.begin(), r.confirmed.end());
   std::sort(r.rejected.begin(), r.rejected.end());
   r.final_stock = read_products(dir + "/products.csv");
-  for (auto& rec : read_all(sys, broker, stock_topic, 4, driver)) {
+  for (auto& rec : read_all(at, stock_topic, 4)) {
     auto s = decode_stock_reduced(rec.value);
     r.final_stock[s.product_id] = s.new_stock; // one product, one partition: in order
     ++r.lines_written;
@@ -233,12 +291,12 @@ namespace {
 // The job on the node behind broker(): loads, runs the processor with the
 // injected crashes and (when restart_node is set) node restarts, reads
 // the result.
-job_report run_plan(caf::actor_system& sys, const std::function<caf::actor()>& broker,
+job_report run_plan(const std::function<cluster_access()>& at,
                     const std::function<void()>& restart_node, const job_options& opts) {
   job_report report;
   report.expected = sequential_result(opts.input_dir);
-  create_topics(sys, broker());
-  report.orders_loaded = load_orders(sys, broker(), opts.input_dir);
+  create_topics(at());
+  report.orders_loaded = load_orders(at(), opts.input_dir);
   report.crashes_requested = opts.crashes;
   report.node_restarts_requested = opts.node_restarts;
 
@@ -284,7 +342,7 @@ job_report run_plan(caf::actor_system& sys, const std::function<caf::actor()>& b
   };
   for (size_t incarnation = 0; incarnation <= plan.size() + 1; ++incarnation) {
     try {
-      run_processor(sys, broker(), opts.input_dir, opts.orders_per_transaction, hook,
+      run_processor(at(), opts.input_dir, opts.orders_per_transaction, hook,
                     report.transactions_committed);
       break;
     } catch (const simulated_crash& c) {
@@ -304,8 +362,8 @@ job_report run_plan(caf::actor_system& sys, const std::function<caf::actor()>& b
   }
   // commit_transaction() returns once the commit is decided; its markers
   // follow. Wait for CompleteCommit so every output is below the LSO.
-  await_transaction_completion(sys, broker(), processor_id);
-  report.actual = read_result(sys, broker(), opts.input_dir);
+  await_transaction_completion(at(), processor_id);
+  report.actual = read_result(at(), opts.input_dir);
   return report;
 }
 
@@ -322,7 +380,7 @@ job_report run_job(caf::actor_system& sys, const job_options& opts) {
   };
   auto node = start();
   return run_plan(
-    sys, [&] { return node->broker(); },
+    [&] { return cluster_access::embedded(sys, node->broker()); },
     [&] {
       node->stop();
       node.reset();
@@ -331,13 +389,11 @@ job_report run_job(caf::actor_system& sys, const job_options& opts) {
     opts);
 }
 
-job_report run_job_against(caf::actor_system& sys, const caf::actor& broker,
-                           const job_options& opts) {
+job_report run_job_against(const std::string& bootstrap_servers, const job_options& opts) {
   if (opts.node_restarts != 0)
     throw std::invalid_argument("a job against a running node cannot restart it: "
                                 "node_restarts must be 0");
-  return run_plan(
-    sys, [&] { return broker; }, [] {}, opts);
+  return run_plan([&] { return cluster_access::remote(bootstrap_servers); }, [] {}, opts);
 }
 
 } // namespace northwind

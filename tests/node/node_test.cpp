@@ -8,11 +8,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/deep_to_string.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/others.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "actors/client/admin.hpp"
 #include "actors/client/consumer.hpp"
 #include "actors/client/producer.hpp"
+#include "actors/common/lost_connection.hpp"
 #include "actors/common/middleman.hpp"
 #include "client_helpers.hpp"
 #include "node_process.hpp"
@@ -249,6 +252,57 @@ TEST_F(NodeProcess, NorthwindPipelineRunsAgainstARunningNode) {
   EXPECT_NE(refused.err().find("--node-restarts needs the embedded node"), std::string::npos)
     << refused.err();
   EXPECT_EQ(exit_code(n->proc().stop(SIGTERM, 30s)), 0) << n->proc().err();
+}
+
+// A request already sent to a node that is then killed ends at once with
+// request_receiver_down (lost_connection_watch), not at its timeout: CAF
+// leaves it to the timeout, here 10 minutes. Two fetches that the node
+// holds (fetch.max.wait.ms 10 minutes, nothing to return), one from a
+// blocking caller and one from an event-based actor, both end once the
+// connection drops.
+TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
+  auto n = start();
+  create_topic("held", 1);
+  caf::actor_system_config cfg;
+  configure_middleman(cfg, middleman_config{});
+  caf::actor_system sys{cfg};
+  auto c = connect_to_node(sys, {"127.0.0.1", port}, {0, "", -1, wire_build_id()}, 10s);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  auto broker = c->broker;
+  constexpr int32_t ten_minutes_ms = 600000;
+  node_fetch_request held;
+  held.partitions.push_back(fetch_request{{"held", 0}, 0, 1048576, isolation_level::read_uncommitted, 0});
+  held.max_wait_ms = ten_minutes_ms;
+  std::promise<std::string> event_based;
+  auto requester = sys.spawn([=, &event_based](caf::event_based_actor* self) {
+    auto h = self->request(broker, std::chrono::milliseconds(2 * ten_minutes_ms), held);
+    h.then(
+      [&event_based, w = watch_connection(self, h.id(), broker)](const node_fetch_response&) {
+        event_based.set_value("answered");
+      },
+      [&event_based](const caf::error& e) { event_based.set_value(caf::to_string(e)); });
+  });
+  auto blocking = std::async(std::launch::async, [&] {
+    caf::scoped_actor self{sys};
+    auto h = self->request(broker, std::chrono::milliseconds(2 * ten_minutes_ms), held);
+    lost_connection_watch w{caf::actor_cast<caf::strong_actor_ptr>(self.ptr()), h.id(),
+                            caf::actor_cast<caf::strong_actor_ptr>(broker)};
+    EXPECT_TRUE(w.active());
+    std::string out;
+    h.receive([&](const node_fetch_response&) { out = "answered"; },
+              [&](const caf::error& e) { out = caf::to_string(e); });
+    return out;
+  });
+  auto killed = n->proc().stop(SIGKILL, 10s);
+  ASSERT_TRUE(killed && WIFSIGNALED(*killed));
+  auto event_based_done = event_based.get_future();
+  ASSERT_EQ(event_based_done.wait_for(60s), std::future_status::ready);
+  ASSERT_EQ(blocking.wait_for(60s), std::future_status::ready);
+  for (auto what : {event_based_done.get(), blocking.get()}) {
+    EXPECT_NE(what.find("request_receiver_down"), std::string::npos) << what;
+    EXPECT_NE(what.find("lost the connection"), std::string::npos) << what;
+  }
+  caf::anon_send_exit(requester, caf::exit_reason::user_shutdown);
 }
 
 // A node of another cluster is refused by caftx's hello

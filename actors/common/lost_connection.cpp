@@ -1,0 +1,105 @@
+#include "actors/common/lost_connection.hpp"
+
+#include <caf/abstract_actor.hpp>
+#include <caf/actor_clock.hpp>
+#include <caf/actor_control_block.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/attachable.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/mailbox_element.hpp>
+#include <caf/make_message.hpp>
+#include <caf/sec.hpp>
+#include <caf/weak_intrusive_ptr.hpp>
+
+namespace caftx {
+
+namespace {
+
+// An attachable subtype of our own (CAF's are 0 to 3), so that detach()
+// finds exactly this watch.
+constexpr size_t watch_token_type = 0x63617478;
+
+// Set while this thread attaches a watch: a proxy that is dead already
+// runs the watch inside attach(), and the request sent through it has
+// been answered by CAF itself (request_receiver_down) then.
+thread_local bool attaching = false;
+
+class watch_attachable final : public caf::attachable {
+public:
+  watch_attachable(caf::weak_actor_ptr requester, caf::message_id response_id)
+    : requester_(std::move(requester)), response_id_(response_id) {}
+
+  // Runs once, on the thread that kills the proxy (the middleman's) or at
+  // attach() if it is dead already.
+  void actor_exited(const caf::error& reason, caf::execution_unit* host) override {
+    if (attaching || reason != caf::exit_reason::remote_link_unreachable)
+      return; // the remote actor ended: its node answers what it owed
+    auto requester = caf::actor_cast<caf::strong_actor_ptr>(requester_);
+    if (!requester)
+      return;
+    auto* self = caf::actor_cast<caf::abstract_actor*>(requester);
+    self->home_system().clock().cancel_request_timeout(self, response_id_);
+    requester->enqueue(
+      caf::make_mailbox_element(nullptr, response_id_, {},
+                                caf::make_error(caf::sec::request_receiver_down,
+                                                "lost the connection to the receiver's node")),
+      host);
+  }
+
+  bool matches(const token& what) override {
+    return what.subtype == watch_token_type && what.ptr == this;
+  }
+
+private:
+  caf::weak_actor_ptr requester_;
+  caf::message_id response_id_;
+};
+
+} // namespace
+
+lost_connection_watch::lost_connection_watch(const caf::strong_actor_ptr& requester,
+                                             caf::message_id request,
+                                             const caf::strong_actor_ptr& receiver) {
+  if (!requester || !receiver || receiver->node() == requester->node())
+    return;
+  // request() hands out the id its response will carry.
+  auto response_id = request.is_response() ? request : request.response_id();
+  auto att = std::make_unique<watch_attachable>(caf::actor_cast<caf::weak_actor_ptr>(requester),
+                                                response_id);
+  token_ = att.get();
+  receiver_ = receiver;
+  attaching = true;
+  receiver_->get()->attach(std::move(att));
+  attaching = false;
+}
+
+lost_connection_watch::~lost_connection_watch() {
+  release();
+}
+
+lost_connection_watch::lost_connection_watch(lost_connection_watch&& other) noexcept
+  : receiver_(std::move(other.receiver_)), token_(other.token_) {
+  other.token_ = nullptr;
+}
+
+lost_connection_watch& lost_connection_watch::operator=(lost_connection_watch&& other) noexcept {
+  if (this != &other) {
+    release();
+    receiver_ = std::move(other.receiver_);
+    token_ = other.token_;
+    other.token_ = nullptr;
+  }
+  return *this;
+}
+
+void lost_connection_watch::release() {
+  if (receiver_) {
+    // Nothing is found when the proxy has died: its attachables ran and
+    // are gone.
+    receiver_->get()->detach(caf::attachable::token{watch_token_type, token_});
+    receiver_ = nullptr;
+  }
+  token_ = nullptr;
+}
+
+} // namespace caftx
