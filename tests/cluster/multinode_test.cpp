@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -362,7 +363,19 @@ TEST_F(Cluster, KilledNodeRestartsAndNothingAcknowledgedIsLost) {
                               {"request.timeout.ms", "1500"},
                               {"delivery.timeout.ms", "60000"}})};
   auto pending = idem.send({"k", victim_part, "", "while-down", {}, -1});
+  // A consumer is assigned the partition without a live leader, and its
+  // end offset, asked while the leader is down, comes once it is back
+  // (retried until default.api.timeout.ms, as Kafka's endOffsets).
+  consumer reader{client_props({{"isolation.level", "read_committed"},
+                                {"request.timeout.ms", "1500"},
+                                {"default.api.timeout.ms", "60000"}})};
+  reader.assign({{"k", victim_part}});
+  auto end_while_down =
+    std::async(std::launch::async, [&] { return reader.end_offset({"k", victim_part}); });
   start(victim);
+  ASSERT_EQ(end_while_down.wait_for(60s), std::future_status::ready);
+  // Its four committed records and their markers at least.
+  EXPECT_GE(end_while_down.get(), 8);
   std::vector<std::string> errors;
   ASSERT_TRUE(abort_until_done(p, 60s, errors)) << ::testing::PrintToString(errors);
   auto delivered = pending.get();
