@@ -175,6 +175,12 @@ using reconnect_atom = broker_reconnect_atom;
 using waiters_atom = broker_waiters_atom;
 
 constexpr auto peer_retry = std::chrono::milliseconds(500);
+// The connect and hello of a peer connection give up after this (at most
+// request.timeout.ms), as Kafka's socket.connection.setup.timeout.ms
+// (10000) bounds a connection attempt: when two nodes connect to each
+// other at the same moment CAF may drop the hello sent over the
+// connection it closes, and the attempt is then made again this soon.
+constexpr int64_t peer_setup_timeout_ms = 10000;
 constexpr auto resolve_retry = std::chrono::milliseconds(100);
 
 topic_config internal_topic_config(const node_config& config) {
@@ -373,7 +379,8 @@ void connect_peer(broker_ptr self, node_id id) {
   i->second.connecting = true;
   auto ep = i->second.ep;
   auto& ctx = *self->state.ctx;
-  auto timeout = std::chrono::milliseconds(ctx.config.request_timeout_ms);
+  auto timeout = std::chrono::milliseconds(
+    std::min<int64_t>(ctx.config.request_timeout_ms, peer_setup_timeout_ms));
   auto failed = [self, id](const std::string& why) {
     auto& c = self->state.cluster;
     auto i = c.peers.find(id);

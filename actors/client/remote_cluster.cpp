@@ -32,12 +32,36 @@ struct remote_cluster::shared {
   std::string last_error = "not connected yet";
   // The broker the relay forwards to now (null: none), under mtx.
   caf::strong_actor_ptr broker;
+  // The middleman connects the relay has asked for and not had answered,
+  // under mtx: the actor system must not be destroyed while one runs (its
+  // detached middleman actor then never ends and ~actor_system waits for
+  // it forever). `stopping`: no new connects.
+  int connects_in_flight = 0;
+  bool stopping = false;
 };
 
 namespace {
 
 using reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
 using peers_atom = caf::atom_constant<caf::atom("peers")>;
+
+// Counts a middleman connect of the relay in flight (false once stopping:
+// then none is started).
+bool begin_connect(remote_cluster::shared& sh) {
+  std::lock_guard<std::mutex> guard{sh.mtx};
+  if (sh.stopping)
+    return false;
+  ++sh.connects_in_flight;
+  return true;
+}
+
+void end_connect(remote_cluster::shared& sh) {
+  {
+    std::lock_guard<std::mutex> guard{sh.mtx};
+    --sh.connects_in_flight;
+  }
+  sh.cv.notify_all();
+}
 
 // How often the relay asks for the cluster's nodes to connect to.
 constexpr int64_t peer_refresh_ms = 2000;
@@ -92,14 +116,16 @@ void connect_peers(relay_ptr self) {
     .then(
       [self, timeout](const cluster_nodes_response& r) {
         auto mm = self->system().middleman().actor_handle();
+        auto sh = self->state.shared;
         for (auto& e : r.endpoints) {
           auto colon = e.rfind(':');
-          if (colon == std::string::npos)
+          if (colon == std::string::npos || !begin_connect(*sh))
             continue;
           auto port = static_cast<uint16_t>(std::strtoul(e.c_str() + colon + 1, nullptr, 10));
           self->request(mm, timeout, caf::connect_atom::value, e.substr(0, colon), port)
-            .then([](const caf::node_id&, caf::strong_actor_ptr&, const std::set<std::string>&) {},
-                  [](const caf::error&) {}); // unreachable now: tried again later
+            .then([sh](const caf::node_id&, caf::strong_actor_ptr&,
+                       const std::set<std::string>&) { end_connect(*sh); },
+                  [sh](const caf::error&) { end_connect(*sh); }); // unreachable now: tried again later
         }
       },
       [](const caf::error&) {});
@@ -130,10 +156,13 @@ void connect_next(relay_ptr self) {
   auto at = st.cfg.bootstrap_servers[st.next_server];
   auto timeout = milliseconds(st.cfg.socket_connection_setup_timeout_ms);
   auto mm = self->system().middleman().actor_handle();
+  if (!begin_connect(*st.shared))
+    return;
   self->request(mm, timeout, caf::connect_atom::value, at.host, at.port)
     .then(
       [self, at, timeout](const caf::node_id&, caf::strong_actor_ptr& ptr,
                           const std::set<std::string>&) {
+        end_connect(*self->state.shared);
         auto broker = caf::actor_cast<caf::actor>(ptr);
         if (!broker)
           return fail_attempt(self, at.to_string() + ": no broker published there");
@@ -159,6 +188,7 @@ void connect_next(relay_ptr self) {
             });
       },
       [self, at](const caf::error& e) {
+        end_connect(*self->state.shared);
         fail_attempt(self, "cannot connect to " + at.to_string() + ": "
                              + self->system().render(e));
       });
@@ -242,6 +272,13 @@ remote_cluster::remote_cluster(client_connection_config cfg) : cfg_(std::move(cf
 }
 
 remote_cluster::~remote_cluster() {
+  // No new connects; the running ones end within their timeout.
+  {
+    std::unique_lock<std::mutex> lock{shared_->mtx};
+    shared_->stopping = true;
+    shared_->cv.wait_for(lock, milliseconds(cfg_.socket_connection_setup_timeout_ms + 1000),
+                         [this] { return shared_->connects_in_flight == 0; });
+  }
   caf::anon_send_exit(relay_, caf::exit_reason::user_shutdown);
   relay_ = nullptr;
 }

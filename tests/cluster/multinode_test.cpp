@@ -567,6 +567,25 @@ TEST_F(Cluster, NorthwindPipelineOnThreeNodes) {
   EXPECT_EQ(leaders.size(), 3u) << "the job's topics are spread over the nodes";
 }
 
+// A client built from properties and destroyed at once, while it is
+// still connecting to the other nodes, does not hang in its destructor
+// (the actor system waited forever for the middleman's detached actor of
+// a connect in flight; it hung within a few clients of a loop).
+TEST_F(Cluster, ClientsDestroyedWhileConnectingToPeersDoNotHang) {
+  start_cluster(3);
+  auto loop = std::async(std::launch::async, [&] {
+    int done = 0;
+    for (int i = 0; i < 30; ++i) {
+      admin_client admin{client_props()};
+      if (admin.create_topic("quick", 1).code() != error_code::request_timed_out)
+        ++done;
+    }
+    return done;
+  });
+  ASSERT_EQ(loop.wait_for(120s), std::future_status::ready) << "a client's destructor hangs";
+  EXPECT_EQ(loop.get(), 30);
+}
+
 // Bad input: a second live node with the same node.id stops with exit 2
 // naming it; a node of another cluster (caftx.cluster.id differs from the
 // one in ZooKeeper) stops with INCONSISTENT_CLUSTER_ID; a node whose
