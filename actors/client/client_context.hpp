@@ -50,9 +50,7 @@ public:
     if (!dest)
       return status{gone, "no destination"};
     auto handle = self_->request(dest, timeout, std::move(req));
-    // A lost connection to the receiver's node answers at once.
-    lost_connection_watch watch{caf::actor_cast<caf::strong_actor_ptr>(self_.ptr()), handle.id(),
-                                watched(caf::actor_cast<caf::strong_actor_ptr>(dest))};
+    auto watch = watch_reply(handle.id(), dest);
     if (after_send_)
       after_send_();
     await(handle.id());
@@ -97,12 +95,15 @@ public:
   /// relay's own handle is local, so it alone would not).
   void set_relay_target(std::function<caf::strong_actor_ptr()> f) { relay_target_ = std::move(f); }
   const std::function<caf::strong_actor_ptr()>& relay_target() const { return relay_target_; }
-  /// The actor whose connection a request to `dest` depends on: `dest`,
-  /// or the relay's target for the relay.
-  caf::strong_actor_ptr watched(caf::strong_actor_ptr dest) const {
-    if (relay_target_ && dest == caf::actor_cast<caf::strong_actor_ptr>(broker_))
-      return relay_target_();
-    return dest;
+  /// Ends the request `id` that self() sent to `dest` at once when the
+  /// connection to the receiver's node is lost (lost_connection.hpp); for
+  /// the relay, the connection of the broker it forwards to now.
+  template <class Handle>
+  lost_connection_watch watch_reply(caf::message_id id, const Handle& dest) const {
+    auto receiver = caf::actor_cast<caf::strong_actor_ptr>(dest);
+    if (relay_target_ && receiver == caf::actor_cast<caf::strong_actor_ptr>(broker_))
+      receiver = relay_target_();
+    return {caf::actor_cast<caf::strong_actor_ptr>(self_.ptr()), id, receiver};
   }
 
   /// A response's error: a stale_metadata_error() or NOT_COORDINATOR

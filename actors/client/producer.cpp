@@ -291,9 +291,7 @@ struct producer::impl {
         err = coord.error();
       } else {
         auto handle = ch.self()->request(coord.value(), request_timeout_until(deadline), req);
-        lost_connection_watch watch{caf::actor_cast<caf::strong_actor_ptr>(ch.self().ptr()),
-                                    handle.id(),
-                                    caf::actor_cast<caf::strong_actor_ptr>(coord.value())};
+        auto watch = ch.watch_reply(handle.id(), coord.value());
         if (after_send_point != nullptr && attempt == 0)
           fault(after_send_point);
         status_or<Resp> r{status{error_code::request_timed_out, "no reply"}};

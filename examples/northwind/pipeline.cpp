@@ -62,24 +62,28 @@ void call_hook(const crash_hook& hook, const std::string& point, int txn, int se
 
 } // namespace
 
-std::unique_ptr<caftx::producer> cluster_access::producer(caftx::properties props) const {
-  if (!bootstrap_servers.empty()) {
-    props["bootstrap.servers"] = bootstrap_servers;
-    return std::make_unique<caftx::producer>(props);
+namespace {
+
+// A producer or consumer (Client) reaching caftx the way `at` says.
+template <class Client>
+std::unique_ptr<Client> make_client(const cluster_access& at, caftx::properties props) {
+  if (!at.bootstrap_servers.empty()) {
+    props["bootstrap.servers"] = at.bootstrap_servers;
+    return std::make_unique<Client>(props);
   }
-  auto p = std::make_unique<caftx::producer>(*sys, broker, props);
-  p->set_driver(driver);
-  return p;
+  auto c = std::make_unique<Client>(*at.sys, at.broker, props);
+  c->set_driver(at.driver);
+  return c;
+}
+
+} // namespace
+
+std::unique_ptr<caftx::producer> cluster_access::producer(caftx::properties props) const {
+  return make_client<caftx::producer>(*this, std::move(props));
 }
 
 std::unique_ptr<caftx::consumer> cluster_access::consumer(caftx::properties props) const {
-  if (!bootstrap_servers.empty()) {
-    props["bootstrap.servers"] = bootstrap_servers;
-    return std::make_unique<caftx::consumer>(props);
-  }
-  auto c = std::make_unique<caftx::consumer>(*sys, broker, props);
-  c->set_driver(driver);
-  return c;
+  return make_client<caftx::consumer>(*this, std::move(props));
 }
 
 caftx::status cluster_access::create_topic(const std::string& name, int32_t partitions) const {
