@@ -19,20 +19,18 @@ namespace {
 // finds exactly this watch.
 constexpr size_t watch_token_type = 0x63617478;
 
-// Set while this thread attaches a watch: a proxy that is dead already
-// runs the watch inside attach(), and the request sent through it has
-// been answered by CAF itself (request_receiver_down) then.
-thread_local bool attaching = false;
-
 class watch_attachable final : public caf::attachable {
 public:
   watch_attachable(caf::weak_actor_ptr requester, caf::message_id response_id)
     : requester_(std::move(requester)), response_id_(response_id) {}
 
-  // Runs once, on the thread that kills the proxy (the middleman's) or at
-  // attach() if it is dead already.
+  // Runs once, on the thread that kills the proxy (the middleman's), or in
+  // attach() if it is dead already. Then too: the proxy may have died
+  // after the request went through it and before the watch was attached.
+  // (A request sent to a proxy dead before gets CAF's own answer as well;
+  // the second answer finds no waiter.)
   void actor_exited(const caf::error& reason, caf::execution_unit* host) override {
-    if (attaching || reason != caf::exit_reason::remote_link_unreachable)
+    if (reason != caf::exit_reason::remote_link_unreachable)
       return; // the remote actor ended: its node answers what it owed
     auto requester = caf::actor_cast<caf::strong_actor_ptr>(requester_);
     if (!requester)
@@ -68,9 +66,7 @@ lost_connection_watch::lost_connection_watch(const caf::strong_actor_ptr& reques
                                                 response_id);
   token_ = att.get();
   receiver_ = receiver;
-  attaching = true;
   receiver_->get()->attach(std::move(att));
-  attaching = false;
 }
 
 lost_connection_watch::~lost_connection_watch() {
