@@ -22,6 +22,9 @@ const char* to_string(error_code code) {
     case error_code::not_coordinator: return "NOT_COORDINATOR";
     case error_code::invalid_topic_exception: return "INVALID_TOPIC_EXCEPTION";
     case error_code::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
+    case error_code::not_enough_replicas_after_append: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case error_code::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
+    case error_code::invalid_update_version: return "INVALID_UPDATE_VERSION";
     case error_code::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
     case error_code::invalid_request: return "INVALID_REQUEST";
     case error_code::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";
@@ -62,7 +65,9 @@ bool is_retriable(error_code code) {
     case error_code::coordinator_not_available:
     case error_code::not_coordinator:
     case error_code::not_enough_replicas:
-    case error_code::fenced_leader_epoch: // InvalidMetadataException
+    case error_code::not_enough_replicas_after_append:
+    case error_code::fenced_leader_epoch:  // InvalidMetadataException
+    case error_code::unknown_leader_epoch: // UnknownLeaderEpochException is retriable
     case error_code::concurrent_transactions:
     case error_code::unknown_topic_or_partition:
     case error_code::kafka_storage_error:

@@ -29,6 +29,7 @@ enum class error_code : uint8_t {
   not_coordinator = 16,
   invalid_topic_exception = 17, // a client's produce to an internal topic
   not_enough_replicas = 19,
+  not_enough_replicas_after_append = 20, // acks=all: appended, but the ISR shrank below min.insync.replicas
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
   not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,
@@ -45,6 +46,8 @@ enum class error_code : uint8_t {
   kafka_storage_error = 56,
   unknown_producer_id = 59,
   fenced_leader_epoch = 74, // a coordinator's append with a leader epoch no longer current
+  unknown_leader_epoch = 75, // a fetch or proposal from a leader epoch newer than the receiver's (KIP-320)
+  invalid_update_version = 95, // an ISR proposal based on a partition epoch no longer current
   unsupported_compression_type = 76,
   stale_broker_epoch = 77,       // a controller request for an older registration of the node (KIP-380)
   invalid_record = 87,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails if a layer includes what it must not (README, How it is built): storage/ and
 # config/ never include CAF; the pure cores (*_core.*, transaction_manager,
-# read_committed_filter, log_cleaner, actors/controller/ but its actor shell) include neither CAF,
+# read_committed_filter, log_cleaner, leader_epoch_cache, actors/controller/ but its actor shell) include neither CAF,
 # LevelDB nor Boost.
 set -u
 root=${1:-.}
@@ -11,7 +11,7 @@ if grep -rlE '#include *[<"]caf/' storage config; then
   echo "storage/ or config/ includes CAF" >&2; bad=1
 fi
 cores=$(ls actors/*/*_core.hpp actors/*/*_core.cpp actors/client/transaction_manager.* actors/client/record_accumulator.* \
-           actors/client/read_committed_filter.* actors/partition/log_cleaner.* 2>/dev/null)
+           actors/client/read_committed_filter.* actors/partition/log_cleaner.* actors/partition/leader_epoch_cache.* 2>/dev/null)
 # actors/controller/ is pure except its actor shell (controller_actor.*).
 cores="$cores $(ls actors/controller/* 2>/dev/null | grep -v '/controller_actor\.')"
 if grep -lE '#include *[<"](caf|leveldb|boost)/' $cores; then
