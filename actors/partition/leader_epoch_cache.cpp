@@ -1,6 +1,7 @@
 #include "actors/partition/leader_epoch_cache.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace caftx {
 
@@ -80,61 +81,22 @@ int32_t leader_epoch_cache::previous_epoch(int32_t epoch) const {
   return prev;
 }
 
-namespace {
-
-void put_be(std::string& out, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i)
-    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-uint64_t get_be(std::string_view in, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v = (v << 8) | static_cast<uint8_t>(in[pos + i]);
-  return v;
-}
-
-status bad(std::string why) {
-  return {error_code::kafka_storage_error, "leader epoch cache: " + std::move(why)};
-}
-
-} // namespace
-
-std::string leader_epoch_cache::encode() const {
-  std::string out;
-  out.reserve(5 + entries_.size() * 12);
-  out.push_back(0); // version
-  put_be(out, entries_.size(), 4);
-  for (const auto& x : entries_) {
-    put_be(out, static_cast<uint32_t>(x.epoch), 4);
-    put_be(out, static_cast<uint64_t>(x.start_offset), 8);
+status_or<leader_epoch_cache> leader_epoch_cache::from_entries(std::vector<epoch_entry> entries) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& x = entries[i];
+    bool bad = x.epoch < 0 || x.start_offset < 0
+               || (i > 0
+                   && (x.epoch <= entries[i - 1].epoch
+                       || x.start_offset < entries[i - 1].start_offset));
+    if (bad)
+      return status{error_code::kafka_storage_error,
+                    "leader epoch cache: entry " + std::to_string(i) + " (epoch "
+                      + std::to_string(x.epoch) + " at " + std::to_string(x.start_offset)
+                      + ") is negative or not after the one before"};
   }
-  return out;
-}
-
-status_or<leader_epoch_cache> leader_epoch_cache::decode(std::string_view bytes) {
-  if (bytes.size() < 5)
-    return bad("truncated header (" + std::to_string(bytes.size()) + " bytes)");
-  if (bytes[0] != 0)
-    return bad("unknown version " + std::to_string(static_cast<uint8_t>(bytes[0])));
-  auto count = get_be(bytes, 1, 4);
-  if (bytes.size() != 5 + count * 12)
-    return bad(std::to_string(count) + " entries need " + std::to_string(5 + count * 12)
-               + " bytes, found " + std::to_string(bytes.size()));
-  leader_epoch_cache cache;
-  for (uint64_t i = 0; i < count; ++i) {
-    epoch_entry x{static_cast<int32_t>(get_be(bytes, 5 + i * 12, 4)),
-                  static_cast<int64_t>(get_be(bytes, 9 + i * 12, 8))};
-    if (x.epoch < 0 || x.start_offset < 0)
-      return bad("entry " + std::to_string(i) + " is negative");
-    if (!cache.entries_.empty()
-        && (x.epoch <= cache.entries_.back().epoch
-            || x.start_offset <= cache.entries_.back().start_offset))
-      return bad("entry " + std::to_string(i) + " (epoch " + std::to_string(x.epoch)
-                 + " at " + std::to_string(x.start_offset) + ") is not above the one before");
-    cache.entries_.push_back(x);
-  }
-  return cache;
+  leader_epoch_cache c;
+  c.entries_ = std::move(entries);
+  return c;
 }
 
 } // namespace caftx

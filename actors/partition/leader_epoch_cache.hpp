@@ -2,15 +2,14 @@
 // for each leader epoch the offset of the first record written in it. A
 // follower finds its truncation point from it (KIP-279, KIP-320), a leader
 // answers OffsetsForLeaderEpoch and detects a diverging follower from it.
-// Pure value type: no CAF, no disk (the shell persists encode()'s bytes in
-// the partition's store beside the log; docs/replication.md). Not
-// thread-safe.
+// Pure value type: no CAF, no disk (the shell persists entries() as the
+// partition's leader-epoch checkpoint, snapshot_codec::encode_epochs;
+// docs/replication.md). Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "runtime/status.hpp"
@@ -86,13 +85,12 @@ public:
   const std::vector<epoch_entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty(); }
 
-  /// The persisted form: a version byte (0), a count and the entries
-  /// (epoch int32, start offset int64, big-endian).
-  std::string encode() const;
-  /// Reads encode()'s bytes. Errors (KAFKA_STORAGE_ERROR, naming what is
-  /// wrong): an unknown version, truncated or trailing bytes, or entries
-  /// that are not strictly increasing in both epoch and start offset.
-  static status_or<leader_epoch_cache> decode(std::string_view bytes);
+  /// A cache holding `entries` as read back from the partition's
+  /// leader-epoch checkpoint (snapshot_codec::decode_epochs, which checks
+  /// the order). Errors (KAFKA_STORAGE_ERROR): an entry with a negative
+  /// epoch or offset, or not after the one before (epochs strictly
+  /// increasing, start offsets not decreasing).
+  static status_or<leader_epoch_cache> from_entries(std::vector<epoch_entry> entries);
 
 private:
   std::vector<epoch_entry> entries_; // strictly increasing epoch and start offset

@@ -110,7 +110,7 @@ struct partition_state {
   int32_t max_message_bytes = 1048588; // the topic's max.message.bytes
   // The leader-epoch checkpoint (oldest first) and the current epoch
   // stamped into every batch (-1 until first elected).
-  std::vector<snapshot_codec::epoch_entry> epochs;
+  leader_epoch_cache epochs;
   int32_t leader_epoch = -1;
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
@@ -425,12 +425,15 @@ void load(partition_ptr self, const topic_partition& tp) {
     return true;
   });
   if (auto e = store.get(keys::leader_epochs(tp))) {
-    auto epochs = snapshot_codec::decode_epochs(*e);
+    auto entries = snapshot_codec::decode_epochs(*e);
+    if (!entries.ok())
+      storage_failure(tp, entries.error().message());
+    auto epochs = leader_epoch_cache::from_entries(std::move(entries).value());
     if (!epochs.ok())
       storage_failure(tp, epochs.error().message());
     st.epochs = std::move(epochs).value();
     if (!st.epochs.empty())
-      st.leader_epoch = st.epochs.back().epoch;
+      st.leader_epoch = st.epochs.latest_epoch();
   }
   if (auto start = store.get(keys::log_start(tp))) {
     auto ls = snapshot_codec::decode_log_start(*start);
@@ -493,7 +496,7 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
 // lead (FENCED_LEADER_EPOCH).
 void elect(partition_ptr self, std::function<void(const status&)> done) {
   auto& st = self->state;
-  auto last = st.epochs.empty() ? -1 : st.epochs.back().epoch;
+  auto last = st.epochs.latest_epoch();
   std::optional<int32_t> assigned;
   if (st.ctx->cluster_mode) {
     assigned = st.ctx->directory->assigned_leader_epoch(st.core->tp());
@@ -516,11 +519,9 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
   // LeaderEpochFileCache.assign), so the checkpoint holds only epochs with
   // data, plus the current one.
   auto leo = st.core->log_end_offset();
-  while (!st.epochs.empty() && st.epochs.back().start_offset >= leo)
-    st.epochs.pop_back();
-  st.epochs.push_back({st.leader_epoch, leo});
+  st.epochs.assign(st.leader_epoch, leo);
   leveldb::WriteBatch wb;
-  wb.Put(keys::leader_epochs(st.core->tp()), snapshot_codec::encode_epochs(st.epochs));
+  wb.Put(keys::leader_epochs(st.core->tp()), snapshot_codec::encode_epochs(st.epochs.entries()));
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                [self, leo, done = std::move(done)](const status& s) {
                  auto& st = self->state;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "actors/partition/leader_epoch_cache.hpp"
 #include "actors/partition/partition_core.hpp"
 #include "runtime/status.hpp"
 
@@ -42,13 +43,7 @@ status_or<std::pair<int64_t, int64_t>> decode_log_start(std::string_view bytes);
 
 /// One entry of the leader-epoch checkpoint (Kafka's LeaderEpochFileCache:
 /// epoch and the first offset written in it).
-struct epoch_entry {
-  int32_t epoch = -1;
-  int64_t start_offset = 0;
-  friend bool operator==(const epoch_entry& a, const epoch_entry& b) {
-    return a.epoch == b.epoch && a.start_offset == b.start_offset;
-  }
-};
+using epoch_entry = caftx::epoch_entry;
 
 /// The leader-epoch checkpoint (`epoch/` key): version uint8 (1), count
 /// uint32, then per entry epoch int32 and start offset int64, little-endian,

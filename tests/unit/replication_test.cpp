@@ -105,33 +105,22 @@ TEST(LeaderEpochCache, EpochForOffsetAndPreviousEpoch) {
   EXPECT_EQ(c.previous_epoch(1), undefined_epoch);
 }
 
-TEST(LeaderEpochCache, EncodeDecodeRoundTrips) {
-  auto c = cache_of({{0, 0}, {7, 1'000'000'000'000}, {2'000'000'000, 1'000'000'000'001}});
-  auto d = leader_epoch_cache::decode(c.encode());
-  ASSERT_TRUE(d.ok()) << d.error().to_string();
-  EXPECT_EQ(entries(*d), entries(c));
-  auto empty = leader_epoch_cache::decode(leader_epoch_cache{}.encode());
-  ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->empty());
-}
-
-TEST(LeaderEpochCache, DecodeRefusesDamagedBytes) {
-  auto bytes = cache_of({{1, 0}, {3, 4}}).encode();
-  auto expect_error = [](std::string_view b, const std::string& part) {
-    auto d = leader_epoch_cache::decode(b);
+TEST(LeaderEpochCache, FromEntriesChecksTheOrder) {
+  auto c = leader_epoch_cache::from_entries({{0, 0}, {3, 7}, {4, 7}});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->end_offset_for(3, 20), (epoch_end{3, 7}));
+  auto expect_error = [](std::vector<epoch_entry> xs, const std::string& message) {
+    auto d = leader_epoch_cache::from_entries(std::move(xs));
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(d.error().code(), error_code::kafka_storage_error);
-    EXPECT_NE(d.error().message().find(part), std::string::npos) << d.error().message();
+    EXPECT_EQ(d.error().message(), message);
   };
-  expect_error(bytes.substr(0, 3), "truncated header");
-  expect_error(bytes.substr(0, bytes.size() - 1), "2 entries need 29 bytes, found 28");
-  expect_error(bytes + "x", "found 30");
-  auto v1 = bytes;
-  v1[0] = 1;
-  expect_error(v1, "unknown version 1");
-  // Entries out of order: swap them.
-  auto swapped = bytes.substr(0, 5) + bytes.substr(17, 12) + bytes.substr(5, 12);
-  expect_error(swapped, "entry 1 (epoch 1 at 0) is not above the one before");
+  expect_error({{1, 0}, {1, 5}},
+               "leader epoch cache: entry 1 (epoch 1 at 5) is negative or not after the one before");
+  expect_error({{1, 4}, {2, 3}},
+               "leader epoch cache: entry 1 (epoch 2 at 3) is negative or not after the one before");
+  expect_error({{-2, 0}},
+               "leader epoch cache: entry 0 (epoch -2 at 0) is negative or not after the one before");
 }
 
 // -- the leader's view of its followers ---------------------------------------
