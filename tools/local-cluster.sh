@@ -20,7 +20,12 @@ zk_jar=/usr/share/java/zookeeper.jar
 
 die() { echo "local-cluster: $*" >&2; exit 2; }
 
-running() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# True while the process in pid file $1 lives (a killed one not yet reaped
+# by its parent is a zombie: not running).
+running() {
+  [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null \
+    && [[ "$(ps -o stat= -p "$(cat "$1")" 2>/dev/null)" != Z* ]]
+}
 
 # ZooKeeper's four-letter word: "imok" once it serves.
 zk_ok() {
@@ -32,10 +37,14 @@ zk_ok() {
   [[ "$reply" == imok* ]]
 }
 
-wait_for() { # file pattern seconds
-  local i
+wait_for() { # file pattern seconds [from-byte pid-file]
+  # Looks only at what the log got from byte $4 on (a restart appends to
+  # the log of the run before), and gives up at once if the process in
+  # $5 has exited.
+  local i from=${4:-0}
   for ((i = 0; i < $3 * 10; ++i)); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
+    tail -c +$((from + 1)) "$1" 2>/dev/null | grep -q "$2" && return 0
+    [[ -n "${5:-}" ]] && ! running "$5" && return 1
     sleep 0.1
   done
   return 1
@@ -43,6 +52,7 @@ wait_for() { # file pattern seconds
 
 start() {
   local n=${1:-3} dir=${2:-local-cluster}
+  local -a log_from=()
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "N must be a positive number, not '$n'"
   [[ -x "$node_bin" ]] || die "$node_bin not found: build first (cmake --build build), or set CAFTX_NODE"
   [[ -f "$zk_jar" ]] || die "$zk_jar not found: tools/install-deps.sh installs ZooKeeper"
@@ -78,10 +88,12 @@ EOF
   for ((i = 1; i <= n; ++i)); do
     local port=$((base_port + i - 1))
     servers+="${servers:+,}127.0.0.1:$port"
+    log_from[$i]=0
     if running "$dir/node$i.pid"; then
       echo "node $i already runs (pid $(cat "$dir/node$i.pid"))"
       continue
     fi
+    log_from[$i]=$(stat -c %s "$dir/node$i.log" 2>/dev/null || echo 0)
     cat > "$dir/node$i.properties" <<EOF
 node.id=$i
 listeners=caftx://127.0.0.1:$port
@@ -92,7 +104,7 @@ EOF
     echo $! > "$dir/node$i.pid"
   done
   for ((i = 1; i <= n; ++i)); do
-    wait_for "$dir/node$i.log" "registered with node epoch" 60 \
+    wait_for "$dir/node$i.log" "registered with node epoch" 60 "${log_from[$i]}" "$dir/node$i.pid" \
       || die "node $i did not register (see $dir/node$i.log)"
     echo "node $i on 127.0.0.1:$((base_port + i - 1)) (pid $(cat "$dir/node$i.pid"), log $dir/node$i.log)"
   done
