@@ -138,7 +138,11 @@ public:
   /// records are not acknowledged or the coordinator does not answer by
   /// then (busy, unreachable, its node stopped), the call throws
   /// REQUEST_TIMED_OUT (Kafka's TimeoutException), retriable: it may
-  /// simply be called again, or the transaction aborted (KIP-588). Returns once the coordinator decided
+  /// simply be called again (KIP-588). Once its EndTxn went out the outcome
+  /// is the coordinator's: abort_transaction() is then refused with
+  /// INVALID_TXN_STATE ("cannot abort in state COMMITTING_TRANSACTION", as
+  /// Java's invalid transition) and the producer stays usable; repeat the
+  /// commit. Returns once the coordinator decided
   /// (PrepareCommit durable); markers follow asynchronously and make the
   /// data visible to read_committed consumers. Throws the abortable error
   /// of a failed batch (call abort_transaction()), fatal PRODUCER_FENCED /
