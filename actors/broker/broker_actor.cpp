@@ -60,6 +60,10 @@ struct peer_node {
   controller::endpoint ep;
   broker_actor broker;   // its broker, once connected (a proxy)
   bool connecting = false;
+  // The first failed attempt since the last connection was logged as a
+  // warning (a wrong advertised.listeners host shows at the default level);
+  // the retries after it log at debug.
+  bool unreachable_warned = false;
   std::vector<caf::message> outbox; // controller requests waiting for the connection
 };
 
@@ -362,6 +366,7 @@ void peer_connected(broker_ptr self, node_id id, caf::actor dynamic) {
   // Controller requests, as dynamic messages (each one of broker_actor's).
   for (auto& m : std::exchange(p.outbox, {}))
     caf::anon_send(dynamic, std::move(m));
+  p.unreachable_warned = false;
   self->state.ctx->emit(node_event_level::info, "peer_connected",
                         "[Broker id=" + std::to_string(self->state.ctx->node_id)
                           + "] connected to node " + std::to_string(id) + " at "
@@ -387,9 +392,13 @@ void connect_peer(broker_ptr self, node_id id) {
     if (i == c.peers.end())
       return;
     i->second.connecting = false;
-    self->state.ctx->emit(node_event_level::debug, "peer_unreachable",
+    auto level = i->second.unreachable_warned ? node_event_level::debug : node_event_level::warn;
+    i->second.unreachable_warned = true;
+    self->state.ctx->emit(level, "peer_unreachable",
                           "[Broker id=" + std::to_string(self->state.ctx->node_id)
-                            + "] node " + std::to_string(id) + ": " + why);
+                            + "] cannot reach node " + std::to_string(id) + " at "
+                            + i->second.ep.host + ":" + std::to_string(i->second.ep.port)
+                            + " (its advertised listener), retrying: " + why);
     self->delayed_send(self, peer_retry, reconnect_atom::value, id);
   };
   self->request(self->system().middleman().actor_handle(), timeout, caf::connect_atom::value,
