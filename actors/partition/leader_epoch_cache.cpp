@@ -55,30 +55,10 @@ void leader_epoch_cache::truncate_from_start(int64_t start_offset) {
   entries_.erase(entries_.begin(), kept);
 }
 
-int32_t leader_epoch_cache::epoch_for_offset(int64_t offset) const {
-  int32_t epoch = undefined_epoch;
-  for (const auto& x : entries_) {
-    if (x.start_offset > offset)
-      break;
-    epoch = x.epoch;
-  }
-  return epoch;
-}
-
 std::optional<epoch_entry> leader_epoch_cache::latest() const {
   if (entries_.empty())
     return std::nullopt;
   return entries_.back();
-}
-
-int32_t leader_epoch_cache::previous_epoch(int32_t epoch) const {
-  int32_t prev = undefined_epoch;
-  for (const auto& x : entries_) {
-    if (x.epoch >= epoch)
-      break;
-    prev = x.epoch;
-  }
-  return prev;
 }
 
 status_or<leader_epoch_cache> leader_epoch_cache::from_entries(std::vector<epoch_entry> entries) {

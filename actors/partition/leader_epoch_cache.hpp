@@ -71,17 +71,10 @@ public:
   /// the last one at or below it starts at it (Kafka's truncateFromStart).
   void truncate_from_start(int64_t start_offset);
 
-  /// The epoch of the record at `offset`: the epoch of the last entry
-  /// starting at or below it; undefined below the first entry.
-  int32_t epoch_for_offset(int64_t offset) const;
-
   /// The latest entry, if any.
   std::optional<epoch_entry> latest() const;
   /// The latest epoch, undefined_epoch if empty.
   int32_t latest_epoch() const { return entries_.empty() ? undefined_epoch : entries_.back().epoch; }
-  /// The epoch before `epoch` that this replica knows (Kafka's
-  /// previousEpoch), or undefined.
-  int32_t previous_epoch(int32_t epoch) const;
   const std::vector<epoch_entry>& entries() const { return entries_; }
   bool empty() const { return entries_.empty(); }
 

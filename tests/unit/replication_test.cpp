@@ -94,17 +94,6 @@ TEST(LeaderEpochCache, TruncateFromStartMovesTheFirstKeptEpoch) {
   EXPECT_EQ(entries(c), (std::vector<epoch_entry>{{5, 9}}));
 }
 
-TEST(LeaderEpochCache, EpochForOffsetAndPreviousEpoch) {
-  auto c = cache_of({{1, 0}, {3, 4}, {5, 9}});
-  EXPECT_EQ(c.epoch_for_offset(0), 1);
-  EXPECT_EQ(c.epoch_for_offset(8), 3);
-  EXPECT_EQ(c.epoch_for_offset(100), 5);
-  EXPECT_EQ(cache_of({{2, 3}}).epoch_for_offset(2), undefined_epoch);
-  EXPECT_EQ(c.previous_epoch(5), 3);
-  EXPECT_EQ(c.previous_epoch(4), 3);
-  EXPECT_EQ(c.previous_epoch(1), undefined_epoch);
-}
-
 TEST(LeaderEpochCache, FromEntriesChecksTheOrder) {
   auto c = leader_epoch_cache::from_entries({{0, 0}, {3, 7}, {4, 7}});
   ASSERT_TRUE(c.ok()) << c.error().to_string();
