@@ -168,15 +168,28 @@ partition_core::append_marker(producer_id pid, producer_epoch epoch, end_txn_mar
 }
 
 status partition_core::replay(const batch_info& batch) {
-  if (batch.base_offset < log_end_offset_ || batch.record_count <= 0)
-    return {error_code::kafka_storage_error,
-            "partition " + to_string(tp_) + ": stored batch at offset "
-              + std::to_string(batch.base_offset) + " (" + std::to_string(batch.record_count)
-              + " records) where the log ends at " + std::to_string(log_end_offset_)};
-  apply(batch);
+  auto r = append_replica(batch);
+  if (!r.ok())
+    return r.error();
   // Everything read back from storage is durable.
   set_high_watermark(log_end_offset_);
   return {};
+}
+
+status_or<append_result> partition_core::append_replica(const batch_info& batch) {
+  if (batch.base_offset < log_end_offset_ || batch.record_count <= 0)
+    return status{error_code::kafka_storage_error,
+                  "partition " + to_string(tp_) + ": batch at offset "
+                    + std::to_string(batch.base_offset) + " ("
+                    + std::to_string(batch.record_count) + " records) where the log ends at "
+                    + std::to_string(log_end_offset_)};
+  auto aborted_before = aborted_index_.size();
+  apply(batch);
+  append_result r;
+  r.base_offset = batch.base_offset;
+  if (aborted_index_.size() > aborted_before)
+    r.aborted = aborted_index_.back();
+  return r;
 }
 
 producer_snapshot partition_core::snapshot() const {

@@ -219,6 +219,19 @@ public:
   /// (KAFKA_STORAGE_ERROR): the batch starts below the log end offset.
   status replay(const batch_info& batch);
 
+  /// A batch a follower fetched from its leader (Kafka's
+  /// AppendOrigin.REPLICATION, UnifiedLog.appendAsFollower): stored at the
+  /// leader's offsets with no producer checks (the leader made them; a
+  /// producer unknown here is accepted, KAFKA-6003), applied to the
+  /// producer state, the LSO and the aborted index as on the leader, so a
+  /// follower that becomes leader deduplicates, fences and serves
+  /// read_committed from its first request. The high watermark does not
+  /// move (the follower takes the leader's, set_high_watermark). As
+  /// replay(), the batch may start above the log end offset (the leader's
+  /// cleaner removed the batches between). Errors (KAFKA_STORAGE_ERROR):
+  /// the batch starts below the log end offset or holds no record.
+  status_or<append_result> append_replica(const batch_info& batch);
+
   /// The state to persist as a snapshot: only valid while every appended
   /// batch is durable (high_watermark() == log_end_offset()).
   producer_snapshot snapshot() const;

@@ -65,6 +65,14 @@ public:
     return st;
   }
 
+  /// Appends a batch fetched from the leader and stores it.
+  status_or<append_result> append_replica(const record_batch& b) {
+    auto r = partition_core::append_replica(sized_info(b));
+    if (r.ok())
+      log_.put(b.base_offset, v2::encode(b, 0));
+    return r;
+  }
+
   batch_reader reader() const { return log_.reader(); }
   /// The stored batches (the cleaner's tests rewrite them).
   memory_log& stored() { return log_; }

@@ -638,6 +638,63 @@ TEST_F(PartitionCore, ReplayOfLogReproducesProducerStateAndDedupStillWorks) {
             error_code::invalid_txn_state);
 }
 
+// A follower appends the leader's batches at the leader's offsets without
+// producer checks (a producer whose first batches the leader's log start
+// already removed, seq 7, is taken as is: KAFKA-6003) and keeps the same
+// producer state, aborted index and LSO; its HW moves only when it is
+// told. Promoted, it deduplicates and fences as the old leader did.
+TEST_F(PartitionCore, FollowerKeepsTheLeadersExactlyOnceStateFromReplicatedBatches) {
+  produce(txn_batch(4000, 0, 0, 3));
+  produce(idem_batch(6000, 0, 0, 1));
+  for (int i = 0; i < 5; ++i)
+    produce(idem_batch(6000, 0, 1 + i, 1));
+  marker(4000, 0, abort_marker(3));
+  produce(txn_batch(5000, 2, 0, 2));
+  p.set_high_watermark(p.log_end_offset());
+  auto all = p.fetch(0, INT32_MAX, isolation_level::read_uncommitted);
+  ASSERT_TRUE(all.ok());
+
+  testing::logged_partition f{topic_partition{"orders", 0}};
+  auto late = idem_batch(7000, 0, 7, 1);
+  late.base_offset = 0;
+  for (auto& b : all->batches) {
+    auto r = f.append_replica(b);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    EXPECT_EQ(r->base_offset, b.base_offset);
+    EXPECT_EQ(r->aborted.has_value(), b.is_control() && b.base_offset == 9);
+  }
+  EXPECT_EQ(f.log_end_offset(), 12);
+  EXPECT_EQ(f.high_watermark(), 0); // the leader's HW comes with its fetch answers
+  EXPECT_EQ(f.last_stable_offset(), 0);
+  f.set_high_watermark(12);
+  EXPECT_EQ(index_rows(f), index_rows(p));
+  EXPECT_EQ(f.last_stable_offset(), p.last_stable_offset());
+  EXPECT_EQ(f.first_unstable_offset(), std::optional<int64_t>{10});
+  late.base_offset = 12;
+  ASSERT_TRUE(f.append_replica(late).ok()); // no sequence check on a follower
+  EXPECT_EQ(f.producers().at(producer_id{7000}).batches.back().last_sequence, 7);
+
+  // A batch the follower already has is refused, nothing changes.
+  auto again = f.append_replica(all->batches.front());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code(), error_code::kafka_storage_error);
+  EXPECT_EQ(f.log_end_offset(), 13);
+
+  // Promoted: each of the last five batches of producer 6000 is a
+  // duplicate with its original offset, the one before is not retained.
+  for (int seq = 1; seq <= 5; ++seq) {
+    auto d = f.validate_produce(idem_batch(6000, 0, seq, 1));
+    ASSERT_TRUE(d.ok()) << seq;
+    EXPECT_TRUE(d->duplicate);
+    EXPECT_EQ(d->base_offset, 3 + seq);
+  }
+  EXPECT_EQ(f.validate_produce(idem_batch(6000, 0, 0, 1)).error().code(),
+            error_code::out_of_order_sequence_number);
+  EXPECT_EQ(f.validate_produce(txn_batch(5000, 1, 2, 1)).error().code(),
+            error_code::invalid_producer_epoch);
+  EXPECT_FALSE(f.validate_produce(txn_batch(5000, 2, 2, 1)).value().duplicate);
+}
+
 TEST_F(PartitionCore, ListOffsetLatestIsLsoUnderReadCommittedAndHighWatermarkOtherwise) {
   produce_durable(idem_batch(8, 0, 0, 2)); // 0-1
   produce_durable(txn_batch(7, 0, 0, 3));  // 2-4, open
