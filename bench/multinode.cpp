@@ -72,7 +72,10 @@ public:
       out << "node.id=" << id << "\nlisteners=caftx://127.0.0.1:" << port
           << "\nlog.dirs=" << dir << "/data" << id << "\nzookeeper.connect=" << zk
           << "\nzookeeper.session.timeout.ms=6000\ntransaction.state.log.num.partitions=3"
-          << "\noffsets.topic.num.partitions=3\nlog.level=info\n";
+          << "\noffsets.topic.num.partitions=3\nlog.level=info"
+          // One replica per partition: these lines measure the
+          // inter-process path (the replicated ones are their own).
+          << "\ntransaction.state.log.replication.factor=1\noffsets.topic.replication.factor=1\n";
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

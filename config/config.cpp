@@ -236,12 +236,21 @@ status_or<node_config> node_config::parse(const properties& props) {
                     int64_max));
   CAFTX_TRY(r.int32("caftx.log.cleaner.step.batches", c.log_cleaner_step_batches, 1, 1000000));
   CAFTX_TRY(r.int32("message.max.bytes", c.message_max_bytes, 0, int_max));
+  CAFTX_TRY(r.int32("default.replication.factor", c.default_replication_factor, 1, 32767));
+  CAFTX_TRY(r.int32("min.insync.replicas", c.min_insync_replicas, 1, int_max));
+  CAFTX_TRY(r.int32("transaction.state.log.replication.factor",
+                    c.transaction_state_log_replication_factor, 1, 32767));
+  CAFTX_TRY(r.int32("transaction.state.log.min.isr", c.transaction_state_log_min_isr, 1, int_max));
+  CAFTX_TRY(r.int32("offsets.topic.replication.factor", c.offsets_topic_replication_factor, 1,
+                    32767));
+  CAFTX_TRY(r.int64("replica.lag.time.max.ms", c.replica_lag_time_max_ms, 1, int64_max));
+  CAFTX_TRY(r.int32("replica.fetch.wait.max.ms", c.replica_fetch_wait_max_ms, 0, int_max));
+  CAFTX_TRY(r.int32("replica.fetch.max.bytes", c.replica_fetch_max_bytes, 1, int_max));
+  CAFTX_TRY(r.int32("replica.fetch.backoff.ms", c.replica_fetch_backoff_ms, 0, int_max));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
-    "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
     "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",
-    "offsets.topic.replication.factor", "log.segment.bytes",
-    "default.replication.factor", "min.insync.replicas", "num.network.threads", "num.io.threads",
+    "log.segment.bytes", "num.network.threads", "num.io.threads",
     "log.cleaner.threads", "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor",
     "log.cleaner.io.max.bytes.per.second",
   };
@@ -270,8 +279,10 @@ status_or<topic_config> topic_config::parse(const properties& props, const node_
   CAFTX_TRY(r.int64("min.compaction.lag.ms", c.min_compaction_lag_ms, 0, int64_max));
   c.max_message_bytes = node.message_max_bytes;
   CAFTX_TRY(r.int32("max.message.bytes", c.max_message_bytes, 0, int_max));
+  c.min_insync_replicas = node.min_insync_replicas;
+  CAFTX_TRY(r.int32("min.insync.replicas", c.min_insync_replicas, 1, int_max));
   static const std::set<std::string> ignored = {
-    "segment.bytes", "segment.ms", "min.insync.replicas",
+    "segment.bytes", "segment.ms",
     "message.timestamp.type", "unclean.leader.election.enable",
   };
   CAFTX_TRY(r.check_unknown(ignored, "topic"));
@@ -508,7 +519,6 @@ status_or<server_config> server_config::parse(const properties& props) {
   c.zookeeper_connection_timeout_ms = c.zookeeper_session_timeout_ms;
   CAFTX_TRY(r.int32("zookeeper.connection.timeout.ms", c.zookeeper_connection_timeout_ms, 1000,
                     int_max));
-  CAFTX_TRY(r.int32("default.replication.factor", c.default_replication_factor, 1, 32767));
   if (auto v = r.take("log.level")) {
     static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "error"};
     if (!levels.count(*v))

@@ -144,6 +144,39 @@ struct node_config {
   /// produce and fetch between the steps of a round.
   int32_t log_cleaner_step_batches = 1000;
 
+  // -- replication (cluster mode, docs/replication.md) ----------------------
+  /// `default.replication.factor`, [1, 32767]: replicas of a topic created
+  /// without one (auto-created or CreateTopics with -1).
+  int32_t default_replication_factor = 1;
+  /// `min.insync.replicas`, [1, 2147483647]: the min.insync.replicas of
+  /// topics that set none: an acks=all produce needs an ISR this large
+  /// (NOT_ENOUGH_REPLICAS before the append, NOT_ENOUGH_REPLICAS_AFTER_APPEND
+  /// when it shrank while the produce waited).
+  int32_t min_insync_replicas = 1;
+  /// `transaction.state.log.replication.factor`, [1, 32767], and
+  /// `transaction.state.log.min.isr`, [1, 2147483647]: replicas and
+  /// min.insync.replicas of `__transaction_state`; the topic is created
+  /// only once that many nodes have registered (the embedded single node
+  /// uses 1 and 1).
+  int32_t transaction_state_log_replication_factor = 3;
+  int32_t transaction_state_log_min_isr = 2;
+  /// `offsets.topic.replication.factor`, [1, 32767]: replicas of
+  /// `__consumer_offsets`, created once that many nodes have registered;
+  /// its min.insync.replicas is the node's min.insync.replicas.
+  int32_t offsets_topic_replication_factor = 3;
+  /// `replica.lag.time.max.ms`, [1, 2^63-1]: a follower that has not
+  /// caught up with the leader's log end for this long leaves the ISR.
+  int64_t replica_lag_time_max_ms = 30000;
+  /// `replica.fetch.wait.max.ms`, [0, 2147483647]: how long the leader
+  /// holds a follower's fetch while it has nothing new for it.
+  int32_t replica_fetch_wait_max_ms = 500;
+  /// `replica.fetch.max.bytes`, [1, 2147483647]: bytes per partition a
+  /// follower fetch asks for (at least one batch comes back).
+  int32_t replica_fetch_max_bytes = 1048576;
+  /// `replica.fetch.backoff.ms`, [0, 2147483647]: a follower's wait after a
+  /// failed fetch before it fetches again.
+  int32_t replica_fetch_backoff_ms = 1000;
+
   /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
   /// without meaning here (replication factors, segment sizes) are ignored.
   static status_or<node_config> parse(const properties& props);
@@ -175,11 +208,14 @@ struct topic_config {
   /// this is rejected with MESSAGE_TOO_LARGE, nothing appended; default
   /// the node's message.max.bytes.
   int32_t max_message_bytes = 1048588;
+  /// `min.insync.replicas`, [1, 2147483647]: the ISR an acks=all append
+  /// needs (NOT_ENOUGH_REPLICAS); default the node's min.insync.replicas.
+  int32_t min_insync_replicas = 1;
 
   /// Parses the configs of one topic over the node's defaults: an unknown
   /// key or a value out of range is INVALID_CONFIG naming the key and the
   /// range; `cleanup.policy` a list of compact and delete; Kafka topic keys
-  /// without meaning here (segment.bytes, min.insync.replicas, ...) are
+  /// without meaning here (segment.bytes, segment.ms, ...) are
   /// ignored.
   static status_or<topic_config> parse(const properties& props, const node_config& node);
 };

@@ -69,8 +69,6 @@ struct server_config {
   /// session timeout (Kafka's): how long a starting node waits for its
   /// ZooKeeper session to connect before it gives up with exit 2.
   int32_t zookeeper_connection_timeout_ms = 18000;
-  /// `default.replication.factor`, [1, 32767].
-  int32_t default_replication_factor = 1;
   /// `log.level`: trace, debug, info (default), warn or error.
   std::string log_level = "info";
   /// `caftx.cluster.id`: the cluster this node belongs to; nodes of

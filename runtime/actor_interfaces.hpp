@@ -49,6 +49,12 @@ struct cleaner_tick;
 struct cleaner_step;
 struct producer_expiration_tick;
 struct fetch_wait_expired;
+struct replica_fetch_request;
+struct replica_fetch_response;
+struct become_follower_request;
+struct replica_append_request;
+struct replica_truncate_request;
+struct replica_position;
 
 struct init_producer_id_request;
 struct init_producer_id_response;
@@ -116,7 +122,11 @@ using partition_actor = caf::typed_actor<
   caf::replies_to<describe_producers_request>::with<describe_producers_response>,
   caf::replies_to<write_txn_marker_request>::with<txn_response>,
   caf::replies_to<become_leader_request>::with<become_leader_response>,
-  caf::replies_to<write_snapshot_request>::with<txn_response>>;
+  caf::replies_to<write_snapshot_request>::with<txn_response>,
+  caf::replies_to<replica_fetch_request>::with<replica_fetch_response>,
+  caf::replies_to<become_follower_request>::with<replica_position>,
+  caf::replies_to<replica_append_request>::with<replica_position>,
+  caf::replies_to<replica_truncate_request>::with<replica_position>>;
 
 /// What a partition leader also takes from itself and its storage writer
 /// (its timers, held fetches, completed writes); not for other actors.

@@ -59,6 +59,12 @@ namespace caftx {
   X(cleaner_step)                                                                                  \
   X(write_snapshot_request)                                                                        \
   X(become_leader_request)                                                                         \
+  X(replica_fetch_request)                                                                         \
+  X(replica_fetch_response)                                                                        \
+  X(become_follower_request)                                                                       \
+  X(replica_append_request)                                                                        \
+  X(replica_truncate_request)                                                                      \
+  X(replica_position)                                                                              \
   X(become_leader_response)                                                                        \
   X(write_txn_marker_request)                                                                      \
   X(txn_offset_commit_request)                                                                     \

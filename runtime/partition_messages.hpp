@@ -168,6 +168,82 @@ struct fetch_wait_expired {
   uint64_t id = 0;
 };
 
+// -- replication (docs/replication.md) ------------------------------------------
+
+/// A follower's fetch from its partition's leader (Kafka's FetchRequest with
+/// replica_id = the follower's node id), sent by the follower node's
+/// replica fetcher to the leader node's broker, which hands it to the
+/// partition. The leader answers with the batches from `fetch_offset` up to
+/// its own synced log end (not the HW), or with the diverging epoch when
+/// the follower's log parts from its own (KIP-320 / IBP 2.7), or holds the
+/// fetch up to `max_wait_ms` (replica.fetch.wait.max.ms) while it has
+/// nothing new and its HW is `high_watermark`, the follower's.
+struct replica_fetch_request {
+  topic_partition tp;
+  int32_t follower = -1;            // node id
+  int64_t fetch_offset = 0;         // the follower's synced log end offset
+  int32_t last_fetched_epoch = -1;  // leader epoch of its last batch (-1: none)
+  int32_t current_leader_epoch = -1; // the leader epoch it follows
+  int64_t high_watermark = 0;       // the follower's HW
+  int32_t max_bytes = 1048576;      // replica.fetch.max.bytes (at least one batch)
+  int32_t max_wait_ms = 500;
+};
+/// NOT_LEADER_OR_FOLLOWER (not the leader, or not an assigned replica),
+/// FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (the follower's epoch is
+/// older / newer), OFFSET_OUT_OF_RANGE (fetch offset past the log end),
+/// NOT_ENOUGH_REPLICAS never.
+struct replica_fetch_response {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t high_watermark = -1;
+  int64_t log_start_offset = -1;
+  int64_t log_end_offset = -1;
+  /// The logs diverge: the leader's end of the follower's last fetched
+  /// epoch (both -1 when the leader has no epoch at or below it); the
+  /// follower truncates and fetches again; `records` is then empty.
+  bool diverging = false;
+  int32_t diverging_epoch = -1;
+  int64_t diverging_end_offset = -1;
+  std::string records; // whole RecordBatch v2 batches as the leader stores them
+};
+/// To a replica from its node's broker (LeaderAndIsr made it a follower of
+/// `leader` at `leader_epoch`): it stops leading (produces, markers and
+/// fetches get NOT_LEADER_OR_FOLLOWER, replies still waiting for the HW
+/// too), waits for its writes in flight and answers its position.
+struct become_follower_request {
+  int32_t leader = -1;
+  int32_t leader_epoch = -1;
+};
+/// Batches fetched from the leader at `leader_epoch`, appended as they are
+/// (partition_core::append_replica) and synced before the answer; the HW
+/// becomes min(leader_high_watermark, log end).
+struct replica_append_request {
+  int32_t leader_epoch = -1;
+  std::string records;
+  int64_t leader_high_watermark = 0;
+};
+/// The leader answered a diverging epoch: the replica truncates
+/// (replication::follower_truncation) and answers its new position.
+struct replica_truncate_request {
+  int32_t leader_epoch = -1;
+  int32_t diverging_epoch = -1;
+  int64_t diverging_end_offset = -1;
+};
+/// A follower's position after one of the three requests above. Errors:
+/// FENCED_LEADER_EPOCH (it follows another leader epoch now),
+/// NOT_LEADER_OR_FOLLOWER (it leads), KAFKA_STORAGE_ERROR, CORRUPT_MESSAGE
+/// (a fetched batch that does not decode: nothing of it is appended).
+struct replica_position {
+  error_code error = error_code::none;
+  std::string message;
+  int64_t log_end_offset = 0;
+  int32_t last_fetched_epoch = -1;
+  int64_t high_watermark = 0;
+  /// After a truncation: false when the replica truncated to the end of an
+  /// older epoch and must ask again with it (KIP-279).
+  bool truncation_completed = true;
+};
+
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(active_producer, x.pid, x.epoch, x.last_sequence, x.last_timestamp_ms,
@@ -189,6 +265,15 @@ CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.c
 CAFTX_INSPECT(describe_producers_request, x.tp)
 CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
 CAFTX_INSPECT(fetch_wait_expired, x.id)
+CAFTX_INSPECT(replica_fetch_request, x.tp, x.follower, x.fetch_offset, x.last_fetched_epoch,
+              x.current_leader_epoch, x.high_watermark, x.max_bytes, x.max_wait_ms)
+CAFTX_INSPECT(replica_fetch_response, x.error, x.message, x.high_watermark, x.log_start_offset,
+              x.log_end_offset, x.diverging, x.diverging_epoch, x.diverging_end_offset, x.records)
+CAFTX_INSPECT(become_follower_request, x.leader, x.leader_epoch)
+CAFTX_INSPECT(replica_append_request, x.leader_epoch, x.records, x.leader_high_watermark)
+CAFTX_INSPECT(replica_truncate_request, x.leader_epoch, x.diverging_epoch, x.diverging_end_offset)
+CAFTX_INSPECT(replica_position, x.error, x.message, x.log_end_offset, x.last_fetched_epoch,
+              x.high_watermark, x.truncation_completed)
 CAFTX_INSPECT_EMPTY(become_leader_request)
 CAFTX_INSPECT_EMPTY(retention_tick)
 CAFTX_INSPECT_EMPTY(cleaner_tick)

@@ -85,6 +85,9 @@ EOF
     echo "ZooKeeper on 127.0.0.1:$zk_port (pid $(cat "$dir/zookeeper.pid"))"
   fi
   local servers=""
+  # Kafka's internal-topic defaults (3 replicas, min ISR 2), scaled down
+  # for a smaller local cluster, which would otherwise wait for more nodes.
+  local internal_rf=$((n < 3 ? n : 3)) internal_min_isr=$((n < 2 ? 1 : 2))
   for ((i = 1; i <= n; ++i)); do
     local port=$((base_port + i - 1))
     servers+="${servers:+,}127.0.0.1:$port"
@@ -99,6 +102,9 @@ node.id=$i
 listeners=caftx://127.0.0.1:$port
 log.dirs=$dir/data$i
 zookeeper.connect=127.0.0.1:$zk_port/caftx
+transaction.state.log.replication.factor=$internal_rf
+transaction.state.log.min.isr=$internal_min_isr
+offsets.topic.replication.factor=$internal_rf
 EOF
     "$node_bin" --config "$dir/node$i.properties" >> "$dir/node$i.log" 2>&1 &
     echo $! > "$dir/node$i.pid"

@@ -26,6 +26,7 @@
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
+#include "actors/partition/replica_fetcher.hpp"
 #include "runtime/controller_messages.hpp"
 #include "runtime/broker_messages.hpp"
 #include "runtime/group_coordinator_messages.hpp"
@@ -67,11 +68,14 @@ struct peer_node {
   std::vector<caf::message> outbox; // controller requests waiting for the connection
 };
 
-// A partition this node leads by the controller's LeaderAndIsr.
+// A replica of a partition on this node by the controller's LeaderAndIsr:
+// its leader, or a follower of node `follows`.
 struct local_replica {
   int32_t leader_epoch = -1;
   partition_actor leader; // the partition's supervisor
-  caf::actor coordinator; // internal topics: the coordinator's supervisor
+  caf::actor coordinator; // internal topics, when leading: the coordinator's supervisor
+  bool leading = true;
+  node_id follows = -1;
 };
 
 // A partition another node leads: the leader and epoch its handle is for.
@@ -99,11 +103,15 @@ struct cluster_part {
   node_id controller_id = -1;
   std::map<node_id, peer_node> peers;
   std::map<topic_partition, local_replica> local;
+  std::map<node_id, replica_fetcher_actor> fetchers; // by leader node
   std::set<topic_partition> spawning;
   std::map<topic_partition, remote_leader> wanted;   // handle to learn
   std::map<topic_partition, remote_leader> resolved; // handle in the directory
   std::vector<topic_waiter> waiters;
   std::set<std::string> creating_internal;
+  // Why an internal topic is not created yet (too few live nodes for its
+  // replication factor), and at which live node count that was logged.
+  std::map<std::string, std::pair<size_t, std::string>> internal_refused;
   std::set<node_id> resolving; // a node_handles_request to it is in flight
   bool resolve_timer = false;
   bool waiter_timer = false;
@@ -187,10 +195,27 @@ constexpr auto peer_retry = std::chrono::milliseconds(500);
 constexpr int64_t peer_setup_timeout_ms = 10000;
 constexpr auto resolve_retry = std::chrono::milliseconds(100);
 
-topic_config internal_topic_config(const node_config& config) {
+// Replicas of an internal topic (transaction.state.log.replication.factor,
+// offsets.topic.replication.factor); the embedded single node has one.
+int32_t internal_replication_factor(const node_context& ctx, const std::string& topic) {
+  if (ctx.embedded)
+    return 1;
+  return topic == transaction_state_topic ? ctx.config.transaction_state_log_replication_factor
+                                          : ctx.config.offsets_topic_replication_factor;
+}
+
+topic_config internal_topic_config(const node_context& ctx, const std::string& topic) {
   // Kafka creates its internal topics compacted and never trimmed by time
   // or size: a coordinator's load then reads about one record per key.
+  auto& config = ctx.config;
   auto internal = *topic_config::parse({}, config);
+  // transaction.state.log.min.isr for __transaction_state, the node's
+  // min.insync.replicas for __consumer_offsets (as Kafka); never above
+  // the topic's replicas, so the embedded node's one replica takes writes.
+  internal.min_insync_replicas = std::min(
+    topic == transaction_state_topic ? config.transaction_state_log_min_isr
+                                     : config.min_insync_replicas,
+    internal_replication_factor(ctx, topic));
   internal.retention_ms = -1;
   internal.retention_bytes = -1;
   internal.cleanup_delete = false;
@@ -452,35 +477,112 @@ void emit_role(broker_ptr self, const topic_partition& tp, const std::string& wh
            "replica_role", "[ReplicaManager broker=" + std::to_string(ctx.node_id) + "] " + what);
 }
 
-// Spawns the leader of `tp` (and its coordinator, for an internal topic)
-// at the controller's leader epoch `epoch`.
-void spawn_local(broker_ptr self, const topic_partition& tp, int32_t epoch, const topic_config& tc) {
-  auto& c = self->state.cluster;
+// The coordinator of an internal partition led here (its supervisor),
+// registered in the directory.
+caf::actor spawn_coordinator(broker_ptr self, const topic_partition& tp) {
   auto ctx = self->state.ctx;
   auto& dir = *ctx->directory;
   auto& sys = self->system();
-  local_replica r;
-  r.leader_epoch = epoch;
-  r.leader = spawn_supervised_partition(sys, ctx, tp, tc);
-  dir.add(caf::actor_cast<caf::actor>(r.leader));
-  dir.set_partition(tp, r.leader, true);
+  caf::actor a;
   if (tp.topic == transaction_state_topic) {
     auto coordinator = spawn_coordinator_supervisor(sys, ctx, tp.partition);
-    r.coordinator = caf::actor_cast<caf::actor>(coordinator);
-    dir.add(r.coordinator);
+    a = caf::actor_cast<caf::actor>(coordinator);
+    dir.add(a);
     dir.set_txn_coordinator(tp.partition, coordinator, true);
   } else if (tp.topic == consumer_offsets_topic) {
     auto coordinator = spawn_supervised_group_coordinator(sys, ctx, tp.partition);
-    r.coordinator = caf::actor_cast<caf::actor>(coordinator);
-    dir.add(r.coordinator);
+    a = caf::actor_cast<caf::actor>(coordinator);
+    dir.add(a);
     dir.set_group_coordinator(tp.partition, coordinator, true);
   }
+  return a;
+}
+
+void follow(broker_ptr self, const topic_partition& tp, node_id leader, int32_t epoch);
+
+// The fetcher of this node for partitions `leader` leads.
+replica_fetcher_actor& fetcher_for(broker_ptr self, node_id leader) {
+  auto& c = self->state.cluster;
+  auto& f = c.fetchers[leader];
+  if (!f) {
+    f = spawn_replica_fetcher(self->system(), self->state.ctx, leader);
+    self->state.ctx->directory->add(caf::actor_cast<caf::actor>(f));
+  }
+  return f;
+}
+
+void stop_fetching(broker_ptr self, const topic_partition& tp) {
+  for (auto& [id, f] : self->state.cluster.fetchers)
+    caf::anon_send(f, fetcher_remove{tp});
+}
+
+// Spawns the replica of `tp` at the controller's leader epoch `epoch`: the
+// leader (and its coordinator, for an internal topic) when `leader` is
+// this node, else a follower of `leader`.
+void spawn_local(broker_ptr self, const topic_partition& tp, int32_t epoch, const topic_config& tc,
+                 node_id leader) {
+  auto& c = self->state.cluster;
+  auto ctx = self->state.ctx;
+  auto& dir = *ctx->directory;
+  local_replica r;
+  r.leader_epoch = epoch;
+  r.leader = spawn_supervised_partition(self->system(), ctx, tp, tc);
+  dir.add(caf::actor_cast<caf::actor>(r.leader));
+  if (leader != ctx->node_id) {
+    r.leading = false;
+    c.local[tp] = r;
+    follow(self, tp, leader, epoch);
+    return;
+  }
+  dir.set_partition(tp, r.leader, true);
+  r.coordinator = spawn_coordinator(self, tp);
   c.local[tp] = r;
   c.wanted.erase(tp);
   c.resolved.erase(tp);
   emit_role(self, tp, "became leader of " + to_string(tp) + " at leader epoch "
                         + std::to_string(epoch));
   check_waiters(self);
+}
+
+// Spawns the replica of `tp` with its topic's configs (read from the
+// controller for a user topic), unless it is being spawned already.
+void spawn_replica(broker_ptr self, const topic_partition& tp, int32_t epoch, node_id leader) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  if (!c.spawning.insert(tp).second)
+    return; // its configs are being read; it starts as assigned by then
+  if (is_internal_topic(tp.topic)) {
+    c.spawning.erase(tp);
+    spawn_local(self, tp, epoch, internal_topic_config(ctx, tp.topic), leader);
+    return;
+  }
+  auto h = self->request(c.controller, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+                         controller_topic_request{tp.topic});
+  h.then(
+      [self, tp, w = watch_connection(self, h.id(), c.controller)](controller_topic_response& r) {
+        auto& c = self->state.cluster;
+        auto& ctx = *self->state.ctx;
+        c.spawning.erase(tp);
+        auto a = ctx.directory->assigned_replica(tp);
+        if (!a || c.local.count(tp))
+          return;
+        auto tc = topic_config::parse(r.configs, ctx.config);
+        if (r.error != error_code::none || !tc.ok()) {
+          ctx.emit(node_event_level::error, "leader_refused",
+                   "[ReplicaManager broker=" + std::to_string(ctx.node_id) + "] cannot host "
+                     + to_string(tp) + ": "
+                     + (r.error != error_code::none ? std::string(to_string(r.error)) + ": " + r.message
+                                                    : tc.error().message()));
+          return;
+        }
+        spawn_local(self, tp, a->leader_epoch, *tc, a->leader);
+      },
+      [self, tp](caf::error& e) {
+        self->state.cluster.spawning.erase(tp);
+        self->state.ctx->emit(node_event_level::error, "leader_refused",
+                              "cannot read the configs of " + to_string(tp) + ": "
+                                + self->system().render(e));
+      });
 }
 
 // Partition.makeLeader: a new leader epoch for a partition led here already
@@ -492,50 +594,79 @@ void become_leader(broker_ptr self, const topic_partition& tp, int32_t epoch) {
   auto& ctx = *self->state.ctx;
   ctx.directory->assign_leader_epoch(tp, epoch);
   if (auto i = c.local.find(tp); i != c.local.end()) {
-    i->second.leader_epoch = epoch;
-    if (i->second.coordinator)
-      caf::anon_send(i->second.coordinator, kill_child_request{});
+    auto& r = i->second;
+    r.leader_epoch = epoch;
+    if (!r.leading) {
+      // A follower promoted (Kafka's makeLeader on a follower): its
+      // fetching stops, it leads at the new epoch, its coordinator loads.
+      stop_fetching(self, tp);
+      r.leading = true;
+      r.follows = -1;
+      ctx.directory->set_partition(tp, r.leader, true);
+      c.wanted.erase(tp);
+      c.resolved.erase(tp);
+      if (is_internal_topic(tp.topic))
+        r.coordinator = spawn_coordinator(self, tp);
+      else
+        self->request(r.leader, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+                      become_leader_request{})
+          .then([](const become_leader_response&) {}, [](const caf::error&) {});
+      emit_role(self, tp, "became leader of " + to_string(tp) + " at leader epoch "
+                            + std::to_string(epoch));
+      check_waiters(self);
+      return;
+    }
+    if (r.coordinator)
+      caf::anon_send(r.coordinator, kill_child_request{});
     else
-      self->request(i->second.leader, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+      self->request(r.leader, std::chrono::milliseconds(ctx.config.request_timeout_ms),
                     become_leader_request{})
         .then([](const become_leader_response&) {}, [](const caf::error&) {});
     emit_role(self, tp, "leads " + to_string(tp) + " on at leader epoch " + std::to_string(epoch));
     return;
   }
-  if (!c.spawning.insert(tp).second)
-    return; // its configs are being read; it starts at the epoch assigned by then
-  if (is_internal_topic(tp.topic)) {
-    c.spawning.erase(tp);
-    spawn_local(self, tp, epoch, internal_topic_config(ctx.config));
+  spawn_replica(self, tp, epoch, ctx.node_id);
+}
+
+// Partition.makeFollower: the replica (spawned if new) follows `leader`
+// at `epoch`; a coordinator it ran stops (NOT_COORDINATOR until clients
+// find the new one); the directory learns the leader's handles.
+void become_follower(broker_ptr self, const topic_partition& tp, node_id leader, int32_t epoch) {
+  auto& c = self->state.cluster;
+  auto& ctx = *self->state.ctx;
+  auto i = c.local.find(tp);
+  if (i == c.local.end()) {
+    spawn_replica(self, tp, epoch, leader);
     return;
   }
-  auto h = self->request(c.controller, std::chrono::milliseconds(ctx.config.request_timeout_ms),
-                         controller_topic_request{tp.topic});
-  h.then(
-      [self, tp, w = watch_connection(self, h.id(), c.controller)](controller_topic_response& r) {
-        auto& c = self->state.cluster;
-        auto& ctx = *self->state.ctx;
-        c.spawning.erase(tp);
-        auto epoch = ctx.directory->assigned_leader_epoch(tp);
-        if (!epoch || c.local.count(tp))
-          return;
-        auto tc = topic_config::parse(r.configs, ctx.config);
-        if (r.error != error_code::none || !tc.ok()) {
-          ctx.emit(node_event_level::error, "leader_refused",
-                   "[ReplicaManager broker=" + std::to_string(ctx.node_id) + "] cannot lead "
-                     + to_string(tp) + ": "
-                     + (r.error != error_code::none ? std::string(to_string(r.error)) + ": " + r.message
-                                                    : tc.error().message()));
-          return;
-        }
-        spawn_local(self, tp, *epoch, *tc);
-      },
-      [self, tp](caf::error& e) {
-        self->state.cluster.spawning.erase(tp);
-        self->state.ctx->emit(node_event_level::error, "leader_refused",
-                              "cannot read the configs of " + to_string(tp) + ": "
-                                + self->system().render(e));
-      });
+  auto& r = i->second;
+  if (r.coordinator) {
+    caf::anon_send_exit(r.coordinator, caf::exit_reason::user_shutdown);
+    ctx.directory->remove(r.coordinator);
+    r.coordinator = {};
+  }
+  bool was_leading = r.leading;
+  r.leading = false;
+  r.leader_epoch = epoch;
+  if (was_leading)
+    forget_handle(self, tp);
+  follow(self, tp, leader, epoch);
+}
+
+void follow(broker_ptr self, const topic_partition& tp, node_id leader, int32_t epoch) {
+  auto& c = self->state.cluster;
+  auto& r = c.local.at(tp);
+  stop_fetching(self, tp);
+  r.follows = leader;
+  caf::anon_send(fetcher_for(self, leader), fetcher_assign{tp, r.leader, epoch});
+  remote_leader want{leader, epoch};
+  if (auto w = c.resolved.find(tp); w == c.resolved.end() || !(w->second == want)) {
+    c.resolved.erase(tp);
+    c.wanted[tp] = want;
+    resolve(self);
+  }
+  emit_role(self, tp, "follows node " + std::to_string(leader) + " for " + to_string(tp)
+                        + " at leader epoch " + std::to_string(epoch));
 }
 
 // StopReplica, or leadership moved elsewhere: the replica's actors stop.
@@ -550,8 +681,11 @@ void stop_local(broker_ptr self, const topic_partition& tp, const std::string& w
       caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
       dir.remove(a);
     }
+  bool was_leading = i->second.leading;
   c.local.erase(i);
-  forget_handle(self, tp);
+  stop_fetching(self, tp);
+  if (was_leading)
+    forget_handle(self, tp);
   emit_role(self, tp, "stopped " + to_string(tp) + " (" + why + ")");
 }
 
@@ -568,15 +702,16 @@ void apply_leader_and_isr(broker_ptr self, const controller::leader_and_isr_requ
   }
   for (auto& d : v.partitions) {
     ctx.directory->ensure_topic(d.tp.topic, d.tp.partition + 1);
+    if (auto* p = c.cache->replica(d.tp))
+      ctx.directory->assign_replica(
+        d.tp, replica_assignment{p->leader, p->leader_epoch, p->isr, p->replicas, p->partition_epoch});
     switch (d.action) {
       case replica_action::become_leader:
         become_leader(self, d.tp, d.leader_epoch);
         break;
       case replica_action::become_follower:
-        // One replica per partition in this version: nothing to fetch
-        // from; a partition led here before stops.
-        stop_local(self, d.tp, "now led by another node at leader epoch "
-                                 + std::to_string(d.leader_epoch));
+        if (auto* p = c.cache->replica(d.tp))
+          become_follower(self, d.tp, p->leader, d.leader_epoch);
         break;
       default:
         break;
@@ -615,8 +750,11 @@ void apply_update_metadata(broker_ptr self, const controller::update_metadata_re
     ctx.directory->ensure_topic(p.tp.topic, p.tp.partition + 1);
     if (p.leader == ctx.node_id)
       continue; // LeaderAndIsr makes it ours
-    if (c.local.count(p.tp))
+    if (auto l = c.local.find(p.tp); l != c.local.end() && l->second.leading
+        && std::find(p.replicas.begin(), p.replicas.end(), ctx.node_id) == p.replicas.end())
       stop_local(self, p.tp, "led by node " + std::to_string(p.leader) + " now");
+    if (auto l = c.local.find(p.tp); l != c.local.end() && l->second.leading)
+      continue; // LeaderAndIsr makes it a follower first
     bool live = c.cache->live_nodes().count(p.leader) > 0;
     if (p.leader == controller::no_leader || !live) {
       c.wanted.erase(p.tp);
@@ -774,11 +912,31 @@ void create_via_controller(broker_ptr self, controller_create_topic_request req,
 void ensure_internal_topic(broker_ptr self, const std::string& topic) {
   auto& c = self->state.cluster;
   auto& ctx = *self->state.ctx;
-  if (ctx.directory->topic(topic) || !c.creating_internal.insert(topic).second)
+  if (ctx.directory->topic(topic) || c.creating_internal.count(topic))
     return;
+  // Kafka's KafkaApis.createInternalTopic: not before enough nodes live.
+  auto rf = internal_replication_factor(ctx, topic);
+  auto live = c.cache ? c.cache->live_nodes().size() : 0;
+  if (live < static_cast<size_t>(rf)) {
+    bool txn = topic == transaction_state_topic;
+    auto why = "Number of alive brokers '" + std::to_string(live)
+               + "' does not meet the required replication factor '" + std::to_string(rf)
+               + "' for the " + (txn ? "transactions state" : "offsets") + " topic (configured via '"
+               + (txn ? "transaction.state.log.replication.factor" : "offsets.topic.replication.factor")
+               + "'). This error can be ignored if the cluster is starting up and not all brokers "
+                 "are up yet.";
+    auto& refused = c.internal_refused[topic];
+    if (refused.first != live || refused.second.empty())
+      ctx.emit(node_event_level::warn, "internal_topic_refused", why);
+    refused = {live, why};
+    return;
+  }
+  c.internal_refused.erase(topic);
+  c.creating_internal.insert(topic);
   auto partitions = topic == transaction_state_topic ? ctx.config.transaction_state_log_num_partitions
                                                      : ctx.config.offsets_topic_num_partitions;
-  controller_create_topic_request req{topic, partitions, 1, {{"cleanup.policy", "compact"}}};
+  controller_create_topic_request req{topic, partitions, internal_replication_factor(ctx, topic),
+                                     {{"cleanup.policy", "compact"}}};
   create_via_controller(self, req, ctx.clock_ms() + ctx.config.request_timeout_ms,
                         [self, topic](const txn_response&) {
                           self->state.cluster.creating_internal.erase(topic);
@@ -849,7 +1007,8 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
   };
   auto deadline = ctx.clock_ms() + ctx.config.request_timeout_ms;
   for (auto& n : to_create) {
-    controller_create_topic_request c{n, ctx.config.num_partitions, 1, {}};
+    controller_create_topic_request c{n, ctx.config.num_partitions,
+                                      ctx.config.default_replication_factor, {}};
     create_via_controller(self, c, deadline, [self, n, created](const txn_response&) mutable {
       wait_for_topic(self, n, [created](bool) mutable { created(); });
     });
@@ -880,7 +1039,9 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       auto rp = self->make_response_promise<txn_response>();
       auto& ctx = *self->state.ctx;
       std::map<std::string, std::string> configs(req.configs.begin(), req.configs.end());
-      controller_create_topic_request c{req.name, req.partitions, 1, std::move(configs)};
+      controller_create_topic_request c{req.name, req.partitions,
+                                        self->state.ctx->config.default_replication_factor,
+                                        std::move(configs)};
       auto name = req.name;
       create_via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
                             [self, rp, name](const txn_response& r) mutable {
@@ -977,12 +1138,18 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
         r.coordinator = caf::actor_cast<caf::actor>(ctx.directory->txn_coordinator(r.partition));
         if (!r.coordinator)
           ensure_internal_topic(self, transaction_state_topic);
+        if (auto i = self->state.cluster.internal_refused.find(transaction_state_topic);
+            !r.coordinator && i != self->state.cluster.internal_refused.end())
+          r.message = i->second.second;
       } else {
         r.partition = partition_for(req.key, ctx.config.offsets_topic_num_partitions);
         r.coordinator =
           caf::actor_cast<caf::actor>(ctx.directory->group_coordinator(r.partition));
         if (!r.coordinator)
           ensure_internal_topic(self, consumer_offsets_topic);
+        if (auto i = self->state.cluster.internal_refused.find(consumer_offsets_topic);
+            !r.coordinator && i != self->state.cluster.internal_refused.end())
+          r.message = i->second.second;
       }
       if (!r.coordinator)
         r.error = error_code::coordinator_not_available;
@@ -1022,7 +1189,7 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       node_handles_response r;
       r.node_id = self->state.ctx->node_id;
       for (auto& tp : req.partitions)
-        if (auto i = c.local.find(tp); i != c.local.end())
+        if (auto i = c.local.find(tp); i != c.local.end() && i->second.leading)
           r.handles.push_back({tp, i->second.leader_epoch, i->second.leader, i->second.coordinator});
       return r;
     },

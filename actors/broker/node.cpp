@@ -191,6 +191,19 @@ std::optional<int32_t> actor_directory::assigned_leader_epoch(const topic_partit
   return i->second;
 }
 
+void actor_directory::assign_replica(const topic_partition& tp, replica_assignment a) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  replicas_[tp] = std::move(a);
+}
+
+std::optional<replica_assignment> actor_directory::assigned_replica(const topic_partition& tp) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = replicas_.find(tp);
+  if (i == replicas_.end())
+    return std::nullopt;
+  return i->second;
+}
+
 std::vector<caf::actor> actor_directory::all() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return all_;

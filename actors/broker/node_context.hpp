@@ -23,6 +23,18 @@
 
 namespace caftx {
 
+/// A replica's part in its partition as the controller's last LeaderAndIsr
+/// for it stated (Kafka's LeaderAndIsrPartitionState): node ids, the
+/// leader epoch, the ISR at the partition epoch (the state znode's version)
+/// and the assignment (the first replica is the preferred leader).
+struct replica_assignment {
+  int32_t leader = -1;
+  int32_t leader_epoch = -1;
+  std::vector<int32_t> isr;
+  std::vector<int32_t> replicas;
+  int32_t partition_epoch = 0;
+};
+
 /// Handles of the node's actors. Thread-safe.
 class actor_directory {
 public:
@@ -75,6 +87,10 @@ public:
   /// The partitions set with `local` (led by this node), for shutdown.
   std::vector<partition_actor> local_partitions() const;
   std::optional<int32_t> assigned_leader_epoch(const topic_partition& tp) const;
+  /// The controller's last LeaderAndIsr for a replica of `tp` here
+  /// (leader or follower); nullopt before the first one.
+  void assign_replica(const topic_partition& tp, replica_assignment a);
+  std::optional<replica_assignment> assigned_replica(const topic_partition& tp) const;
 
 private:
   mutable std::mutex mtx_;
@@ -83,6 +99,7 @@ private:
   std::vector<group_coordinator_actor> group_;
   std::vector<caf::actor> all_;
   std::map<topic_partition, int32_t> assigned_;
+  std::map<topic_partition, replica_assignment> replicas_;
   std::map<topic_partition, partition_actor> local_;
   network_fn network_;
 

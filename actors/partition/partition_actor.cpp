@@ -19,6 +19,7 @@
 #include "actors/common/verification.hpp"
 #include "actors/partition/log_cleaner.hpp"
 #include "actors/partition/partition_core.hpp"
+#include "actors/partition/replication_core.hpp"
 #include "actors/partition/snapshot_codec.hpp"
 #include "runtime/fault_point.hpp"
 #include "runtime/partition_messages.hpp"
@@ -120,6 +121,25 @@ struct partition_state {
     caf::response_promise rp;
     caf::message reply;
   };
+  // -- replication (docs/replication.md) --
+  // The log end offset of what is synced (core->log_end_offset() counts
+  // the appends still on their way to disk): what a follower may fetch,
+  // and the leader's own place in the high watermark.
+  int64_t durable_end = 0;
+  // Leading: what the leader knows of its followers and the ISR (cluster
+  // mode; without it the partition is its only replica and the HW is the
+  // synced log end). Following: the leader and leader epoch it follows.
+  std::optional<replication::leader_replication> replication;
+  bool following = false;
+  int32_t follow_leader = -1;
+  int32_t follow_epoch = -1;
+  int32_t min_insync_replicas = 1;
+  struct held_replica_fetch {
+    uint64_t id;
+    replica_fetch_request req;
+    caf::response_promise rp;
+  };
+  std::vector<held_replica_fetch> replica_fetches;
   std::deque<waiter> waiters;
   // Transactional produces held per producer while one of them is being
   // verified with the transaction coordinator (KIP-890 part 1).
@@ -148,6 +168,8 @@ struct partition_state {
       for (auto& h : queue)
         h.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
     for (auto& f : fetches)
+      f.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+    for (auto& f : replica_fetches)
       f.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
   }
 };
@@ -226,11 +248,85 @@ void release_fetches(partition_ptr self) {
   }
 }
 
+// Replies whose batch the high watermark passed: done, or
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank below
+// min.insync.replicas while they waited (the data stays: a retry is
+// answered as a duplicate with its offsets).
 void release_waiters(partition_ptr self) {
   auto& st = self->state;
   while (!st.waiters.empty() && st.waiters.front().offset < st.core->high_watermark()) {
-    st.waiters.front().rp.deliver(std::move(st.waiters.front().reply));
+    auto& w = st.waiters.front();
+    if (st.replication
+        && st.replication->check_acks(w.offset + 1, st.core->high_watermark(),
+                                      st.min_insync_replicas)
+             == replication::acks_state::not_enough_replicas_after_append)
+      w.rp.deliver(error_reply_as(
+        w.reply, status{error_code::not_enough_replicas_after_append,
+                        "the ISR of " + to_string(st.core->tp()) + " shrank below "
+                          + "min.insync.replicas (" + std::to_string(st.min_insync_replicas)
+                          + ") after the append"}));
+    else
+      w.rp.deliver(std::move(w.reply));
     st.waiters.pop_front();
+  }
+}
+
+// A response of type Response carrying only `why`.
+template <class Response>
+Response error_response(const status& why) {
+  Response r;
+  r.error = why.code();
+  r.message = why.message();
+  return r;
+}
+
+// Answers every reply still waiting for the HW with `why` (the partition
+// stopped leading): the producer finds the new leader and retries, and a
+// retry of a batch the new leader has is answered with its offsets.
+void fail_waiters(partition_ptr self, const status& why) {
+  auto& st = self->state;
+  for (auto& w : st.waiters)
+    w.rp.deliver(error_reply_as(w.reply, why));
+  st.waiters.clear();
+  for (auto& [pid, queue] : st.held)
+    for (auto& h : queue)
+      h.rp.deliver(produce_response{why.code(), why.message(), -1, -1});
+  st.held.clear();
+  for (auto& f : st.fetches)
+    f.rp.deliver(error_response<fetch_response>(why));
+  st.fetches.clear();
+  for (auto& f : st.replica_fetches)
+    f.rp.deliver(error_response<replica_fetch_response>(why));
+  st.replica_fetches.clear();
+}
+
+replica_fetch_response replica_fetch_now(partition_ptr self, const replica_fetch_request& req);
+
+// The leader's HW after its own log end or a follower moved (Kafka's
+// maybeIncrementLeaderHW); alone, the synced log end. Then everything that
+// waited for it goes on.
+void advance_high_watermark(partition_ptr self) {
+  auto& st = self->state;
+  auto before = st.core->high_watermark();
+  if (!st.replication) {
+    if (!st.following)
+      st.core->set_high_watermark(st.durable_end);
+  } else if (auto hw = st.replication->advanced_high_watermark(before, st.durable_end,
+                                                                st.ctx->clock_ms())) {
+    st.core->set_high_watermark(*hw);
+  }
+  release_waiters(self);
+  release_fetches(self);
+  // Held follower fetches: new records, or a HW they do not know yet.
+  auto& held = st.replica_fetches;
+  for (auto i = held.begin(); i != held.end();) {
+    if (i->req.fetch_offset < st.durable_end
+        || i->req.high_watermark != st.core->high_watermark()) {
+      i->rp.deliver(replica_fetch_now(self, i->req));
+      i = held.erase(i);
+    } else {
+      ++i;
+    }
   }
 }
 
@@ -294,9 +390,9 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
       return;
     }
     CAFTX_FAULT_POINT_DETAIL(self, "partition.append_durable", &appended);
-    self->state.core->set_high_watermark(last + 1);
-    release_waiters(self);
-    release_fetches(self);
+    auto& st = self->state;
+    st.durable_end = std::max(st.durable_end, last + 1);
+    advance_high_watermark(self);
   });
 }
 
@@ -494,11 +590,39 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
 // coordinator restarted under the same leadership), the partition leads on
 // at it, once the writes queued before are durable; smaller, it does not
 // lead (FENCED_LEADER_EPOCH).
+// Leading from now on at st.leader_epoch (Kafka's Partition.makeLeader):
+// in cluster mode with the controller's replicas and ISR, every follower's
+// position unknown until it fetches.
+void start_leading(partition_ptr self) {
+  auto& st = self->state;
+  st.following = false;
+  st.follow_leader = -1;
+  st.follow_epoch = -1;
+  st.replication.reset();
+  if (!st.ctx->cluster_mode)
+    return;
+  auto a = st.ctx->directory->assigned_replica(st.core->tp());
+  if (!a)
+    return;
+  auto start = st.epochs.latest();
+  st.replication.emplace(st.ctx->node_id, st.leader_epoch, a->partition_epoch, a->replicas, a->isr,
+                         start ? start->start_offset : st.core->log_end_offset(),
+                         st.ctx->clock_ms(), st.ctx->config.replica_lag_time_max_ms);
+}
+
 void elect(partition_ptr self, std::function<void(const status&)> done) {
   auto& st = self->state;
   auto last = st.epochs.latest_epoch();
   std::optional<int32_t> assigned;
   if (st.ctx->cluster_mode) {
+    auto a = st.ctx->directory->assigned_replica(st.core->tp());
+    if (a && a->leader != st.ctx->node_id) {
+      done(status{error_code::not_leader_or_follower,
+                  "partition " + to_string(st.core->tp()) + " is led by node "
+                    + std::to_string(a->leader) + " at leader epoch "
+                    + std::to_string(a->leader_epoch)});
+      return;
+    }
     assigned = st.ctx->directory->assigned_leader_epoch(st.core->tp());
     if (!assigned || *assigned < last) {
       done(status{error_code::fenced_leader_epoch,
@@ -509,6 +633,7 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
     }
     if (*assigned == last) {
       st.leader_epoch = last;
+      start_leading(self);
       st.dq.submit(caf::actor_cast<caf::actor>(self), leveldb::WriteBatch{},
                    [done = std::move(done)](const status& s) { done(s); });
       return;
@@ -520,6 +645,7 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
   // data, plus the current one.
   auto leo = st.core->log_end_offset();
   st.epochs.assign(st.leader_epoch, leo);
+  start_leading(self);
   leveldb::WriteBatch wb;
   wb.Put(keys::leader_epochs(st.core->tp()), snapshot_codec::encode_epochs(st.epochs.entries()));
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
@@ -539,6 +665,218 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
                                   + std::to_string(st.leader_epoch) + " from offset "
                                   + std::to_string(leo));
                  done(s);
+               });
+}
+
+// -- replication (docs/replication.md) ------------------------------------------
+
+status not_leader(partition_ptr self) {
+  auto& st = self->state;
+  return {error_code::not_leader_or_follower,
+          "this node does not lead " + to_string(st.core->tp())
+            + (st.following ? " (it follows node " + std::to_string(st.follow_leader)
+                                + " at leader epoch " + std::to_string(st.follow_epoch) + ")"
+                            : std::string())};
+}
+
+replica_position position_of(partition_ptr self) {
+  auto& st = self->state;
+  return {error_code::none, {}, st.durable_end, st.epochs.latest_epoch(),
+          st.core->high_watermark(), true};
+}
+
+// A follower fetch as the leader answers it now: the checks of
+// leader_replication::check_fetch, then the batches from the fetch offset
+// up to the synced log end (at least one, then up to max_bytes).
+replica_fetch_response replica_fetch_now(partition_ptr self, const replica_fetch_request& req) {
+  auto& st = self->state;
+  replica_fetch_response r;
+  r.high_watermark = st.core->high_watermark();
+  r.log_start_offset = st.core->log_start_offset();
+  r.log_end_offset = st.durable_end;
+  if (!st.replication || st.following)
+    return error_response<replica_fetch_response>(not_leader(self));
+  auto check = st.replication->check_fetch({req.follower, req.fetch_offset, req.last_fetched_epoch,
+                                            req.current_leader_epoch},
+                                           st.epochs, st.durable_end);
+  if (!check.ok()) {
+    r.error = check.error().code();
+    r.message = check.error().message();
+    return r;
+  }
+  if (*check) {
+    r.diverging = true;
+    r.diverging_epoch = (*check)->epoch;
+    r.diverging_end_offset = (*check)->end_offset;
+    return r;
+  }
+  if (req.fetch_offset >= st.durable_end)
+    return r;
+  auto read = reader_of(self)(req.fetch_offset, [&](const v2::batch_header& h, std::string_view b) {
+    if (h.base_offset >= st.durable_end)
+      return false;
+    if (h.last_offset() < req.fetch_offset)
+      return true;
+    if (!r.records.empty() && r.records.size() + b.size() > static_cast<size_t>(req.max_bytes))
+      return false;
+    r.records.append(b.data(), b.size());
+    return true;
+  });
+  if (!read.ok()) {
+    r.records.clear();
+    r.error = read.code();
+    r.message = read.message();
+  }
+  return r;
+}
+
+// Rebuilds the core from storage as at the start (after a truncation).
+void reload(partition_ptr self) {
+  auto& st = self->state;
+  auto tp = st.core->tp();
+  st.cache.clear();
+  st.snapshot_key.reset();
+  st.snapshot_offset = 0;
+  st.snapshot_position = 0;
+  st.bytes_since_snapshot = 0;
+  st.compaction.round.reset();
+  st.core = std::make_unique<partition_core>(tp);
+  load(self, tp);
+  st.durable_end = st.core->log_end_offset();
+}
+
+// Truncates the log to end at `offset` (Kafka's UnifiedLog.truncateTo): a
+// batch that holds `offset` goes whole, and with the batches the
+// producer-state snapshots above the new end, the aborted-index entries of
+// markers at or above it and the epochs starting at or above it, in one
+// write; the core is then rebuilt from what stays (Kafka reloads the
+// producer state from the newest snapshot below the point). `done` runs
+// once it is durable.
+void truncate_log(partition_ptr self, int64_t offset, std::function<void(const status&)> done) {
+  auto& st = self->state;
+  auto tp = st.core->tp();
+  auto& store = *st.ctx->store;
+  leveldb::WriteBatch wb;
+  int64_t new_end = std::min(offset, st.core->log_end_offset());
+  bool cut = false;
+  store.scan_from_floor(keys::log_prefix(tp), keys::log_entry(tp, offset),
+                        [&](std::string_view key, std::string_view value) {
+    auto h = v2::read_header(value);
+    if (!h.ok())
+      throw storage_read_error("partition " + to_string(tp) + ": stored batch "
+                               + std::to_string(keys::offset_of(key)) + ": "
+                               + h.error().message());
+    if (h->last_offset() >= offset) {
+      wb.Delete(std::string(key));
+      new_end = std::min(new_end, h->base_offset);
+      cut = true;
+    }
+    return true;
+  });
+  if (!cut && st.epochs.latest() && st.epochs.latest()->start_offset < new_end) {
+    // Nothing to remove and no epoch to drop.
+    st.dq.submit(caf::actor_cast<caf::actor>(self), leveldb::WriteBatch{},
+                 [done = std::move(done)](const status& s) { done(s); });
+    return;
+  }
+  store.scan(keys::producer_snapshot_prefix(tp), [&](const std::string& key, const std::string&) {
+    if (keys::offset_of(key) > new_end)
+      wb.Delete(key);
+    return true;
+  });
+  store.scan(keys::aborted_txn_prefix(tp), [&](const std::string& key, const std::string&) {
+    if (keys::offset_of(key) >= new_end)
+      wb.Delete(key);
+    return true;
+  });
+  auto before = st.core->log_end_offset();
+  st.epochs.truncate_from_end(new_end);
+  wb.Put(keys::leader_epochs(tp), snapshot_codec::encode_epochs(st.epochs.entries()));
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, before, new_end, cut, done = std::move(done)](const status& s) {
+                 if (!s.ok()) {
+                   done(s);
+                   self->quit(storage_exit(storage_fault::write_failed,
+                                           "partition " + to_string(self->state.core->tp())
+                                             + ": " + s.message()));
+                   return;
+                 }
+                 if (cut) {
+                   reload(self);
+                   // Kafka's UnifiedLog.truncateTo line.
+                   self->state.ctx->emit(node_event_level::info, "log_truncated",
+                                         "[Log partition=" + to_string(self->state.core->tp())
+                                           + "] Truncating to offset " + std::to_string(new_end)
+                                           + " (log end was " + std::to_string(before) + ")");
+                 }
+                 done(s);
+               });
+}
+
+// Appends batches fetched from the leader (Kafka's appendRecordsToFollower):
+// every header is checked before anything is applied, then the batches go
+// through partition_core::append_replica, the epoch cache takes every newer
+// partition leader epoch, and all of it is synced in one write before the
+// follower reports the new position.
+void append_as_follower(partition_ptr self, const replica_append_request& req,
+                        caf::typed_response_promise<replica_position> rp) {
+  auto& st = self->state;
+  auto& tp = st.core->tp();
+  std::vector<std::pair<v2::batch_header, std::string_view>> batches;
+  std::string_view rest = req.records;
+  int64_t end = st.core->log_end_offset();
+  while (!rest.empty()) {
+    auto h = v2::read_header(rest);
+    if (!h.ok() || static_cast<size_t>(h->size()) > rest.size()
+        || !v2::crc_matches(rest.substr(0, h->size()), *h) || h->base_offset < end
+        || h->record_count <= 0) {
+      rp.deliver(replica_position{error_code::corrupt_message,
+                                  "a batch fetched for " + to_string(tp) + " at offset "
+                                    + std::to_string(h.ok() ? h->base_offset : -1)
+                                    + " does not decode or does not follow the log end "
+                                    + std::to_string(end) + "; nothing of it is appended"});
+      return;
+    }
+    auto bytes = rest.substr(0, h->size());
+    end = h->last_offset() + 1;
+    batches.emplace_back(*h, bytes);
+    rest.remove_prefix(bytes.size());
+  }
+  leveldb::WriteBatch wb;
+  bool epochs_changed = false;
+  for (auto& [h, bytes] : batches) {
+    auto info = v2::info_of(h, bytes);
+    info.size_bytes = static_cast<int32_t>(bytes.size());
+    auto r = st.core->append_replica(info);
+    if (!r.ok())
+      throw storage_read_error(r.error().message()); // checked above: a bug, not data
+    if (h.partition_leader_epoch > st.epochs.latest_epoch() && h.partition_leader_epoch >= 0)
+      epochs_changed |= st.epochs.assign(h.partition_leader_epoch, h.base_offset);
+    wb.Put(keys::log_entry(tp, h.base_offset), leveldb::Slice(bytes.data(), bytes.size()));
+    if (r->aborted)
+      wb.Put(keys::aborted_txn(tp, r->aborted->last_offset), snapshot_codec::encode(*r->aborted));
+    st.bytes_since_snapshot += static_cast<int64_t>(bytes.size());
+    st.cache.add(h.base_offset, std::string(bytes));
+  }
+  if (epochs_changed)
+    wb.Put(keys::leader_epochs(tp), snapshot_codec::encode_epochs(st.epochs.entries()));
+  if (!batches.empty() && st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes)
+    add_snapshot(self, wb, st.core->snapshot());
+  auto leader_hw = req.leader_high_watermark;
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, rp, leader_hw](const status& s) mutable {
+                 auto& st = self->state;
+                 if (!s.ok()) {
+                   rp.deliver(replica_position{s.code(), s.message()});
+                   self->quit(storage_exit(storage_fault::write_failed,
+                                           "partition " + to_string(st.core->tp()) + ": "
+                                             + s.message()));
+                   return;
+                 }
+                 st.durable_end = st.core->log_end_offset();
+                 st.core->set_high_watermark(
+                   replication::follower_high_watermark(leader_hw, st.durable_end));
+                 rp.deliver(position_of(self));
                });
 }
 
@@ -681,6 +1019,7 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
   st.ctx = ctx;
   st.retention = {topic.retention_ms, topic.retention_bytes};
   st.max_message_bytes = topic.max_message_bytes;
+  st.min_insync_replicas = topic.min_insync_replicas;
   st.compaction.compact = topic.cleanup_compact;
   st.compaction.remove_old = topic.cleanup_delete;
   st.compaction.policy = {topic.delete_retention_ms, topic.min_cleanable_dirty_ratio,
@@ -690,6 +1029,7 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<partition_core>(tp);
   load(self, tp);
+  st.durable_end = st.core->log_end_offset();
   // A user partition leads from its start, at the next leader epoch (one
   // node: every start is an election); an internal one when its
   // coordinator starts (become_leader_request).
@@ -698,6 +1038,12 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       if (!s.ok() && s.code() == error_code::fenced_leader_epoch)
         self->state.ctx->emit(node_event_level::error, "leader_refused", s.message());
     });
+  // A replica another node leads waits for its broker's become_follower.
+  if (auto a = ctx->directory->assigned_replica(tp); a && a->leader != ctx->node_id) {
+    st.following = true;
+    st.follow_leader = a->leader;
+    st.follow_epoch = a->leader_epoch;
+  }
   // As Kafka at load: producers that expired while the node was down go.
   auto expiration_ms = ctx->config.producer_id_expiration_ms;
   st.core->remove_expired_producers(ctx->clock_ms(), expiration_ms);
@@ -740,9 +1086,11 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
           return;
         }
         // Every append queued before the checkpoint is durable now.
+        // The coordinator loads the whole log, as Kafka's loads to the log
+        // end: a new leader's records above its HW are the partition's now
+        // (the followers truncate to it) and become committed with it.
         rp.deliver(become_leader_response{error_code::none, {}, st.leader_epoch,
-                                          st.core->log_start_offset(),
-                                          st.core->high_watermark()});
+                                          st.core->log_start_offset(), st.durable_end});
       });
       return rp;
     },
@@ -763,6 +1111,9 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       if (req.tp != st.core->tp())
         return delete_records_response{error_code::unknown_topic_or_partition,
                                        "this leader does not host " + to_string(req.tp), -1};
+      if (st.following)
+        return delete_records_response{error_code::not_leader_or_follower,
+                                       not_leader(self).message(), -1};
       if (!st.compaction.remove_old) // Kafka's Partition.deleteRecordsOnLeader
         return delete_records_response{error_code::policy_violation,
                                        "Records of partition " + to_string(req.tp)
@@ -797,6 +1148,22 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
     [=](produce_request& req) -> caf::result<produce_response> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
+      if (st.following) {
+        auto why = not_leader(self);
+        rp.deliver(produce_response{why.code(), why.message(), -1, st.core->log_start_offset()});
+        return rp;
+      }
+      // acks=all with fewer in-sync replicas than min.insync.replicas:
+      // nothing is appended (Kafka's Partition.appendRecordsToLeader).
+      if (st.replication) {
+        if (auto c = st.replication->check_append(replication::acks::all, st.min_insync_replicas);
+            !c.ok()) {
+          rp.deliver(produce_response{c.code(), "partition " + to_string(st.core->tp()) + ": "
+                                                  + c.message(),
+                                      -1, st.core->log_start_offset()});
+          return rp;
+        }
+      }
       // Internal topics take their coordinator's appends only, and only at
       // the leader epoch it was elected with (Kafka's
       // ReplicaManager.appendToLocalLog with internalTopicsAllowed).
@@ -877,6 +1244,8 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       return rp;
     },
     [=](const fetch_request& req) -> caf::result<fetch_response> {
+      if (self->state.following)
+        return error_response<fetch_response>(not_leader(self));
       auto resp = fetch_now(self, req);
       if (req.max_wait_ms <= 0 || resp.error != error_code::none || !resp.records.empty())
         return resp;
@@ -896,8 +1265,88 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
           fetches.erase(i);
           return;
         }
+      auto& replica_fetches = self->state.replica_fetches;
+      for (auto i = replica_fetches.begin(); i != replica_fetches.end(); ++i)
+        if (i->id == e.id) {
+          i->rp.deliver(replica_fetch_now(self, i->req));
+          replica_fetches.erase(i);
+          return;
+        }
+    },
+    [=](const replica_fetch_request& req) -> caf::result<replica_fetch_response> {
+      auto& st = self->state;
+      auto r = replica_fetch_now(self, req);
+      if (r.error != error_code::none || r.diverging)
+        return r;
+      // The follower holds everything below its fetch offset (it reports
+      // only what it synced): its place in the HW and the ISR.
+      st.replication->record_fetch(req.follower, req.fetch_offset, st.durable_end,
+                                   st.ctx->clock_ms());
+      advance_high_watermark(self);
+      r.high_watermark = st.core->high_watermark();
+      if (!r.records.empty() || req.max_wait_ms <= 0 || req.high_watermark != r.high_watermark)
+        return r;
+      auto rp = self->make_response_promise<replica_fetch_response>();
+      auto id = st.next_fetch_id++;
+      st.replica_fetches.push_back({id, req, rp});
+      self->delayed_send(self, std::chrono::milliseconds(req.max_wait_ms), fetch_wait_expired{id});
+      return rp;
+    },
+    [=](const become_follower_request& req) -> caf::result<replica_position> {
+      auto& st = self->state;
+      bool was_leader = !st.following;
+      st.following = true;
+      st.follow_leader = req.leader;
+      st.follow_epoch = req.leader_epoch;
+      st.replication.reset();
+      if (was_leader)
+        fail_waiters(self, not_leader(self));
+      // The position once the writes queued as leader are synced.
+      auto rp = self->make_response_promise<replica_position>();
+      st.dq.submit(caf::actor_cast<caf::actor>(self), leveldb::WriteBatch{},
+                   [self, rp](const status& s) mutable {
+                     if (!s.ok()) {
+                       rp.deliver(replica_position{s.code(), s.message()});
+                       return;
+                     }
+                     self->state.durable_end = self->state.core->log_end_offset();
+                     rp.deliver(position_of(self));
+                   });
+      return rp;
+    },
+    [=](const replica_append_request& req) -> caf::result<replica_position> {
+      auto& st = self->state;
+      if (!st.following || req.leader_epoch != st.follow_epoch)
+        return replica_position{error_code::fenced_leader_epoch,
+                                "partition " + to_string(st.core->tp()) + " does not follow "
+                                  + "leader epoch " + std::to_string(req.leader_epoch)};
+      auto rp = self->make_response_promise<replica_position>();
+      append_as_follower(self, req, rp);
+      return rp;
+    },
+    [=](const replica_truncate_request& req) -> caf::result<replica_position> {
+      auto& st = self->state;
+      if (!st.following || req.leader_epoch != st.follow_epoch)
+        return replica_position{error_code::fenced_leader_epoch,
+                                "partition " + to_string(st.core->tp()) + " does not follow "
+                                  + "leader epoch " + std::to_string(req.leader_epoch)};
+      auto t = replication::follower_truncation({req.diverging_epoch, req.diverging_end_offset},
+                                                st.epochs, st.durable_end);
+      auto rp = self->make_response_promise<replica_position>();
+      truncate_log(self, t.offset, [self, rp, t](const status& s) mutable {
+        if (!s.ok()) {
+          rp.deliver(replica_position{s.code(), s.message()});
+          return;
+        }
+        auto p = position_of(self);
+        p.truncation_completed = t.completed;
+        rp.deliver(p);
+      });
+      return rp;
     },
     [=](const list_offsets_request& req) {
+      if (self->state.following)
+        return list_offsets_response{error_code::not_leader_or_follower, -1};
       auto r = self->state.core->list_offset(reader_of(self), req.timestamp, req.isolation);
       if (!r.ok())
         return list_offsets_response{r.error().code(), -1};
@@ -911,6 +1360,11 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
         r.message = "this leader does not host " + to_string(req.tp);
         return r;
       }
+      if (st.following) {
+        r.error = error_code::not_leader_or_follower;
+        r.message = not_leader(self).message();
+        return r;
+      }
       r.active_producers = st.core->active_producers();
       return r;
     },
@@ -919,6 +1373,15 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       if (req.tp != st.core->tp()) // docs/transactions.md §WriteTxnMarkers step 2, before the producer checks
         return txn_response{error_code::unknown_topic_or_partition,
                           "this leader does not host " + to_string(req.tp)};
+      if (st.following) {
+        auto why = not_leader(self);
+        return txn_response{why.code(), why.message()};
+      }
+      if (st.replication) {
+        if (auto c = st.replication->check_append(replication::acks::all, st.min_insync_replicas);
+            !c.ok())
+          return txn_response{c.code(), "partition " + to_string(st.core->tp()) + ": " + c.message()};
+      }
       // A coordinator's own partition takes the markers its coordinator
       // forwards, at the leader epoch it was elected with (as its appends).
       if (is_internal_topic(req.tp.topic) && req.leader_epoch != st.leader_epoch)

@@ -122,6 +122,40 @@ protected:
     return id;
   }
 
+  // A node other than `except` that logged becoming leader of `tp` at a
+  // leader epoch of at least 1 (elected after a failure), or -1.
+  int32_t new_leader_of(const topic_partition& tp, int32_t except) {
+    std::regex line("became leader of " + to_string(tp) + " at leader epoch [1-9]");
+    for (auto& [id, n] : nodes)
+      if (id != except && n->proc().running() && std::regex_search(n->proc().out(), line))
+        return id;
+    return -1;
+  }
+
+  // Every record of `tp` from offset 0 as offset -> value (read_uncommitted).
+  std::map<int64_t, std::string> read_all(const topic_partition& tp, size_t expected,
+                                          std::vector<int32_t> ids = {}) {
+    consumer c{client_props({{"auto.offset.reset", "earliest"}}, std::move(ids))};
+    c.assign({tp});
+    std::map<int64_t, std::string> got;
+    size_t seen = 0;
+    wait_until(
+      [&] {
+        for (auto& r : c.poll(100ms)) {
+          got[r.offset] = r.value;
+          ++seen;
+        }
+        return seen >= expected;
+      },
+      30s);
+    for (auto& r : c.poll(200ms)) {
+      got[r.offset] = r.value;
+      ++seen;
+    }
+    EXPECT_EQ(seen, got.size()) << "an offset was delivered twice";
+    return got;
+  }
+
   // The node that became controller at `epoch`, or -1.
   int32_t controller_at(int32_t epoch) {
     for (auto& [id, n] : nodes)
@@ -439,7 +473,10 @@ TEST_F(Cluster, KilledNodeRestartsAndNothingAcknowledgedIsLost) {
 // The controller's node killed: another node becomes controller at epoch
 // 2, and the cluster goes on (a new topic is created and written).
 TEST_F(Cluster, ControllerFailoverToAnotherNodeAtTheNextEpoch) {
-  start_cluster(3);
+  // Two nodes stay: the internal topics have two replicas here (three
+  // would wait for the third node, as Kafka).
+  start_cluster(3, {{"transaction.state.log.replication.factor", "2"},
+                    {"offsets.topic.replication.factor", "2"}});
   auto first = controller_at(1);
   ASSERT_GT(first, 0);
   nodes[first]->proc().stop(SIGKILL, 10s);
@@ -604,7 +641,8 @@ TEST_F(Cluster, ClientsDestroyedWhileConnectingToPeersDoNotHang) {
 // ZooKeeper does not answer stops after zookeeper.connection.timeout.ms.
 // The first node's data is untouched by all of it.
 TEST_F(Cluster, DuplicateIdWrongClusterAndUnreachableZooKeeperStopTheNode) {
-  start(1);
+  start(1, {{"transaction.state.log.replication.factor", "1"},
+            {"offsets.topic.replication.factor", "1"}});
   ASSERT_TRUE(wait_until([&] { return logged(1, "registered with node epoch"); }, 30s));
   auto props = [&](const std::string& name, std::map<std::string, std::string> p) {
     return write_server_properties(tmp.path(), name, free_port(), tmp.path() + "/" + name + ".d",
@@ -647,6 +685,139 @@ TEST_F(Cluster, DuplicateIdWrongClusterAndUnreachableZooKeeperStopTheNode) {
   p.send({"still", 0, "", "x", {}, -1});
   p.commit_transaction();
   EXPECT_EQ(read_committed({{"still", 0}}, 1), (std::multiset<std::string>{"0:x"}));
+}
+
+// Replication factor 3, min.insync.replicas 2: an idempotent producer
+// writes while the partition's leader is killed (SIGKILL). A follower of
+// the ISR takes over at the next leader epoch; every acknowledged record
+// is on it at the offset its acknowledgement named, the retries of the
+// batches in flight are deduplicated (each value once), and the producer
+// goes on with the new leader.
+TEST_F(Cluster, LeaderKilledDuringAcksAllProduceLosesNothingAcknowledged) {
+  start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+  create_topic("r", 1);
+  topic_partition tp{"r", 0};
+  auto leader = wait_leader_of(tp);
+  ASSERT_GT(leader, 0);
+  for (auto& [id, n] : nodes) {
+    if (id == leader)
+      continue;
+    ASSERT_TRUE(wait_until(
+      [&] { return logged(id, "follows node " + std::to_string(leader) + " for r-0 at"); }, 30s))
+      << log(id);
+  }
+  producer idem{client_props({{"enable.idempotence", "true"},
+                              {"request.timeout.ms", "1500"},
+                              {"delivery.timeout.ms", "60000"}})};
+  std::vector<std::future<record_metadata>> sent;
+  for (int i = 0; i < 100; ++i)
+    sent.push_back(idem.send({"r", 0, "", std::to_string(i), {}, -1}));
+  std::map<std::string, int64_t> acked;
+  for (int i = 0; i < 50; ++i)
+    acked[std::to_string(i)] = sent[i].get().offset;
+  auto killed = nodes[leader]->proc().stop(SIGKILL, 10s);
+  ASSERT_TRUE(killed && WIFSIGNALED(*killed));
+  for (int i = 100; i < 200; ++i)
+    sent.push_back(idem.send({"r", 0, "", std::to_string(i), {}, -1}));
+  for (int i = 50; i < 200; ++i)
+    acked[std::to_string(i)] = sent[i].get().offset;
+  auto successor = new_leader_of(tp, leader);
+  EXPECT_GT(successor, 0);
+  std::vector<int32_t> alive;
+  for (auto& [id, _] : nodes)
+    if (id != leader)
+      alive.push_back(id);
+  auto log_now = read_all(tp, 200, alive);
+  EXPECT_EQ(log_now.size(), 200u);
+  for (auto& [value, offset] : acked) {
+    auto at = log_now.find(offset);
+    ASSERT_NE(at, log_now.end()) << "acknowledged " << value << " at " << offset << " is lost";
+    EXPECT_EQ(at->second, value) << "offset " << offset;
+  }
+}
+
+// acks=all completes only once every in-sync replica has the batch: with
+// both followers frozen (SIGSTOP, well inside the session timeout) the
+// leader has the batch synced but the high watermark cannot pass it, so
+// the send is not acknowledged; thawed, the followers fetch it and the
+// acknowledgement names the offset after the earlier one.
+TEST_F(Cluster, AcknowledgementWaitsForTheInSyncFollowers) {
+  start_cluster(3, {{"default.replication.factor", "3"},
+                    {"min.insync.replicas", "2"},
+                    {"zookeeper.session.timeout.ms", "10000"}});
+  create_topic("w", 1);
+  auto leader = wait_leader_of({"w", 0});
+  ASSERT_GT(leader, 0);
+  std::vector<int32_t> followers;
+  for (auto& [id, n] : nodes) {
+    if (id == leader)
+      continue;
+    followers.push_back(id);
+    ASSERT_TRUE(wait_until(
+      [&] { return logged(id, "follows node " + std::to_string(leader) + " for w-0 at"); }, 30s))
+      << log(id);
+  }
+  producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
+  EXPECT_EQ(idem.send({"w", 0, "", "before", {}, -1}).get().offset, 0);
+  for (auto id : followers)
+    ASSERT_TRUE(nodes[id]->proc().freeze());
+  auto held = idem.send({"w", 0, "", "held", {}, -1});
+  EXPECT_EQ(held.wait_for(2s), std::future_status::timeout)
+    << "acknowledged while no follower could fetch it";
+  for (auto id : followers)
+    ASSERT_TRUE(nodes[id]->proc().thaw());
+  ASSERT_EQ(held.wait_for(30s), std::future_status::ready);
+  EXPECT_EQ(held.get().offset, 1);
+}
+
+// transaction.state.log.replication.factor 3 (Kafka's default) on fewer
+// live nodes: FindCoordinator answers COORDINATOR_NOT_AVAILABLE with
+// Kafka's message and the node logs it; once the third node registers the
+// topic is created with three replicas and the same producer goes on.
+TEST_F(Cluster, InternalTopicWaitsForAsManyLiveNodesAsItsReplicationFactor) {
+  start(1);
+  ASSERT_TRUE(wait_until([&] { return logged(1, "registered with node epoch"); }, 30s));
+  std::string refusal = "Number of alive brokers '1' does not meet the required replication "
+                        "factor '3' for the transactions state topic (configured via "
+                        "'transaction.state.log.replication.factor')";
+  // Each attempt ends retriable at max.block.ms (on a loaded machine its
+  // last error may be a timed-out request rather than the refusal).
+  std::vector<std::string> errors;
+  ASSERT_TRUE(wait_until(
+    [&] {
+      producer early{client_props({{"transactional.id", "early"}, {"max.block.ms", "2000"}})};
+      try {
+        early.init_transactions();
+        ADD_FAILURE() << "InitProducerId succeeded on one node";
+      } catch (const kafka_exception& e) {
+        EXPECT_EQ(e.cls(), error_class::retriable) << e.what();
+        errors.push_back(e.what());
+      }
+      return logged(1, refusal);
+    },
+    60s))
+    << log(1);
+  EXPECT_TRUE(std::any_of(errors.begin(), errors.end(), [&](const std::string& e) {
+    return e.find("COORDINATOR_NOT_AVAILABLE: " + refusal) != std::string::npos
+           || e.find("REQUEST_TIMED_OUT") != std::string::npos;
+  })) << ::testing::PrintToString(errors);
+  start(2);
+  start(3);
+  producer p{client_props({{"transactional.id", "early"}})};
+  p.init_transactions();
+  create_topic("late", 1);
+  p.begin_transaction();
+  p.send({"late", 0, "", "v", {}, -1});
+  p.commit_transaction();
+  EXPECT_EQ(read_committed({{"late", 0}}, 1), (std::multiset<std::string>{"0:v"}));
+  // Every shard has three replicas: each node leads or follows each one.
+  for (int32_t id = 1; id <= 3; ++id)
+    for (int32_t s = 0; s < internal_partitions; ++s) {
+      auto tp = to_string(topic_partition{"__transaction_state", s});
+      EXPECT_TRUE(wait_until([&] {
+        return logged(id, "became leader of " + tp + " at") || logged(id, " for " + tp + " at");
+      }, 30s)) << "node " << id << " has no replica of " << tp;
+    }
 }
 
 } // namespace

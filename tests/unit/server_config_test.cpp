@@ -30,7 +30,11 @@ TEST(ServerConfig, DefaultsAreKafkasWhereKafkaHasOne) {
   EXPECT_EQ(c->advertised.to_string(), "127.0.0.1:9092");
   EXPECT_FALSE(c->zookeeper.has_value());
   EXPECT_EQ(c->zookeeper_session_timeout_ms, 18000); // KIP-537
-  EXPECT_EQ(c->default_replication_factor, 1);
+  EXPECT_EQ(c->node.default_replication_factor, 1);
+  EXPECT_EQ(c->node.transaction_state_log_replication_factor, 3);
+  EXPECT_EQ(c->node.transaction_state_log_min_isr, 2);
+  EXPECT_EQ(c->node.offsets_topic_replication_factor, 3);
+  EXPECT_EQ(c->node.replica_lag_time_max_ms, 30000);
   EXPECT_EQ(c->log_level, "info");
   EXPECT_EQ(c->cluster_id, "caftx");
   EXPECT_EQ(c->middleman.heartbeat_interval_ms, 1000);

@@ -95,11 +95,6 @@ int main(int argc, char** argv) {
   if (!parsed.ok())
     return refuse(config_path + ": " + parsed.error().message());
   auto& sc = *parsed;
-  if (sc.default_replication_factor > 1)
-    return refuse(config_path + ": config 'default.replication.factor' = "
-                  + std::to_string(sc.default_replication_factor)
-                  + " needs that many nodes; this caftx runs one node alone (no replication "
-                    "yet): use 1");
 
   auto log = std::make_shared<spdlog::logger>(
     "caftx", std::make_shared<spdlog::sinks::stdout_sink_mt>());
