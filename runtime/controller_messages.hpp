@@ -113,6 +113,39 @@ CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replicati
 CAFTX_INSPECT(controller_topic_request, x.name)
 CAFTX_INSPECT(controller_topic_response, x.error, x.message, x.partitions, x.configs)
 CAFTX_INSPECT_EMPTY(producer_id_block_request)
+/// AlterIsr (KIP-497, Kafka 2.7+) for one partition, from its leader to the
+/// controller through the leader's broker: the full new ISR, based on the
+/// state at `partition_epoch` (the state znode's version) and the leader's
+/// `leader_epoch`. `forwarded` is set by the broker that hands it to the
+/// controller's node.
+struct alter_isr_request {
+  int32_t node_id = -1;
+  int64_t node_epoch = -1;
+  topic_partition tp;
+  int32_t leader_epoch = -1;
+  std::vector<int32_t> isr;
+  int32_t partition_epoch = -1;
+  bool forwarded = false;
+};
+
+/// NONE with the state as written (leader epoch, ISR, its new partition
+/// epoch), or STALE_BROKER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
+/// NOT_LEADER_OR_FOLLOWER (the sender does not lead it),
+/// FENCED_LEADER_EPOCH (an older leader epoch), INVALID_UPDATE_VERSION
+/// (another partition epoch), INVALID_REQUEST (an ISR without the leader
+/// or with a node outside the replicas), INELIGIBLE_REPLICA (a node to add
+/// that is not live or shuts down), NOT_CONTROLLER, REQUEST_TIMED_OUT.
+struct alter_isr_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t leader_epoch = -1;
+  std::vector<int32_t> isr;
+  int32_t partition_epoch = -1;
+};
+
+CAFTX_INSPECT(alter_isr_request, x.node_id, x.node_epoch, x.tp, x.leader_epoch, x.isr,
+              x.partition_epoch, x.forwarded)
+CAFTX_INSPECT(alter_isr_response, x.error, x.message, x.leader_epoch, x.isr, x.partition_epoch)
 CAFTX_INSPECT(controlled_shutdown_request, x.node_id, x.node_epoch)
 CAFTX_INSPECT(controlled_shutdown_response, x.error, x.message, x.remaining)
 

@@ -25,6 +25,7 @@ const char* to_string(error_code code) {
     case error_code::not_enough_replicas_after_append: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
     case error_code::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
     case error_code::invalid_update_version: return "INVALID_UPDATE_VERSION";
+    case error_code::ineligible_replica: return "INELIGIBLE_REPLICA";
     case error_code::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
     case error_code::invalid_request: return "INVALID_REQUEST";
     case error_code::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";

@@ -48,6 +48,7 @@ enum class error_code : uint8_t {
   fenced_leader_epoch = 74, // a coordinator's append with a leader epoch no longer current
   unknown_leader_epoch = 75, // a fetch or proposal from a leader epoch newer than the receiver's (KIP-320)
   invalid_update_version = 95, // an ISR proposal based on a partition epoch no longer current
+  ineligible_replica = 107,     // an ISR proposal adding a node that is not live or shuts down (KIP-841)
   unsupported_compression_type = 76,
   stale_broker_epoch = 77,       // a controller request for an older registration of the node (KIP-380)
   invalid_record = 87,

@@ -34,6 +34,8 @@ namespace caftx {
   X(controller_topic_request)                                                                   \
   X(controller_topic_response)                                                                  \
   X(controlled_shutdown_request)                                                                \
+  X(alter_isr_request)                                                                          \
+  X(alter_isr_response)                                                                         \
   X(controlled_shutdown_response)                                                               \
   X(init_producer_id_request)                                                                      \
   X(init_producer_id_response)                                                                     \

@@ -129,6 +129,38 @@ uint64_t controller_core::open_batch() {
 
 void controller_core::plan(uint64_t b, const topic_partition& tp, controller_decision& out) {
   auto& bt = batches_[b];
+  if (auto& in = bt.intents[tp]; in.set_isr) {
+    // AlterIsr: conditional on the partition epoch it was based on.
+    auto& cur = states_.at(tp);
+    bt.pending.erase(tp);
+    if (cur.isr == *in.set_isr) {
+      bt.isr_reply->state = cur;
+      return;
+    }
+    if (cur.partition_epoch != in.expected_partition_epoch
+        || cur.leader_epoch != bt.isr_reply->state.leader_epoch) {
+      bt.isr_reply->result =
+        status{cur.leader_epoch != bt.isr_reply->state.leader_epoch
+                 ? error_code::fenced_leader_epoch
+                 : error_code::invalid_update_version,
+               "the state of " + to_string(tp) + " is at partition epoch "
+                 + std::to_string(cur.partition_epoch) + ", leader epoch "
+                 + std::to_string(cur.leader_epoch) + ", not "
+                 + std::to_string(in.expected_partition_epoch) + ", "
+                 + std::to_string(bt.isr_reply->state.leader_epoch)};
+      bt.isr_reply->state = cur;
+      return;
+    }
+    auto next = cur;
+    next.isr = *in.set_isr;
+    next.controller_epoch = me_.epoch;
+    bt.pending.insert(tp);
+    auto w = fenced({store_op{op_kind::set, partition_state_path(tp), encode_partition_state(next),
+                              cur.partition_epoch}});
+    writes_[w.id] = pending_write{b, tp, next};
+    out.writes.push_back(std::move(w));
+    return;
+  }
   auto next = decide(tp, bt.intents[tp]);
   if (!next) {
     bt.pending.erase(tp);
@@ -175,6 +207,16 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
   auto& bt = it->second;
   if (!bt.pending.empty() || bt.topic_write_pending)
     return;
+  if (bt.isr_reply) {
+    if (bt.isr_reply->result.ok() && bt.changed.count(bt.isr_reply->tp)) {
+      bt.isr_reply->state = states_.at(bt.isr_reply->tp);
+      for (const auto& [id, n] : live_)
+        update_metadata(id, {info(bt.isr_reply->tp, false)}, out);
+    }
+    out.isr_changes.push_back(*bt.isr_reply);
+    batches_.erase(it);
+    return;
+  }
   // LeaderAndIsr: changed partitions to their live replicas (not to one
   // that got StopReplica for it), all partitions to started nodes.
   std::map<node_id, std::vector<partition_info>> lair;
@@ -240,6 +282,10 @@ controller_decision controller_core::resign(controller_decision out) {
     if (bt.shutdown_of)
       out.shutdowns.push_back(
         {*bt.shutdown_of, status{error_code::not_controller, "the controller resigned"}, {}});
+    if (bt.isr_reply)
+      out.isr_changes.push_back({bt.isr_reply->node, bt.isr_reply->tp,
+                                 status{error_code::not_controller, "the controller resigned"},
+                                 {}});
   }
   batches_.clear();
   writes_.clear();
@@ -414,6 +460,58 @@ controller_decision controller_core::controlled_shutdown(node_id node, int64_t n
     }
     bt.intents[tp] = in;
   }
+  plan_batch(b, out);
+  return out;
+}
+
+controller_decision controller_core::alter_isr(const alter_isr_proposal& p) {
+  controller_decision out;
+  auto fail = [&](error_code c, std::string msg) {
+    const auto* st = state(p.tp);
+    out.isr_changes.push_back({p.node, p.tp, status{c, std::move(msg)},
+                               st ? *st : partition_state{}});
+    return out;
+  };
+  if (resigned_)
+    return fail(error_code::not_controller, "the controller resigned");
+  auto n = live_.find(p.node);
+  if (n == live_.end() || p.node_epoch != n->second.node_epoch)
+    return fail(error_code::stale_broker_epoch,
+                "AlterIsr from broker " + std::to_string(p.node) + " at broker epoch "
+                  + std::to_string(p.node_epoch) + ", not its current registration");
+  const auto* cur = state(p.tp);
+  if (!cur)
+    return fail(error_code::unknown_topic_or_partition, "no partition " + to_string(p.tp));
+  if (cur->leader != p.node)
+    return fail(error_code::not_leader_or_follower,
+                to_string(p.tp) + " is led by " + std::to_string(cur->leader) + ", not "
+                  + std::to_string(p.node));
+  if (p.leader_epoch != cur->leader_epoch)
+    return fail(error_code::fenced_leader_epoch,
+                "leader epoch " + std::to_string(p.leader_epoch) + " of " + to_string(p.tp)
+                  + " is not the current " + std::to_string(cur->leader_epoch));
+  const auto& reps = replicas(p.tp);
+  if (!contains(p.isr, p.node))
+    return fail(error_code::invalid_request,
+                "the proposed ISR of " + to_string(p.tp) + " lacks its leader");
+  for (auto r : p.isr) {
+    if (!contains(reps, r))
+      return fail(error_code::invalid_request, "node " + std::to_string(r)
+                                                 + " is not a replica of " + to_string(p.tp));
+    if (!contains(cur->isr, r) && !eligible(r))
+      return fail(error_code::ineligible_replica,
+                  "node " + std::to_string(r) + " cannot join the ISR of " + to_string(p.tp)
+                    + ": it is not live or shuts down");
+  }
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  intent in;
+  in.set_isr = p.isr;
+  in.expected_partition_epoch = p.partition_epoch;
+  bt.intents[p.tp] = in;
+  partition_state based = *cur;
+  based.leader_epoch = p.leader_epoch;
+  bt.isr_reply = alter_isr_result{p.node, p.tp, status{}, based};
   plan_batch(b, out);
   return out;
 }

@@ -64,6 +64,26 @@ struct controlled_shutdown_result {
   std::vector<topic_partition> remaining;
 };
 
+/// AlterIsr for one partition (KIP-497): `node` at `node_epoch`, leading
+/// `tp` at `leader_epoch`, proposes `isr` based on `partition_epoch`.
+struct alter_isr_proposal {
+  node_id node = -1;
+  int64_t node_epoch = -1;
+  topic_partition tp;
+  int32_t leader_epoch = -1;
+  std::vector<node_id> isr;
+  int32_t partition_epoch = -1;
+};
+
+/// The answer to an alter_isr_proposal: ok with the state as written (or
+/// as it already was), or the error.
+struct alter_isr_result {
+  node_id node = -1;
+  topic_partition tp;
+  status result;
+  partition_state state;
+};
+
 /// What the shell does after an event.
 struct controller_decision {
   std::vector<store_write> writes;
@@ -71,6 +91,7 @@ struct controller_decision {
   std::vector<outbound_request> requests;
   std::vector<create_topic_result> created_topics;
   std::vector<controlled_shutdown_result> shutdowns;
+  std::vector<alter_isr_result> isr_changes;
   bool resigned = false;
 };
 
@@ -120,6 +141,20 @@ public:
   /// partitions' leader epochs after them.
   controller_decision controlled_shutdown(node_id node, int64_t node_epoch);
 
+  /// AlterIsr (Kafka's KafkaController.processAlterIsr): checks, in this
+  /// order, NOT_CONTROLLER, STALE_BROKER_EPOCH (not the node's current
+  /// registration), UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER (it
+  /// does not lead the partition), FENCED_LEADER_EPOCH (another leader
+  /// epoch), INVALID_REQUEST (the ISR lacks the leader or names a node
+  /// outside the replicas), INELIGIBLE_REPLICA (it adds a node that is not
+  /// live or shuts down); the same ISR as now is answered ok at once;
+  /// another partition epoch is INVALID_UPDATE_VERSION. Else one fenced
+  /// write of the state at that version with the new ISR, the leader and
+  /// its epoch unchanged; once written the answer and UpdateMetadata to
+  /// every live node (no LeaderAndIsr: the leader knows, the followers do
+  /// not need it).
+  controller_decision alter_isr(const alter_isr_proposal& p);
+
   /// The fenced create of /cluster_id holding `id` (drawn by the shell),
   /// written by the first controller; NODEEXISTS means another controller
   /// created it, read it instead (Kafka's KafkaZkClient.getOrCreateClusterId).
@@ -152,6 +187,9 @@ private:
   /// the leadership.
   struct intent {
     std::set<node_id> remove;
+    /// AlterIsr: this ISR, if the state is still at `expected_partition_epoch`.
+    std::optional<std::vector<node_id>> set_isr;
+    int32_t expected_partition_epoch = -1;
   };
 
   /// One event's writes and what to send once all are answered.
@@ -166,6 +204,7 @@ private:
     std::optional<create_topic_result> topic_reply;
     std::optional<topic_assignment> new_topic;
     std::optional<node_id> shutdown_of;
+    std::optional<alter_isr_result> isr_reply; // AlterIsr: UpdateMetadata only
   };
 
   struct pending_write {

@@ -163,6 +163,8 @@ inline std::vector<caf::message> samples() {
     caf::make_message(controller_create_topic_request{"orders", 6, 1, {{"retention.ms", "1000"}}}),
     caf::make_message(controller_topic_request{"orders"}),
     caf::make_message(controlled_shutdown_request{2, 4294967297}),
+    caf::make_message(alter_isr_request{2, 4294967297, tp, 3, {2, 1}, 7, true}),
+    caf::make_message(alter_isr_response{error_code::invalid_update_version, "v", 3, {2}, 8}),
     caf::make_message(controlled_shutdown_response{error_code::none, "", {tp}}),
     caf::make_message(cluster_nodes_request{}),
     caf::make_message(producer_id_block_request{}),

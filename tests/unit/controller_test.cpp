@@ -126,6 +126,8 @@ struct cluster {
     all.created_topics.insert(all.created_topics.end(), next.created_topics.begin(),
                               next.created_topics.end());
     all.shutdowns.insert(all.shutdowns.end(), next.shutdowns.begin(), next.shutdowns.end());
+    all.isr_changes.insert(all.isr_changes.end(), next.isr_changes.begin(),
+                           next.isr_changes.end());
     all.resigned = all.resigned || next.resigned;
   }
 
@@ -261,6 +263,76 @@ TEST(Controller, DeadFollowerLeavesTheIsrAndBumpsTheLeaderEpoch) {
   ASSERT_EQ(lair.size(), 2u);
   EXPECT_EQ(lair[0].first, 1);
   EXPECT_EQ(lair[1].first, 2);
+}
+
+// AlterIsr (KIP-497): the leader's proposal is written conditionally on
+// the partition epoch it was based on, the leader epoch stays, the answer
+// carries the new partition epoch, and only UpdateMetadata goes out.
+TEST(Controller, AlterIsrWritesTheProposedIsrAtItsPartitionEpochWithoutANewLeaderEpoch) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2, 3}, 4}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 2, {1, 2, 3}, our_epoch, 5}));
+  ASSERT_EQ(done.isr_changes.size(), 1u);
+  EXPECT_TRUE(done.isr_changes[0].result.ok()) << done.isr_changes[0].result.to_string();
+  EXPECT_EQ(done.isr_changes[0].state, (partition_state{1, 2, {1, 2, 3}, our_epoch, 5}));
+  EXPECT_TRUE(requests_of<leader_and_isr_request>(done).empty());
+  auto um = requests_of<update_metadata_request>(done);
+  ASSERT_EQ(um.size(), 3u);
+  ASSERT_EQ(um[0].second.partitions.size(), 1u);
+  EXPECT_EQ(um[0].second.partitions[0].isr, (std::vector<node_id>{1, 2, 3}));
+  // Shrinking again from the new partition epoch.
+  auto shrink = c.settle(c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 3}, 5}));
+  ASSERT_EQ(shrink.isr_changes.size(), 1u);
+  EXPECT_TRUE(shrink.isr_changes[0].result.ok());
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 2, {1, 3}, our_epoch, 6}));
+}
+
+TEST(Controller, AlterIsrRefusesStaleOrForeignProposalsWithKafkasErrors) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2}, 4, 0}}});
+  c.settle(c.become({node(1, 100), node(2, 200)}));
+  auto error_of = [&](alter_isr_proposal p) {
+    auto d = c.settle(c.core.alter_isr(p));
+    EXPECT_TRUE(d.writes.empty());
+    return d.isr_changes.empty() ? error_code::none : d.isr_changes[0].result.code();
+  };
+  EXPECT_EQ(error_of({1, 99, {"t", 0}, 2, {1}, 4}), error_code::stale_broker_epoch);
+  EXPECT_EQ(error_of({1, 100, {"t", 7}, 2, {1}, 4}), error_code::unknown_topic_or_partition);
+  EXPECT_EQ(error_of({2, 200, {"t", 0}, 2, {2}, 4}), error_code::not_leader_or_follower);
+  EXPECT_EQ(error_of({1, 100, {"t", 0}, 1, {1}, 4}), error_code::fenced_leader_epoch);
+  EXPECT_EQ(error_of({1, 100, {"t", 0}, 2, {2}, 4}), error_code::invalid_request); // no leader
+  EXPECT_EQ(error_of({1, 100, {"t", 0}, 2, {1, 4}, 4}), error_code::invalid_request);
+  EXPECT_EQ(error_of({1, 100, {"t", 0}, 2, {1, 2, 3}, 4}), error_code::ineligible_replica); // 3 is down
+  EXPECT_EQ(error_of({1, 100, {"t", 0}, 2, {1}, 3}), error_code::invalid_update_version);
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 2, {1, 2}, 4, 4})); // nothing written
+  // The ISR it already has: ok at once, nothing written.
+  auto same = c.settle(c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2}, 3}));
+  ASSERT_EQ(same.isr_changes.size(), 1u);
+  EXPECT_TRUE(same.isr_changes[0].result.ok());
+  EXPECT_EQ(same.isr_changes[0].state.partition_epoch, 4);
+}
+
+// Another write moved the state on while the proposal's write was in
+// flight: BADVERSION, reread, and the proposal (based on the old partition
+// epoch) is INVALID_UPDATE_VERSION with the state as it is now.
+TEST(Controller, AlterIsrOverwrittenInFlightIsInvalidUpdateVersion) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}}, {{0, {1, 2, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2, 3}, 4});
+  ASSERT_EQ(d.writes.size(), 1u);
+  auto newer = partition_state{1, 2, {1}, our_epoch, 5};
+  c.store.znodes["/topics/t/0/state"] = {encode_partition_state(newer), 5};
+  auto r = c.core.on_write_result(c.store.apply(d.writes[0]));
+  ASSERT_EQ(r.rereads, (std::vector<topic_partition>{{"t", 0}}));
+  auto& [data, version] = c.store.znodes["/topics/t/0/state"];
+  auto after = c.core.on_state_read({"t", 0}, data, version);
+  EXPECT_TRUE(after.writes.empty());
+  ASSERT_EQ(after.isr_changes.size(), 1u);
+  EXPECT_EQ(after.isr_changes[0].result.code(), error_code::invalid_update_version);
+  EXPECT_EQ(after.isr_changes[0].state, newer);
 }
 
 TEST(Controller, OfflinePartitionIsElectedWhenItsIsrMemberReturns) {
