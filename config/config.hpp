@@ -178,7 +178,7 @@ struct node_config {
   int32_t replica_fetch_backoff_ms = 1000;
 
   /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
-  /// without meaning here (replication factors, segment sizes) are ignored.
+  /// without meaning here (segment sizes, thread counts) are ignored.
   static status_or<node_config> parse(const properties& props);
 };
 

@@ -49,7 +49,10 @@ struct cleaner_tick;
 struct cleaner_step;
 struct producer_expiration_tick;
 struct fetch_wait_expired;
+struct isr_expiration_tick;
 struct replica_fetch_request;
+struct alter_isr_request;
+struct alter_isr_response;
 struct replica_fetch_response;
 struct become_follower_request;
 struct replica_append_request;
@@ -133,7 +136,7 @@ using partition_actor = caf::typed_actor<
 using partition_impl_actor = partition_actor::extend<
   caf::reacts_to<storage_done>, caf::reacts_to<retention_tick>, caf::reacts_to<cleaner_tick>,
   caf::reacts_to<cleaner_step>, caf::reacts_to<producer_expiration_tick>,
-  caf::reacts_to<fetch_wait_expired>>;
+  caf::reacts_to<fetch_wait_expired>, caf::reacts_to<isr_expiration_tick>>;
 
 /// Where the WriteTxnMarkers of one partition go: its leader, or, for a
 /// `__consumer_offsets` partition, the group coordinator on it (which
@@ -195,7 +198,8 @@ using controller_actor = caf::typed_actor<
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
   caf::replies_to<controller_topic_request>::with<controller_topic_response>,
   caf::replies_to<producer_id_block_request>::with<producer_id_block_response>,
-  caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>>;
+  caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
+  caf::replies_to<alter_isr_request>::with<alter_isr_response>>;
 
 /// The controller's own steps: registering again, a producer id block
 /// claim retried, a new election round.
@@ -234,7 +238,8 @@ using broker_actor = caf::typed_actor<
   caf::reacts_to<controller::update_metadata_request>,
   caf::reacts_to<controller::stop_replica_request>,
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
-  caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>>;
+  caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
+  caf::replies_to<alter_isr_request>::with<alter_isr_response>>;
 
 /// The broker's own steps and its node's wiring (actors/broker/node.cpp):
 /// the controller actor and the registration, a controller request to

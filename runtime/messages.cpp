@@ -61,6 +61,7 @@ namespace caftx {
   X(cleaner_step)                                                                                  \
   X(write_snapshot_request)                                                                        \
   X(become_leader_request)                                                                         \
+  X(isr_expiration_tick)                                                                           \
   X(replica_fetch_request)                                                                         \
   X(replica_fetch_response)                                                                        \
   X(become_follower_request)                                                                       \

@@ -162,6 +162,9 @@ struct describe_producers_response {
 /// Periodic timer of a partition leader: expire idle producers.
 struct producer_expiration_tick {};
 
+/// Periodic timer of a partition leader (every replica.lag.time.max.ms / 2,
+/// Kafka's isr-expiration task): propose removing lagging followers.
+struct isr_expiration_tick {};
 /// A fetch the partition leader held (fetch_request::max_wait_ms) has
 /// waited its time: answered with what is there (nothing, usually).
 struct fetch_wait_expired {
@@ -280,5 +283,6 @@ CAFTX_INSPECT_EMPTY(cleaner_tick)
 CAFTX_INSPECT_EMPTY(cleaner_step)
 CAFTX_INSPECT_EMPTY(write_snapshot_request)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
+CAFTX_INSPECT_EMPTY(isr_expiration_tick)
 
 } // namespace caftx

@@ -748,6 +748,14 @@ void apply_update_metadata(broker_ptr self, const controller::update_metadata_re
     }
   for (auto& p : req.partitions) {
     ctx.directory->ensure_topic(p.tp.topic, p.tp.partition + 1);
+    // An ISR change at the same leader epoch (AlterIsr) reaches the
+    // replicas here only.
+    if (auto a = ctx.directory->assigned_replica(p.tp);
+        a && a->leader_epoch == p.leader_epoch && a->partition_epoch < p.partition_epoch) {
+      a->isr = p.isr;
+      a->partition_epoch = p.partition_epoch;
+      ctx.directory->assign_replica(p.tp, *a);
+    }
     if (p.leader == ctx.node_id)
       continue; // LeaderAndIsr makes it ours
     if (auto l = c.local.find(p.tp); l != c.local.end() && l->second.leading
@@ -1192,6 +1200,23 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
         if (auto i = c.local.find(tp); i != c.local.end() && i->second.leading)
           r.handles.push_back({tp, i->second.leader_epoch, i->second.leader, i->second.coordinator});
       return r;
+    },
+    // AlterIsr from a leader here: to the controller (ours, or through
+    // the controller's node's broker, which hands it to its own).
+    [=](alter_isr_request& req) -> caf::result<alter_isr_response> {
+      auto& c = self->state.cluster;
+      if (!req.forwarded && req.node_id == self->state.ctx->node_id && c.cache)
+        req.node_epoch = c.cache->node_epoch();
+      if (req.forwarded || c.controller_id == self->state.ctx->node_id) {
+        if (!c.controller)
+          return alter_isr_response{error_code::not_controller, "no controller here", -1, {}, -1};
+        return self->delegate(c.controller, std::move(req));
+      }
+      auto dest = controller_destination(self);
+      if (!dest)
+        return alter_isr_response{error_code::not_controller, "no controller is known yet", -1, {}, -1};
+      req.forwarded = true;
+      return self->delegate(caf::actor_cast<broker_actor>(dest), std::move(req));
     },
     [=](controlled_shutdown_request& req) -> caf::result<controlled_shutdown_response> {
       auto& c = self->state.cluster;

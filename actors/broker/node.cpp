@@ -191,6 +191,16 @@ std::optional<int32_t> actor_directory::assigned_leader_epoch(const topic_partit
   return i->second;
 }
 
+void actor_directory::set_broker(caf::actor broker) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  broker_ = std::move(broker);
+}
+
+caf::actor actor_directory::broker() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return broker_;
+}
+
 void actor_directory::assign_replica(const topic_partition& tp, replica_assignment a) {
   std::lock_guard<std::mutex> guard{mtx_};
   replicas_[tp] = std::move(a);
@@ -324,6 +334,7 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   std::unique_ptr<node> n{new node(sys, ctx, opts)};
   auto broker = spawn_broker(sys, cctx);
   n->broker_ = broker;
+  ctx->directory->set_broker(broker);
   controller_options co;
   co.node_id = ctx->node_id;
   co.advertised = {opts.advertised_host, opts.advertised_port};

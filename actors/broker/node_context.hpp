@@ -90,6 +90,9 @@ public:
   /// The controller's last LeaderAndIsr for a replica of `tp` here
   /// (leader or follower); nullopt before the first one.
   void assign_replica(const topic_partition& tp, replica_assignment a);
+  /// The node's broker (a partition leader's AlterIsr goes through it).
+  void set_broker(caf::actor broker);
+  caf::actor broker() const;
   std::optional<replica_assignment> assigned_replica(const topic_partition& tp) const;
 
 private:
@@ -100,6 +103,7 @@ private:
   std::vector<caf::actor> all_;
   std::map<topic_partition, int32_t> assigned_;
   std::map<topic_partition, replica_assignment> replicas_;
+  caf::actor broker_;
   std::map<topic_partition, partition_actor> local_;
   network_fn network_;
 

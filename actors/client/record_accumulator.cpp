@@ -13,6 +13,13 @@ size_t record_size_upper_bound(size_t key_bytes, size_t value_bytes,
 }
 
 void record_accumulator::set_identity(producer_id pid, producer_epoch epoch) {
+  // The same identity again (a repeated answer, an identity message that
+  // crossed a bump the session made itself): sequences go on. Starting
+  // them over at 0 under the same producer id and epoch would make the
+  // partition take the next batch for a retry of the first one and answer
+  // it with that batch's offset, its records never written.
+  if (pid == pid_ && epoch == epoch_)
+    return;
   bool new_pid = pid != pid_;
   pid_ = pid;
   epoch_ = epoch;

@@ -70,6 +70,10 @@ struct controller_state {
   // ControlledShutdown requests waiting for the core's answer, by node.
   std::map<node_id, std::vector<caf::typed_response_promise<controlled_shutdown_response>>>
     shutting_down;
+  // AlterIsr requests waiting for the core's answer, by node and partition.
+  std::map<std::pair<node_id, topic_partition>,
+           std::vector<caf::typed_response_promise<alter_isr_response>>>
+    altering;
   static inline const char* name = "caftx.controller";
 };
 
@@ -171,6 +175,12 @@ void resign(ctl_ptr self, const std::string& why) {
                                               "node " + std::to_string(st.opts.node_id)
                                                 + " stopped being the controller: " + why,
                                               {}});
+  for (auto& [key, waiting] : std::exchange(st.altering, {}))
+    for (auto& rp : waiting)
+      rp.deliver(alter_isr_response{error_code::not_controller,
+                                    "node " + std::to_string(st.opts.node_id)
+                                      + " stopped being the controller: " + why,
+                                    -1, {}, -1});
   ++st.generation;
   if (st.opts.events.resigned)
     st.opts.events.resigned(why);
@@ -202,6 +212,15 @@ void run(ctl_ptr self, controller_decision d) {
     for (auto& rp : i->second)
       rp.deliver(controlled_shutdown_response{c.result.code(), c.result.message(), c.remaining});
     st.shutting_down.erase(i);
+  }
+  for (auto& c : d.isr_changes) {
+    auto i = st.altering.find({c.node, c.tp});
+    if (i == st.altering.end())
+      continue;
+    for (auto& rp : i->second)
+      rp.deliver(alter_isr_response{c.result.code(), c.result.message(), c.state.leader_epoch,
+                                    c.state.isr, c.state.partition_epoch});
+    st.altering.erase(i);
   }
   if (d.resigned) {
     resign(self, "a newer controller wrote to the store");
@@ -810,6 +829,19 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
       auto rp = self->make_response_promise<controlled_shutdown_response>();
       st.shutting_down[req.node_id].push_back(rp);
       run(self, st.core->controlled_shutdown(req.node_id, req.node_epoch));
+      return rp;
+    },
+    [=](const alter_isr_request& req) -> caf::result<alter_isr_response> {
+      auto& st = self->state;
+      if (!st.core)
+        return alter_isr_response{error_code::not_controller,
+                                  "node " + std::to_string(st.opts.node_id)
+                                    + " is not the controller",
+                                  -1, {}, -1};
+      auto rp = self->make_response_promise<alter_isr_response>();
+      st.altering[{req.node_id, req.tp}].push_back(rp);
+      run(self, st.core->alter_isr({req.node_id, req.node_epoch, req.tp, req.leader_epoch, req.isr,
+                                    req.partition_epoch}));
       return rp;
     },
     [=](const controller_topic_request& req) -> caf::result<controller_topic_response> {

@@ -22,6 +22,7 @@
 #include "actors/partition/replication_core.hpp"
 #include "actors/partition/snapshot_codec.hpp"
 #include "runtime/fault_point.hpp"
+#include "runtime/controller_messages.hpp"
 #include "runtime/partition_messages.hpp"
 #include "runtime/record_batch_v2.hpp"
 #include "storage/codec.hpp"
@@ -140,6 +141,7 @@ struct partition_state {
     caf::response_promise rp;
   };
   std::vector<held_replica_fetch> replica_fetches;
+  bool isr_timer_armed = false;
   std::deque<waiter> waiters;
   // Transactional produces held per producer while one of them is being
   // verified with the transaction coordinator (KIP-890 part 1).
@@ -590,6 +592,19 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
 // coordinator restarted under the same leadership), the partition leads on
 // at it, once the writes queued before are durable; smaller, it does not
 // lead (FENCED_LEADER_EPOCH).
+// The ISR check of a leader with followers, every replica.lag.time.max.ms
+// / 2 (Kafka's isr-expiration task); a partition of one replica has none.
+void arm_isr_timer(partition_ptr self) {
+  auto& st = self->state;
+  if (st.isr_timer_armed)
+    return;
+  st.isr_timer_armed = true;
+  self->delayed_send(self,
+                     std::chrono::milliseconds(
+                       std::max<int64_t>(1, st.ctx->config.replica_lag_time_max_ms / 2)),
+                     isr_expiration_tick{});
+}
+
 // Leading from now on at st.leader_epoch (Kafka's Partition.makeLeader):
 // in cluster mode with the controller's replicas and ISR, every follower's
 // position unknown until it fetches.
@@ -608,6 +623,8 @@ void start_leading(partition_ptr self) {
   st.replication.emplace(st.ctx->node_id, st.leader_epoch, a->partition_epoch, a->replicas, a->isr,
                          start ? start->start_offset : st.core->log_end_offset(),
                          st.ctx->clock_ms(), st.ctx->config.replica_lag_time_max_ms);
+  if (a->replicas.size() > 1)
+    arm_isr_timer(self);
 }
 
 void elect(partition_ptr self, std::function<void(const status&)> done) {
@@ -728,6 +745,63 @@ replica_fetch_response replica_fetch_now(partition_ptr self, const replica_fetch
     r.message = read.message();
   }
   return r;
+}
+
+std::string node_list(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (auto id : ids)
+    out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+// Sends an ISR change to the controller through the node's broker (Kafka's
+// AlterIsr, KIP-497): committed, the ISR is the written one and the HW may
+// move; refused, the committed ISR stays (a newer one at the same leader
+// epoch replaces it) and a later check may propose again.
+void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
+  auto& st = self->state;
+  auto broker = st.ctx->directory->broker();
+  if (!broker) {
+    st.replication->isr_rejected();
+    return;
+  }
+  alter_isr_request req{st.ctx->node_id, -1,          st.core->tp(), p.leader_epoch,
+                        p.isr,           p.partition_epoch, false};
+  auto epoch = p.leader_epoch;
+  self->request(caf::actor_cast<broker_actor>(broker),
+                std::chrono::milliseconds(st.ctx->config.request_timeout_ms), std::move(req))
+    .then(
+      [self, epoch](alter_isr_response& r) {
+        auto& st = self->state;
+        if (!st.replication || st.replication->leader_epoch() != epoch)
+          return; // led at another epoch by now
+        if (r.error == error_code::none) {
+          st.replication->isr_committed(r.isr, r.partition_epoch);
+          // Kafka's Partition line after an AlterIsr.
+          st.ctx->emit(node_event_level::info, "isr_updated",
+                       "[Partition " + to_string(st.core->tp()) + " broker="
+                         + std::to_string(st.ctx->node_id) + "] ISR updated to "
+                         + node_list(r.isr) + " and version updated to "
+                         + std::to_string(r.partition_epoch));
+          advance_high_watermark(self);
+          return;
+        }
+        if (r.error == error_code::invalid_update_version && r.leader_epoch == epoch) {
+          st.replication->isr_replaced(r.isr, r.partition_epoch);
+          advance_high_watermark(self);
+          return;
+        }
+        st.replication->isr_rejected();
+        st.ctx->emit(node_event_level::debug, "isr_refused",
+                     "[Partition " + to_string(st.core->tp()) + " broker="
+                       + std::to_string(st.ctx->node_id) + "] AlterIsr refused: "
+                       + to_string(r.error) + ": " + r.message);
+      },
+      [self, epoch](caf::error&) {
+        auto& st = self->state;
+        if (st.replication && st.replication->leader_epoch() == epoch)
+          st.replication->isr_rejected();
+      });
 }
 
 // Rebuilds the core from storage as at the start (after a truncation).
@@ -1140,6 +1214,15 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       });
       return rp;
     },
+    [=](const isr_expiration_tick&) {
+      auto& st = self->state;
+      st.isr_timer_armed = false;
+      if (!st.replication || st.replication->replicas().size() < 2)
+        return; // nothing to shrink; leading with followers arms it again
+      arm_isr_timer(self);
+      if (auto p = st.replication->maybe_shrink(st.durable_end, st.ctx->clock_ms()))
+        propose_isr(self, *p);
+    },
     [=](const producer_expiration_tick&) {
       self->state.core->remove_expired_producers(self->state.ctx->clock_ms(), expiration_ms);
       self->delayed_send(self, check_interval, producer_expiration_tick{});
@@ -1283,6 +1366,8 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       st.replication->record_fetch(req.follower, req.fetch_offset, st.durable_end,
                                    st.ctx->clock_ms());
       advance_high_watermark(self);
+      if (auto p = st.replication->maybe_expand(req.follower, st.core->high_watermark()))
+        propose_isr(self, *p);
       r.high_watermark = st.core->high_watermark();
       if (!r.records.empty() || req.max_wait_ms <= 0 || req.high_watermark != r.high_watermark)
         return r;

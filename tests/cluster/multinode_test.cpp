@@ -132,6 +132,31 @@ protected:
     return -1;
   }
 
+  // The running node whose partition logged leading `tp` at the highest
+  // leader epoch (elected or leading on), with that epoch ({-1, -1} if none).
+  std::pair<int32_t, int32_t> current_leader(const topic_partition& tp) {
+    std::regex line("\\] Leader " + to_string(tp) + " starts at leader epoch ([0-9]+)");
+    std::pair<int32_t, int32_t> best{-1, -1};
+    for (auto& [id, n] : nodes) {
+      if (!n->proc().running())
+        continue;
+      auto text = n->proc().out();
+      for (std::sregex_iterator i{text.begin(), text.end(), line}, end; i != end; ++i) {
+        auto epoch = std::stoi((*i)[1]);
+        if (epoch > best.second)
+          best = {id, epoch};
+      }
+    }
+    return best;
+  }
+
+  // Waits for a leader of `tp` at a leader epoch above `above`.
+  std::pair<int32_t, int32_t> wait_leader_above(const topic_partition& tp, int32_t above) {
+    std::pair<int32_t, int32_t> l{-1, -1};
+    wait_until([&] { return (l = current_leader(tp)).second > above; }, 60s);
+    return l;
+  }
+
   // Every record of `tp` from offset 0 as offset -> value (read_uncommitted).
   std::map<int64_t, std::string> read_all(const topic_partition& tp, size_t expected,
                                           std::vector<int32_t> ids = {}) {
@@ -734,6 +759,112 @@ TEST_F(Cluster, LeaderKilledDuringAcksAllProduceLosesNothingAcknowledged) {
     ASSERT_NE(at, log_now.end()) << "acknowledged " << value << " at " << offset << " is lost";
     EXPECT_EQ(at->second, value) << "offset " << offset;
   }
+}
+
+// A follower killed while the leader takes writes leaves the ISR (the
+// controller removes it when its session expires) and the writes go on
+// with min.insync.replicas 2; restarted, it catches up and the leader
+// adds it back (AlterIsr). Then every replica, made leader in turn by
+// killing the one before, serves the same records at the same offsets,
+// each acknowledged one where its acknowledgement said.
+TEST_F(Cluster, RestartedFollowerRejoinsTheIsrAndEveryReplicaHoldsTheSameLog) {
+  start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+  create_topic("j", 1);
+  topic_partition tp{"j", 0};
+  auto [leader, epoch] = wait_leader_above(tp, -1);
+  ASSERT_GT(leader, 0);
+  int32_t follower = leader == 1 ? 2 : 1;
+  ASSERT_TRUE(wait_until(
+    [&] { return logged(follower, "follows node " + std::to_string(leader) + " for j-0 at"); },
+    30s));
+  producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
+  std::map<std::string, int64_t> acked;
+  auto send_all = [&](int from, int to) {
+    std::vector<std::future<record_metadata>> sent;
+    for (int i = from; i < to; ++i)
+      sent.push_back(idem.send({"j", 0, "", std::to_string(i), {}, -1}));
+    for (int i = from; i < to; ++i)
+      acked[std::to_string(i)] = sent[i - from].get().offset;
+  };
+  send_all(0, 50);
+  ASSERT_TRUE(nodes[follower]->proc().stop(SIGKILL, 10s));
+  send_all(50, 100); // acknowledged once the controller shrank the ISR
+  auto shrunk = current_leader(tp);
+  EXPECT_EQ(shrunk.first, leader);
+  EXPECT_GT(shrunk.second, epoch) << "the controller's ISR removal bumps the leader epoch";
+  start(follower);
+  std::regex whole("\\] ISR updated to [1-3],[1-3],[1-3] and version updated to");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(log(leader), whole); }, 30s))
+    << log(leader);
+  send_all(100, 120);
+
+  std::vector<std::map<int64_t, std::string>> logs;
+  auto serving = leader;
+  auto at = shrunk.second;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int32_t> alive;
+    for (auto& [id, n] : nodes)
+      if (n->proc().running())
+        alive.push_back(id);
+    logs.push_back(read_all(tp, 120, alive));
+    if (round == 2)
+      break;
+    ASSERT_TRUE(nodes[serving]->proc().stop(SIGKILL, 10s));
+    auto next = wait_leader_above(tp, at);
+    ASSERT_GT(next.first, 0) << "no replica took over from node " << serving;
+    serving = next.first;
+    at = next.second;
+  }
+  ASSERT_EQ(logs.size(), 3u);
+  EXPECT_EQ(logs[0].size(), 120u);
+  EXPECT_EQ(logs[1], logs[0]);
+  EXPECT_EQ(logs[2], logs[0]);
+  for (auto& [value, offset] : acked)
+    EXPECT_EQ(logs[0][offset], value) << "offset " << offset;
+}
+
+// Everything replicated three times: the node leading the transaction's
+// `__transaction_state` partition is killed (SIGKILL) while a transaction
+// is open. A follower of that partition becomes its leader at the next
+// leader epoch, its coordinator loads the card (Ongoing, with the
+// transaction's partitions) and the producer's commit, retried at the new
+// coordinator, commits: read_committed sees both transactions' records,
+// each once, and nothing of an aborted one.
+TEST_F(Cluster, TransactionCoordinatorMovesWithItsPartitionWhenItsNodeIsKilled) {
+  start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+  create_topic("m", 2);
+  producer p{client_props({{"transactional.id", "mover"},
+                           {"request.timeout.ms", "1500"},
+                           {"delivery.timeout.ms", "60000"},
+                           {"max.block.ms", "60000"},
+                           {"transaction.timeout.ms", "60000"}})};
+  p.init_transactions();
+  topic_partition shard{"__transaction_state", partition_for("mover", internal_partitions)};
+  auto [coordinator_node, epoch] = wait_leader_above(shard, -1);
+  ASSERT_GT(coordinator_node, 0);
+  p.begin_transaction();
+  p.send({"m", 0, "", "first-0", {}, -1});
+  p.send({"m", 1, "", "first-1", {}, -1});
+  p.commit_transaction();
+  p.begin_transaction();
+  p.send({"m", 0, "", "dropped", {}, -1});
+  p.flush();
+  p.abort_transaction();
+  p.begin_transaction();
+  p.send({"m", 0, "", "second-0", {}, -1});
+  p.send({"m", 1, "", "second-1", {}, -1});
+  p.flush();
+  ASSERT_TRUE(nodes[coordinator_node]->proc().stop(SIGKILL, 10s));
+  p.commit_transaction();
+  auto moved = current_leader(shard);
+  EXPECT_NE(moved.first, coordinator_node);
+  EXPECT_GT(moved.second, epoch);
+  std::vector<int32_t> alive;
+  for (auto& [id, n] : nodes)
+    if (n->proc().running())
+      alive.push_back(id);
+  EXPECT_EQ(read_committed_records(client_props({}, alive), {{"m", 0}, {"m", 1}}, 4),
+            (std::multiset<std::string>{"0:first-0", "1:first-1", "0:second-0", "1:second-1"}));
 }
 
 // acks=all completes only once every in-sync replica has the batch: with

@@ -109,6 +109,16 @@ TEST_F(RecordAccumulator, FirstBatchOfAProducerIdAtAPartitionGoesAloneUntilAckno
   EXPECT_EQ(sequences(acc.ready()), std::vector<int32_t>{1});
 }
 
+// The same producer id and epoch set again continues the sequences: a
+// restart at 0 would make the leader answer the next batch as a duplicate
+// of the first (its offset, its records never written).
+TEST_F(RecordAccumulator, TheSameIdentityAgainKeepsTheSequences) {
+  open_window(acc, tp0);
+  acc.set_identity(producer_id{7}, producer_epoch{0});
+  add(tp0, 2);
+  EXPECT_EQ(sequences(acc.ready()), (std::vector<int32_t>{1, 2}));
+}
+
 TEST_F(RecordAccumulator, WithoutIdempotenceBatchesArePipelinedFromTheStart) {
   record_accumulator plain{{/*batch_size=*/1, 5, 100, 1000, false}};
   for (uint64_t id = 1; id <= 3; ++id)
