@@ -1241,8 +1241,8 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       if (st.replication) {
         if (auto c = st.replication->check_append(replication::acks::all, st.min_insync_replicas);
             !c.ok()) {
-          rp.deliver(produce_response{c.code(), "partition " + to_string(st.core->tp()) + ": "
-                                                  + c.message(),
+          rp.deliver(produce_response{c.code(),
+                                      c.message() + " for partition " + to_string(st.core->tp()),
                                       -1, st.core->log_start_offset()});
           return rp;
         }
@@ -1465,7 +1465,7 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       if (st.replication) {
         if (auto c = st.replication->check_append(replication::acks::all, st.min_insync_replicas);
             !c.ok())
-          return txn_response{c.code(), "partition " + to_string(st.core->tp()) + ": " + c.message()};
+          return txn_response{c.code(), c.message() + " for partition " + to_string(st.core->tp())};
       }
       // A coordinator's own partition takes the markers its coordinator
       // forwards, at the leader epoch it was elected with (as its appends).

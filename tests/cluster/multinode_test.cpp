@@ -867,6 +867,59 @@ TEST_F(Cluster, TransactionCoordinatorMovesWithItsPartitionWhenItsNodeIsKilled) 
             (std::multiset<std::string>{"0:first-0", "1:first-1", "0:second-0", "1:second-1"}));
 }
 
+// min.insync.replicas 2 with both followers killed: once the controller
+// removed them from the ISR (their sessions expired), an acks=all produce
+// is refused with NOT_ENOUGH_REPLICAS and nothing is appended; restarted,
+// the followers rejoin and the same producer's next record is written
+// right after the last acknowledged one.
+TEST_F(Cluster, IsrOfOneBelowMinInsyncReplicasRefusesProduceWithNotEnoughReplicas) {
+  start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+  create_topic("n", 1);
+  topic_partition tp{"n", 0};
+  auto [leader, first_epoch] = wait_leader_above(tp, -1);
+  ASSERT_GT(leader, 0);
+  auto epoch = first_epoch;
+  producer idem{client_props({{"enable.idempotence", "true"},
+                              {"request.timeout.ms", "1000"},
+                              {"delivery.timeout.ms", "3000"}},
+                             {leader})};
+  EXPECT_EQ(idem.send({"n", 0, "", "kept", {}, -1}).get().offset, 0);
+  std::vector<int32_t> followers;
+  for (auto& [id, n] : nodes)
+    if (id != leader)
+      followers.push_back(id);
+  // One at a time: each ISR removal by the controller is a new leader
+  // epoch (if the controller was the killed node, a new one is elected
+  // first).
+  for (auto id : followers) {
+    ASSERT_TRUE(nodes[id]->proc().stop(SIGKILL, 10s));
+    auto shrunk = wait_leader_above(tp, epoch);
+    ASSERT_EQ(shrunk.first, leader);
+    epoch = shrunk.second;
+  }
+  try {
+    idem.send({"n", 0, "", "refused", {}, -1}).get();
+    ADD_FAILURE() << "acknowledged with an ISR of one";
+  } catch (const kafka_exception& e) {
+    // Retried until delivery.timeout.ms, as Kafka's producer retries this
+    // retriable error; the cause is in the message.
+    EXPECT_NE(std::string(e.what()).find("The size of the current ISR [" + std::to_string(leader)
+                                         + "] is insufficient to satisfy the min.isr requirement "
+                                           "of 2 for partition n-0"),
+              std::string::npos)
+      << e.what();
+  }
+  for (auto id : followers)
+    start(id);
+  std::regex whole("\\] ISR updated to [1-3],[1-3],[1-3] and version updated to");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(log(leader), whole); }, 60s))
+    << log(leader);
+  producer after{client_props({{"enable.idempotence", "true"}})};
+  EXPECT_EQ(after.send({"n", 0, "", "after", {}, -1}).get().offset, 1);
+  auto all = read_all(tp, 2);
+  EXPECT_EQ(all, (std::map<int64_t, std::string>{{0, "kept"}, {1, "after"}}));
+}
+
 // acks=all completes only once every in-sync replica has the batch: with
 // both followers frozen (SIGSTOP, well inside the session timeout) the
 // leader has the batch synced but the high watermark cannot pass it, so

@@ -267,7 +267,9 @@ TEST(LeaderReplication, AcksAllAgainstMinInsyncReplicas) {
   EXPECT_TRUE(l.check_append(acks::leader, 5).ok()); // acks=1: no check
   auto low = l.check_append(acks::all, 4);
   EXPECT_EQ(low.code(), error_code::not_enough_replicas);
-  EXPECT_EQ(low.message(), "the ISR has 3 replicas, min.insync.replicas is 4");
+  EXPECT_EQ(low.message(),
+            "The size of the current ISR [1,2,3] is insufficient to satisfy the min.isr "
+            "requirement of 4");
 
   EXPECT_EQ(l.check_acks(110, 100, 2), acks_state::waiting);
   EXPECT_EQ(l.check_acks(110, 110, 2), acks_state::done);
