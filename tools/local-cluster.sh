@@ -8,8 +8,13 @@
 #   tools/local-cluster.sh status [DIR]
 #
 # Ports: ZooKeeper ${CAFTX_ZK_PORT:-2181}, node i on $((${CAFTX_BASE_PORT:-9192} + i - 1)).
-# The node binary is ${CAFTX_NODE:-build/caftx-node}. A second start on the
-# same DIR resumes the nodes on their data; remove DIR for a fresh cluster.
+# The node binary is ${CAFTX_NODE:-build/caftx-node}. Every start writes the
+# nodes' properties anew; the lines of the file ${CAFTX_NODE_PROPERTIES}
+# (if set: e.g. default.replication.factor=3) are added to each. A second
+# start on the same DIR resumes the nodes on their data; remove DIR for a
+# fresh cluster. stop sends SIGTERM to one node after the other (a
+# controlled shutdown each: its leaderships move to the nodes still up) and
+# SIGKILLs a node that has not stopped within 30 s.
 set -euo pipefail
 
 cmd=${1:-}
@@ -88,6 +93,8 @@ EOF
   # Kafka's internal-topic defaults (3 replicas, min ISR 2), scaled down
   # for a smaller local cluster, which would otherwise wait for more nodes.
   local internal_rf=$((n < 3 ? n : 3)) internal_min_isr=$((n < 2 ? 1 : 2))
+  local extra=${CAFTX_NODE_PROPERTIES:-}
+  [[ -z "$extra" || -r "$extra" ]] || die "CAFTX_NODE_PROPERTIES: cannot read $extra"
   for ((i = 1; i <= n; ++i)); do
     local port=$((base_port + i - 1))
     servers+="${servers:+,}127.0.0.1:$port"
@@ -102,10 +109,17 @@ node.id=$i
 listeners=caftx://127.0.0.1:$port
 log.dirs=$dir/data$i
 zookeeper.connect=127.0.0.1:$zk_port/caftx
-transaction.state.log.replication.factor=$internal_rf
-transaction.state.log.min.isr=$internal_min_isr
-offsets.topic.replication.factor=$internal_rf
 EOF
+    # The internal topics' defaults unless the extra file sets them.
+    local key value
+    for key in transaction.state.log.replication.factor transaction.state.log.min.isr \
+               offsets.topic.replication.factor; do
+      [[ -n "$extra" ]] && grep -qE "^[[:space:]]*$key[[:space:]]*[=:]" "$extra" && continue
+      value=$internal_rf
+      [[ $key == transaction.state.log.min.isr ]] && value=$internal_min_isr
+      echo "$key=$value" >> "$dir/node$i.properties"
+    done
+    if [[ -n "$extra" ]]; then cat "$extra" >> "$dir/node$i.properties"; fi
     "$node_bin" --config "$dir/node$i.properties" >> "$dir/node$i.log" 2>&1 &
     echo $! > "$dir/node$i.pid"
   done
@@ -120,19 +134,22 @@ EOF
 stop() {
   local dir=${1:-local-cluster}
   [[ -d "$dir" ]] || die "no cluster directory $dir"
-  local pids=()
   for f in "$dir"/node*.pid; do
     [[ -f "$f" ]] || continue
     if running "$f"; then
-      kill -TERM "$(cat "$f")"
-      pids+=("$(cat "$f")")
+      local p i=0
+      p=$(cat "$f")
+      kill -TERM "$p"
+      while running "$f" && ((i++ < 300)); do sleep 0.1; done # up to 30 s each
+      if running "$f"; then
+        kill -KILL "$p" 2> /dev/null || true
+        i=0
+        while running "$f" && ((i++ < 50)); do sleep 0.1; done
+        echo "$(basename "$f" .pid) did not stop within 30 s: killed (SIGKILL)"
+      fi
     fi
+    rm -f "$f"
   done
-  for p in "${pids[@]+"${pids[@]}"}"; do
-    local i=0
-    while kill -0 "$p" 2> /dev/null && ((i++ < 300)); do sleep 0.1; done # up to 30 s each
-  done
-  rm -f "$dir"/node*.pid
   if running "$dir/zookeeper.pid"; then
     local zk
     zk=$(cat "$dir/zookeeper.pid")

@@ -830,20 +830,26 @@ void controlled_shutdown(broker_ptr self, int32_t attempts_left, int64_t started
   auto prefix = "[KafkaServer id=" + std::to_string(ctx.node_id) + "] ";
   auto retry = [self, attempts_left, started_ms, done, prefix](controlled_shutdown_response why) {
     auto& ctx = *self->state.ctx;
+    // The controller answered, but could not move every leadership (no
+    // other live in-sync replica), or the request failed.
+    auto reason = why.error == error_code::none
+                    ? std::to_string(why.remaining.size())
+                        + " partitions still led here (no other in-sync replica is live)"
+                    : status{why.error, why.message}.to_string()
+                        + (why.remaining.empty()
+                             ? std::string()
+                             : " (" + std::to_string(why.remaining.size())
+                                 + " partitions still led)");
     if (attempts_left <= 1) {
       ctx.emit(node_event_level::warn, "controlled_shutdown_failed",
                prefix + "Proceeding to do an unclean shutdown as all the controlled shutdown "
                         "attempts failed (last: "
-                 + status{why.error, why.message}.to_string() + ")");
+                 + reason + ")");
       done(why);
       return;
     }
     ctx.emit(node_event_level::warn, "controlled_shutdown_retry",
-             prefix + "Retrying controlled shutdown after the previous attempt failed: "
-               + status{why.error, why.message}.to_string()
-               + (why.remaining.empty()
-                    ? std::string()
-                    : " (" + std::to_string(why.remaining.size()) + " partitions still led)"));
+             prefix + "Retrying controlled shutdown after the previous attempt failed: " + reason);
     after(self, ctx.config.controlled_shutdown_retry_backoff_ms,
           [self, attempts_left, started_ms, done] {
             controlled_shutdown(self, attempts_left - 1, started_ms, done);
