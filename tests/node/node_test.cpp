@@ -274,8 +274,10 @@ TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
   held.partitions.push_back(fetch_request{{"held", 0}, 0, 1048576, isolation_level::read_uncommitted, 0});
   held.max_wait_ms = ten_minutes_ms;
   std::promise<std::string> event_based;
-  auto requester = sys.spawn([=, &event_based](caf::event_based_actor* self) {
+  std::promise<void> event_based_sent, blocking_sent;
+  auto requester = sys.spawn([=, &event_based, &event_based_sent](caf::event_based_actor* self) {
     auto h = self->request(broker, std::chrono::milliseconds(2 * ten_minutes_ms), held);
+    event_based_sent.set_value();
     h.then(
       [&event_based, w = watch_connection(self, h.id(), broker)](const node_fetch_response&) {
         event_based.set_value("answered");
@@ -288,11 +290,24 @@ TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
     lost_connection_watch w{caf::actor_cast<caf::strong_actor_ptr>(self.ptr()), h.id(),
                             caf::actor_cast<caf::strong_actor_ptr>(broker)};
     EXPECT_TRUE(w.active());
+    blocking_sent.set_value();
     std::string out;
     h.receive([&](const node_fetch_response&) { out = "answered"; },
               [&](const caf::error& e) { out = caf::to_string(e); });
     return out;
   });
+  // Both fetches are on the connection before a third request; its answer
+  // means the node has taken them (one connection delivers in order), so
+  // they are held there when it is killed.
+  event_based_sent.get_future().wait();
+  blocking_sent.get_future().wait();
+  {
+    caf::scoped_actor self{sys};
+    bool answered = false;
+    self->request(broker, 10s, metadata_request{})
+      .receive([&](const metadata_response&) { answered = true; }, [](const caf::error&) {});
+    ASSERT_TRUE(answered);
+  }
   auto killed = n->proc().stop(SIGKILL, 10s);
   ASSERT_TRUE(killed && WIFSIGNALED(*killed));
   auto event_based_done = event_based.get_future();
