@@ -69,13 +69,12 @@ struct peer_node {
 };
 
 // A replica of a partition on this node by the controller's LeaderAndIsr:
-// its leader, or a follower of node `follows`.
+// its leader, or a follower (its replica fetcher knows of which node).
 struct local_replica {
   int32_t leader_epoch = -1;
   partition_actor leader; // the partition's supervisor
   caf::actor coordinator; // internal topics, when leading: the coordinator's supervisor
   bool leading = true;
-  node_id follows = -1;
 };
 
 // A partition another node leads: the leader and epoch its handle is for.
@@ -601,7 +600,6 @@ void become_leader(broker_ptr self, const topic_partition& tp, int32_t epoch) {
       // fetching stops, it leads at the new epoch, its coordinator loads.
       stop_fetching(self, tp);
       r.leading = true;
-      r.follows = -1;
       ctx.directory->set_partition(tp, r.leader, true);
       c.wanted.erase(tp);
       c.resolved.erase(tp);
@@ -657,7 +655,6 @@ void follow(broker_ptr self, const topic_partition& tp, node_id leader, int32_t 
   auto& c = self->state.cluster;
   auto& r = c.local.at(tp);
   stop_fetching(self, tp);
-  r.follows = leader;
   caf::anon_send(fetcher_for(self, leader), fetcher_assign{tp, r.leader, epoch});
   remote_leader want{leader, epoch};
   if (auto w = c.resolved.find(tp); w == c.resolved.end() || !(w->second == want)) {

@@ -696,6 +696,17 @@ status not_leader(partition_ptr self) {
                             : std::string())};
 }
 
+// FENCED_LEADER_EPOCH unless the replica follows at `leader_epoch` (its
+// fetcher's request is of an earlier following).
+std::optional<replica_position> not_following(partition_ptr self, int32_t leader_epoch) {
+  auto& st = self->state;
+  if (st.following && leader_epoch == st.follow_epoch)
+    return std::nullopt;
+  return replica_position{error_code::fenced_leader_epoch,
+                          "partition " + to_string(st.core->tp()) + " does not follow leader epoch "
+                            + std::to_string(leader_epoch)};
+}
+
 replica_position position_of(partition_ptr self) {
   auto& st = self->state;
   return {error_code::none, {}, st.durable_end, st.epochs.latest_epoch(),
@@ -1400,21 +1411,16 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       return rp;
     },
     [=](const replica_append_request& req) -> caf::result<replica_position> {
-      auto& st = self->state;
-      if (!st.following || req.leader_epoch != st.follow_epoch)
-        return replica_position{error_code::fenced_leader_epoch,
-                                "partition " + to_string(st.core->tp()) + " does not follow "
-                                  + "leader epoch " + std::to_string(req.leader_epoch)};
+      if (auto refused = not_following(self, req.leader_epoch))
+        return *refused;
       auto rp = self->make_response_promise<replica_position>();
       append_as_follower(self, req, rp);
       return rp;
     },
     [=](const replica_truncate_request& req) -> caf::result<replica_position> {
       auto& st = self->state;
-      if (!st.following || req.leader_epoch != st.follow_epoch)
-        return replica_position{error_code::fenced_leader_epoch,
-                                "partition " + to_string(st.core->tp()) + " does not follow "
-                                  + "leader epoch " + std::to_string(req.leader_epoch)};
+      if (auto refused = not_following(self, req.leader_epoch))
+        return *refused;
       auto t = replication::follower_truncation({req.diverging_epoch, req.diverging_end_offset},
                                                 st.epochs, st.durable_end);
       auto rp = self->make_response_promise<replica_position>();

@@ -118,6 +118,10 @@ status partition_core::validate_coordinator_append(const batch_info& b) const {
 
 append_result partition_core::append(batch_info batch) {
   batch.base_offset = log_end_offset_;
+  return apply_appended(batch);
+}
+
+append_result partition_core::apply_appended(const batch_info& batch) {
   auto aborted_before = aborted_index_.size();
   apply(batch);
   append_result r;
@@ -183,13 +187,7 @@ status_or<append_result> partition_core::append_replica(const batch_info& batch)
                     + std::to_string(batch.base_offset) + " ("
                     + std::to_string(batch.record_count) + " records) where the log ends at "
                     + std::to_string(log_end_offset_)};
-  auto aborted_before = aborted_index_.size();
-  apply(batch);
-  append_result r;
-  r.base_offset = batch.base_offset;
-  if (aborted_index_.size() > aborted_before)
-    r.aborted = aborted_index_.back();
-  return r;
+  return apply_appended(batch);
 }
 
 producer_snapshot partition_core::snapshot() const {

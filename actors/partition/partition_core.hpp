@@ -343,6 +343,9 @@ public:
 
 private:
   void apply(const batch_info& batch);
+  /// apply() at the batch's own base offset, with the aborted-index entry
+  /// it added.
+  append_result apply_appended(const batch_info& batch);
 
   status_or<log_start_move> plan_move(const batch_reader& read, int64_t bound,
                                       const std::function<bool(const v2::batch_header&,
