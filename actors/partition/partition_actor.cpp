@@ -317,8 +317,12 @@ void advance_high_watermark(partition_ptr self) {
                                                                 st.ctx->clock_ms())) {
     st.core->set_high_watermark(*hw);
   }
-  release_waiters(self);
-  release_fetches(self);
+  // Replies and consumer fetches wait for the HW only: a follower fetch
+  // that moved nothing re-reads none of them.
+  if (st.core->high_watermark() != before) {
+    release_waiters(self);
+    release_fetches(self);
+  }
   // Held follower fetches: new records, or a HW they do not know yet.
   auto& held = st.replica_fetches;
   for (auto i = held.begin(); i != held.end();) {
