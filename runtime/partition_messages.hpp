@@ -32,6 +32,13 @@ struct produce_request {
   /// FENCED_LEADER_EPOCH and nothing is appended, so a coordinator never
   /// completes a write of an epoch that is no longer its own (KAFKA-20634).
   int32_t leader_epoch = -1;
+  /// The coordinator's election it writes for (become_leader_response::
+  /// load_generation); 0 for clients. A coordinator restarted by its
+  /// supervisor keeps the leader epoch in cluster mode (the controller's
+  /// epoch did not move), so this is what fences a write of the dead
+  /// incarnation reaching the partition after its successor's election:
+  /// NOT_COORDINATOR, nothing appended (the successor loaded without it).
+  uint64_t load_generation = 0;
 };
 
 struct produce_response {
@@ -107,6 +114,9 @@ struct become_leader_response {
   int32_t leader_epoch = -1;
   int64_t log_start_offset = 0;
   int64_t log_end_offset = 0;
+  /// Unique in the process for each election; the coordinator's appends
+  /// carry it (produce_request::load_generation).
+  uint64_t load_generation = 0;
 };
 
 /// To a partition leader: apply the retention now (every
@@ -252,7 +262,7 @@ struct replica_position {
 CAFTX_INSPECT(active_producer, x.pid, x.epoch, x.last_sequence, x.last_timestamp_ms,
               x.coordinator_epoch, x.current_txn_start_offset)
 CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records, x.from_coordinator,
-              x.leader_epoch)
+              x.leader_epoch, x.load_generation)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
@@ -262,7 +272,7 @@ CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
 CAFTX_INSPECT(delete_records_request, x.tp, x.offset)
 CAFTX_INSPECT(delete_records_response, x.error, x.message, x.low_watermark)
 CAFTX_INSPECT(become_leader_response, x.error, x.message, x.leader_epoch, x.log_start_offset,
-              x.log_end_offset)
+              x.log_end_offset, x.load_generation)
 CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,
               x.transaction_version, x.leader_epoch)
 CAFTX_INSPECT(describe_producers_request, x.tp)

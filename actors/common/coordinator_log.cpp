@@ -23,8 +23,10 @@ void elect(caf::typed_event_based_actor<Sigs...>* self, coordinator_log& log,
   self->request(log.partition, log.timeout, become_leader_request{})
     .then(
       [&log, then](const become_leader_response& r) {
-        if (r.error == error_code::none)
+        if (r.error == error_code::none) {
           log.leader_epoch = r.leader_epoch;
+          log.load_generation = r.load_generation;
+        }
         then(status{r.error, r.message}, r);
       },
       [&log, then](const caf::error& e) { then(actor_error(log, e), {}); });
@@ -39,6 +41,7 @@ void append(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& 
   req.records = std::move(records);
   req.from_coordinator = true;
   req.leader_epoch = log.leader_epoch;
+  req.load_generation = log.load_generation;
   self->request(log.partition, log.timeout, std::move(req))
     .then([then](const produce_response& r) { then(status{r.error, r.message}, r.base_offset); },
           [then, log](const caf::error& e) { then(actor_error(log, e), -1); });

@@ -33,6 +33,8 @@ struct coordinator_log {
   /// The leader epoch the partition was elected with: the coordinator
   /// epoch (-1 before elect()).
   int32_t leader_epoch = -1;
+  /// The election's load generation, carried by every append (0 before).
+  uint64_t load_generation = 0;
   std::chrono::milliseconds timeout{30000}; // request.timeout.ms
 };
 

@@ -7,6 +7,7 @@
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <optional>
@@ -114,6 +115,9 @@ struct partition_state {
   // stamped into every batch (-1 until first elected).
   leader_epoch_cache epochs;
   int32_t leader_epoch = -1;
+  // The last coordinator election's generation (become_leader_request);
+  // its coordinator's appends must carry it.
+  uint64_t load_generation = 0;
   durable_queue dq;
   std::shared_ptr<const node_context> ctx;
   // Replies held until the high watermark passes `offset`, in offset order.
@@ -1178,8 +1182,13 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
         // The coordinator loads the whole log, as Kafka's loads to the log
         // end: a new leader's records above its HW are the partition's now
         // (the followers truncate to it) and become committed with it.
+        // A fresh generation, so the appends of an earlier election (a
+        // coordinator incarnation that died) can no longer land.
+        static std::atomic<uint64_t> generations{0};
+        st.load_generation = ++generations;
         rp.deliver(become_leader_response{error_code::none, {}, st.leader_epoch,
-                                          st.core->log_start_offset(), st.durable_end});
+                                          st.core->log_start_offset(), st.durable_end,
+                                          st.load_generation});
       });
       return rp;
     },
@@ -1276,6 +1285,15 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
                                     "leader epoch " + std::to_string(req.leader_epoch)
                                       + " is not the current " + std::to_string(st.leader_epoch)
                                       + " of " + to_string(st.core->tp()),
+                                    -1, st.core->log_start_offset()});
+        return rp;
+      }
+      if (req.from_coordinator && req.load_generation != st.load_generation) {
+        rp.deliver(produce_response{error_code::not_coordinator,
+                                    "an append of an earlier coordinator election of "
+                                      + to_string(st.core->tp()) + " (generation "
+                                      + std::to_string(req.load_generation) + ", now "
+                                      + std::to_string(st.load_generation) + ")",
                                     -1, st.core->log_start_offset()});
         return rp;
       }

@@ -121,6 +121,39 @@ TEST_F(CoordinatorLogTest, AClientsProduceToAnInternalTopicIsInvalidTopicExcepti
                 .records.empty());
 }
 
+TEST_F(CoordinatorLogTest, AnAppendOfAnEarlierElectionIsFencedThoughTheLeaderEpochStayed) {
+  start_node();
+  ASSERT_EQ(init("tx").error, error_code::none);
+  auto tp = shard_of("tx");
+  auto partition = leader(tp.topic, tp.partition);
+  // A writer elected the partition (as a coordinator incarnation does at
+  // its start) and appends a tombstone of an id nobody uses.
+  auto elected = call<become_leader_response>(partition, become_leader_request{});
+  ASSERT_EQ(elected.error, error_code::none);
+  record_batch b;
+  b.records.push_back(
+    {coordinator_records::encode_txn_key("ghost"), {}, {}, now_ms, /*null_value=*/true});
+  produce_request late{tp, "", v2::encode(b)};
+  late.from_coordinator = true;
+  late.leader_epoch = elected.leader_epoch;
+  late.load_generation = elected.load_generation;
+  ASSERT_EQ(call<produce_response>(partition, late).error, error_code::none);
+  auto before = shard_batches("tx").size();
+  // The shard's restart elects the partition again at the same leader
+  // epoch: the earlier election's append no longer lands.
+  kill_coordinator("tx");
+  ASSERT_EQ(describe("tx").coordinator_epoch, elected.leader_epoch);
+  auto r = call<produce_response>(partition, late);
+  EXPECT_EQ(r.error, error_code::not_coordinator);
+  EXPECT_EQ(r.message, "an append of an earlier coordinator election of " + to_string(tp)
+                         + " (generation " + std::to_string(elected.load_generation) + ", now "
+                         + std::to_string(elected.load_generation + 1) + ")");
+  EXPECT_EQ(shard_batches("tx").size(), before);
+  // The restarted shard's own writes go on.
+  ASSERT_EQ(init("tx").error, error_code::none);
+  EXPECT_EQ(shard_batches("tx").size(), before + 1);
+}
+
 TEST_F(CoordinatorLogTest, RetriedBumpWhoseReplyWasLostIsRecognisedAfterACoordinatorRestart) {
   start_node();
   auto p = init("tx");

@@ -87,7 +87,7 @@ inline std::vector<caf::message> samples() {
     caf::make_message(cleaner_step{}),
     caf::make_message(write_snapshot_request{}),
     caf::make_message(become_leader_request{}),
-    caf::make_message(become_leader_response{error_code::none, "ok", 3, 10, 20}),
+    caf::make_message(become_leader_response{error_code::none, "ok", 3, 10, 20, 7}),
     caf::make_message(replica_fetch_request{tp, 2, 40, 3, 4, 38, 65536, 500}),
     caf::make_message(replica_fetch_response{error_code::none, "", 38, 0, 41, true, 3, 39, "batch"}),
     caf::make_message(become_follower_request{1, 4}),

@@ -259,6 +259,7 @@ public:
     return endpoint(address);
   }
 
+  bool node_down_ = false; // between a crash and the restart
   enum class mode : uint8_t { normal, drop_reply, duplicate };
   struct held {
     int64_t at;
@@ -276,6 +277,12 @@ public:
   /// order; different connections reorder through their delays.
   void route(caf::event_based_actor* self, const std::string& address, uint64_t sender,
              caf::response_promise rp, caf::message msg) {
+    if (node_down_) {
+      // Sent while the node goes down or by one of its dying actors: lost
+      // with the node, as bytes a crashed host never put on the wire.
+      graveyard_.push_back(std::move(rp));
+      return;
+    }
     auto now = now_ms();
     int64_t delay = 0;
     auto how = mode::normal;
@@ -399,19 +406,30 @@ public:
   /// messages on the wire are gone; the node restarts from its LevelDB.
   void crash_node() {
     count("node.crash");
+    drop_messages_in_flight();
+    // Until the restart nothing reaches the network: what the dying actors
+    // send while they stop (or a proxy still had in its mailbox) would
+    // otherwise reach the next incarnation's actors late, which no
+    // crashed process can do.
+    node_down_ = true;
+    bindings_.clear();
+    node_->stop();
+    sched_.run();
+    node_.reset();
+    sched_.run();
+    drop_messages_in_flight();
+    node_down_ = false;
+    env_.crash();
+    start_node();
+  }
+
+  void drop_messages_in_flight() {
     for (auto& [address, by_sender] : conns_)
       for (auto& [sender, c] : by_sender) {
         for (auto& h : c.queue)
           graveyard_.push_back(std::move(h.rp));
         c.queue.clear();
       }
-    bindings_.clear();
-    node_->stop();
-    sched_.run();
-    node_.reset();
-    sched_.run();
-    env_.crash();
-    start_node();
   }
 
   void start_node() {
@@ -421,6 +439,11 @@ public:
     o.clock_ms = [this] { return now_ms(); };
     o.env = &env_;
     o.network = [this](const std::string& address, const caf::actor& a) { return bind(address, a); };
+    if (opts_.verbose)
+      o.events = [this](const node_event& e) {
+        std::fprintf(stderr, "[%lld ms] node: %s\n",
+                     static_cast<long long>(now_ms() - base_time_ms), e.text.c_str());
+      };
     auto started = node::start(sys_, ncfg_, o);
     if (!started.ok())
       throw sim_failure("node did not start: " + started.error().to_string());
