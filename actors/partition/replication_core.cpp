@@ -160,19 +160,17 @@ void leader_replication::isr_replaced(std::vector<node_id> isr, int32_t partitio
 }
 
 status leader_replication::check_append(acks required_acks, int32_t min_insync_replicas) const {
-  if (required_acks == acks::all && static_cast<int32_t>(isr_.size()) < min_insync_replicas)
-  {
-    // Kafka's NotEnoughReplicasException message (without the partition,
-    // which the caller appends).
-    std::string ids;
-    for (auto id : isr_)
-      ids += (ids.empty() ? "" : ",") + std::to_string(id);
-    return {error_code::not_enough_replicas,
-            "The size of the current ISR [" + ids
-              + "] is insufficient to satisfy the min.isr requirement of "
-              + std::to_string(min_insync_replicas)};
-  }
-  return {};
+  if (required_acks != acks::all || static_cast<int32_t>(isr_.size()) >= min_insync_replicas)
+    return {};
+  // Kafka's NotEnoughReplicasException message (without the partition,
+  // which the caller appends).
+  std::string ids;
+  for (auto id : isr_)
+    ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  return {error_code::not_enough_replicas,
+          "The size of the current ISR [" + ids
+            + "] is insufficient to satisfy the min.isr requirement of "
+            + std::to_string(min_insync_replicas)};
 }
 
 acks_state leader_replication::check_acks(int64_t required_offset, int64_t high_watermark,

@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
                                                        : "'" + clip(x) + "' is outside [0, 100]";
       },
       "SCALE"));
-  app.add_flag("--verbose", verbose, "Print every fault as it is injected and the node's operator events (stderr)");
+  app.add_flag("--verbose", verbose,
+               "Print every fault as it is injected and the node's operator events (stderr)");
   app.add_flag("--dump-history", dump, "Print each run's history and final logs (stderr)");
   app.add_flag("--json", json, "One JSON object per run on stdout");
   // Every bad argument is exit status 2, as the README says (CLI11 has its

@@ -417,7 +417,6 @@ public:
     sched_.run();
     node_.reset();
     sched_.run();
-    drop_messages_in_flight();
     node_down_ = false;
     env_.crash();
     start_node();
