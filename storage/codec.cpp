@@ -133,6 +133,10 @@ std::string leader_epochs(const topic_partition& tp) {
   return tp_prefix("epoch", tp);
 }
 
+std::string high_watermark(const topic_partition& tp) {
+  return tp_prefix("hw", tp);
+}
+
 std::string cleaner_checkpoint(const topic_partition& tp) {
   return tp_prefix("cleaner", tp);
 }

@@ -57,6 +57,9 @@ std::string log_start(const topic_partition& tp);
 /// `epoch/<topic>\0<partition:010>/`: the partition's leader-epoch
 /// checkpoint (absent: never elected).
 std::string leader_epochs(const topic_partition& tp);
+/// `hw/<topic>\0<partition:010>/`: the high-watermark checkpoint of a
+/// replicated partition (int64; absent: none written yet).
+std::string high_watermark(const topic_partition& tp);
 /// `cleaner/<topic>\0<partition:010>/`: the cleaner checkpoint of a
 /// compacted partition (docs/compaction.md; absent: never cleaned).
 std::string cleaner_checkpoint(const topic_partition& tp);

@@ -11,6 +11,7 @@
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
+#include <deque>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -65,7 +66,14 @@ struct peer_node {
   // warning (a wrong advertised.listeners host shows at the default level);
   // the retries after it log at debug.
   bool unreachable_warned = false;
-  std::vector<caf::message> outbox; // controller requests waiting for the connection
+  // Controller requests for this node, oldest first: sent one at a time and
+  // each kept until the node's broker acknowledged it, as Kafka's
+  // ControllerChannelManager (RequestSendThread) sends and retries, so that
+  // a request lost with a connection is sent again and none overtakes an
+  // older one (an UpdateMetadata carries no version of its own).
+  std::deque<caf::message> outbox;
+  bool sending = false; // outbox.front() is on its way
+  bool reconnect_armed = false; // a reconnect_atom is on its way
 };
 
 // A replica of a partition on this node by the controller's LeaderAndIsr:
@@ -380,6 +388,51 @@ void forget_handle(broker_ptr self, const topic_partition& tp) {
   set_handle(self, tp, {}, {});
 }
 
+// One reconnect_atom for node `id` after peer_retry, unless one is on its
+// way: every failed attempt, lost connection and unacknowledged request
+// asks for one, and a node that stays down must not collect a timer chain
+// for each of them.
+void schedule_reconnect(broker_ptr self, node_id id) {
+  auto& p = self->state.cluster.peers[id];
+  if (p.reconnect_armed)
+    return;
+  p.reconnect_armed = true;
+  self->delayed_send(self, peer_retry, reconnect_atom::value, id);
+}
+
+// Sends the oldest controller request queued for node `id` once connected,
+// and the next once its broker acknowledged it (its handler ran: the
+// empty reply of a request without a result). A request that got no
+// acknowledgement (lost with the connection, timed out) is sent again
+// after peer_retry; the receiver fences a repeated one by its epochs.
+void send_controller_requests(broker_ptr self, node_id id) {
+  auto& c = self->state.cluster;
+  auto i = c.peers.find(id);
+  if (i == c.peers.end() || i->second.sending || i->second.outbox.empty())
+    return;
+  auto& p = i->second;
+  if (!p.broker) {
+    connect_peer(self, id);
+    return;
+  }
+  p.sending = true;
+  auto peer = caf::actor_cast<caf::actor>(p.broker);
+  auto h = self->request(peer, std::chrono::milliseconds(self->state.ctx->config.request_timeout_ms),
+                         p.outbox.front());
+  h.then(
+    [self, id, w = watch_connection(self, h.id(), peer)]() {
+      auto& p = self->state.cluster.peers[id];
+      p.sending = false;
+      if (!p.outbox.empty())
+        p.outbox.pop_front();
+      send_controller_requests(self, id);
+    },
+    [self, id](caf::error&) {
+      self->state.cluster.peers[id].sending = false;
+      schedule_reconnect(self, id);
+    });
+}
+
 void peer_connected(broker_ptr self, node_id id, caf::actor dynamic) {
   auto& c = self->state.cluster;
   auto& p = c.peers[id];
@@ -387,14 +440,12 @@ void peer_connected(broker_ptr self, node_id id, caf::actor dynamic) {
   auto broker = caf::actor_cast<broker_actor>(dynamic);
   p.broker = broker;
   self->monitor(broker);
-  // Controller requests, as dynamic messages (each one of broker_actor's).
-  for (auto& m : std::exchange(p.outbox, {}))
-    caf::anon_send(dynamic, std::move(m));
   p.unreachable_warned = false;
   self->state.ctx->emit(node_event_level::info, "peer_connected",
                         "[Broker id=" + std::to_string(self->state.ctx->node_id)
                           + "] connected to node " + std::to_string(id) + " at "
                           + p.ep.host + ":" + std::to_string(p.ep.port));
+  send_controller_requests(self, id);
   resolve(self);
 }
 
@@ -423,28 +474,33 @@ void connect_peer(broker_ptr self, node_id id) {
                             + "] cannot reach node " + std::to_string(id) + " at "
                             + i->second.ep.host + ":" + std::to_string(i->second.ep.port)
                             + " (its advertised listener), retrying: " + why);
-    self->delayed_send(self, peer_retry, reconnect_atom::value, id);
+    schedule_reconnect(self, id);
   };
+  auto hello = [self, id, timeout, failed](caf::actor broker) {
+    if (!broker)
+      return failed("no broker published there");
+    auto& ctx = *self->state.ctx;
+    cluster_hello_request hello{1, ctx.cluster_id, ctx.node_id, wire_build_id()};
+    self->request(broker, timeout, hello)
+      .then(
+        [self, id, broker, failed](const cluster_hello_response& r) {
+          if (r.error != error_code::none)
+            return failed(std::string(to_string(r.error)) + ": " + r.message);
+          if (r.node_id != id)
+            return failed("the node there is node " + std::to_string(r.node_id));
+          peer_connected(self, id, broker);
+        },
+        [self, failed](const caf::error& e) { failed(self->system().render(e)); });
+  };
+  if (ctx.connect_peer) {
+    hello(ctx.connect_peer(ep.host, ep.port));
+    return;
+  }
   self->request(self->system().middleman().actor_handle(), timeout, caf::connect_atom::value,
                 ep.host, ep.port)
     .then(
-      [self, id, timeout, failed](const caf::node_id&, caf::strong_actor_ptr& ptr,
-                                  const std::set<std::string>&) {
-        auto broker = caf::actor_cast<caf::actor>(ptr);
-        if (!broker)
-          return failed("no broker published there");
-        auto& ctx = *self->state.ctx;
-        cluster_hello_request hello{1, ctx.cluster_id, ctx.node_id, wire_build_id()};
-        self->request(broker, timeout, hello)
-          .then(
-            [self, id, broker, failed](const cluster_hello_response& r) {
-              if (r.error != error_code::none)
-                return failed(std::string(to_string(r.error)) + ": " + r.message);
-              if (r.node_id != id)
-                return failed("the node there is node " + std::to_string(r.node_id));
-              peer_connected(self, id, broker);
-            },
-            [self, failed](const caf::error& e) { failed(self->system().render(e)); });
+      [hello](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>&) {
+        hello(caf::actor_cast<caf::actor>(ptr));
       },
       [self, failed](const caf::error& e) { failed(self->system().render(e)); });
 }
@@ -462,12 +518,8 @@ void forward_to_node(broker_ptr self, node_id target, controller::endpoint ep, c
   auto& p = self->state.cluster.peers[target];
   if (ep.port != 0)
     p.ep = ep;
-  if (p.broker) {
-    caf::anon_send(caf::actor_cast<caf::actor>(p.broker), std::move(m));
-    return;
-  }
   p.outbox.push_back(std::move(m));
-  connect_peer(self, target);
+  send_controller_requests(self, target);
 }
 
 void emit_role(broker_ptr self, const topic_partition& tp, const std::string& what) {
@@ -975,7 +1027,7 @@ void peer_down(broker_ptr self, const caf::down_msg& dm) {
         ++r;
       }
     }
-    self->delayed_send(self, peer_retry, reconnect_atom::value, id);
+    schedule_reconnect(self, id);
   }
 }
 
@@ -1197,11 +1249,30 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
     },
     [=](const node_handles_request& req) {
       auto& c = self->state.cluster;
+      auto& dir = *self->state.ctx->directory;
       node_handles_response r;
       r.node_id = self->state.ctx->node_id;
-      for (auto& tp : req.partitions)
-        if (auto i = c.local.find(tp); i != c.local.end() && i->second.leading)
-          r.handles.push_back({tp, i->second.leader_epoch, i->second.leader, i->second.coordinator});
+      for (auto& tp : req.partitions) {
+        auto i = c.local.find(tp);
+        if (i == c.local.end() || !i->second.leading)
+          continue;
+        // The handles as the directory published them (through
+        // node_options::network, the simulator's; the actors themselves
+        // without one).
+        auto leader = i->second.leader;
+        if (auto t = dir.topic(tp.topic); t && tp.partition < static_cast<int32_t>(t->size())
+                                          && (*t)[tp.partition])
+          leader = (*t)[tp.partition];
+        auto coordinator = i->second.coordinator;
+        if (tp.topic == transaction_state_topic) {
+          if (auto a = dir.txn_coordinator(tp.partition))
+            coordinator = caf::actor_cast<caf::actor>(a);
+        } else if (tp.topic == consumer_offsets_topic) {
+          if (auto a = dir.group_coordinator(tp.partition))
+            coordinator = caf::actor_cast<caf::actor>(a);
+        }
+        r.handles.push_back({tp, i->second.leader_epoch, leader, coordinator});
+      }
       return r;
     },
     // AlterIsr from a leader here: to the controller (ours, or through
@@ -1268,10 +1339,12 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
     },
     [=](reconnect_atom, int32_t id) {
       auto& c = self->state.cluster;
+      c.peers[id].reconnect_armed = false;
       if (c.cache && c.cache->live_nodes().count(id))
         connect_peer(self, id);
-      else if (auto p = c.peers.find(id); p != c.peers.end() && !p->second.outbox.empty())
-        connect_peer(self, id); // the controller has requests for it
+      // The controller may have requests for it (sent again, or waiting
+      // for the connection).
+      send_controller_requests(self, id);
     },
     [=](waiters_atom) { waiter_tick(self); },
   };

@@ -299,6 +299,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   ctx->node_id = opts.node_id;
   ctx->cluster_id = opts.cluster_id;
   ctx->advertised_listener = opts.advertised_listener;
+  ctx->connect_peer = opts.connect_peer;
   if (!ctx->clock_ms)
     ctx->clock_ms = [] {
       return static_cast<int64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -344,6 +345,7 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   co.duplicate_wait_ms = opts.duplicate_wait_ms;
   co.spawn_store = opts.spawn_store;
   co.clock_ms = ctx->clock_ms;
+  co.random = opts.random;
   co.send_to = [broker](const controller::outbound_request& r, const controller::endpoint& ep) {
     broker_forward(broker, r, ep);
   };

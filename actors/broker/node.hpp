@@ -87,6 +87,16 @@ struct node_options {
   /// timeout plus a margin: a SIGKILLed predecessor's znode goes with its
   /// session).
   int64_t duplicate_wait_ms = 0;
+  /// Cluster mode, for the simulator: how the broker reaches the broker
+  /// of another node at its advertised host and port instead of connecting
+  /// through the CAF middleman. Returns that broker's handle, or a null
+  /// handle while it cannot be reached (the broker retries, as after a
+  /// failed connect). Empty: the middleman.
+  std::function<caf::actor(const std::string& host, uint16_t port)> connect_peer;
+  /// Cluster mode: the controller's draws in [0, bound) for a new topic's
+  /// replica assignment (Kafka's AdminUtils random start index and
+  /// replica shift). Empty: random; the simulator draws them from its seed.
+  std::function<int32_t(int32_t bound)> random;
   /// Cluster mode: the node cannot go on (another live node registered
   /// this node.id). Called once, on an actor thread; must not block.
   std::function<void(const status& why)> on_fatal;

@@ -166,6 +166,8 @@ struct node_context {
   /// Cluster mode: the node's controller actor (producer id blocks); set
   /// before any coordinator starts.
   controller_actor controller;
+  /// node_options::connect_peer; empty: the CAF middleman.
+  std::function<caf::actor(const std::string& host, uint16_t port)> connect_peer;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

@@ -106,6 +106,14 @@ void load_step(caf::typed_event_based_actor<Sigs...>* self, const coordinator_lo
            fail(r.error(), r.error().code() == error_code::kafka_storage_error);
            return;
          }
+         if (r->records.empty()) {
+           // Nothing committed past the offset yet: a restarted replica's
+           // high watermark is below the log end the election reported
+           // until its followers fetch (or the ISR shrinks to it). The
+           // load reads committed records only, so it waits for them.
+           self->delayed_send(self, load_wait, coordinator_load_chunk{});
+           return;
+         }
          loader.feed(std::move(r->records));
          load_step(self, log, loader, std::move(replay), std::move(next_step), std::move(fail),
                    std::move(finished));

@@ -50,11 +50,27 @@ void elect(caf::typed_event_based_actor<Sigs...>* self, coordinator_log& log,
 /// producer's batch) at the elected epoch; `then` gets the outcome and the
 /// base offset once durable. Errors: the partition's (FENCED_LEADER_EPOCH,
 /// KAFKA_STORAGE_ERROR, ...), COORDINATOR_NOT_AVAILABLE for an actor
-/// error. Whatever the error, the record may or may not be in the log.
+/// error. Whatever the error but one, the record may or may not be in the
+/// log: see nothing_appended().
 template <class... Sigs>
 void append(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& log,
             std::string records,
             std::function<void(const status&, int64_t base_offset)> then);
+
+/// True for the one append error after which the record is certainly not
+/// in the log: NOT_ENOUGH_REPLICAS, the ISR below min.insync.replicas
+/// before the append (Kafka's Partition.appendRecordsToLeader checks it
+/// first). The coordinator then goes on and answers COORDINATOR_NOT_AVAILABLE
+/// (Kafka's TransactionStateManager and GroupMetadataManager map it so), so
+/// the client retries; after any other error it reloads from its log.
+inline bool nothing_appended(const status& s) {
+  return s.code() == error_code::not_enough_replicas;
+}
+
+/// The retriable answer for a write refused with nothing_appended().
+inline status coordinator_unavailable(const status& s) {
+  return {error_code::coordinator_not_available, s.message()};
+}
 
 class partition_replay;
 
@@ -72,13 +88,18 @@ void elect_for_load(caf::typed_event_based_actor<Sigs...>* self, coordinator_log
 
 /// Bytes a coordinator's load fetches at a time from its partition.
 inline constexpr int32_t load_fetch_bytes = 1 << 20;
+/// How long a load waits before it reads again when nothing below the high
+/// watermark was left to read (coordinator_load_chunk comes then).
+inline constexpr std::chrono::milliseconds load_wait{100};
 
 /// One step of a coordinator's load (docs/transactions.md §Load): `replay`
 /// replays the next chunk of what `loader` was fed (true: the fed bytes are
 /// used up). While some remain, `next_step` sends the next step as a
 /// message to the actor itself (so requests are answered in between);
 /// once they are used up, the next load_fetch_bytes of the partition are
-/// read and fed, and the step goes on; once the loader is done,
+/// read and fed, and the step goes on (a read that finds nothing committed
+/// yet is tried again after load_wait, with a coordinator_load_chunk); once
+/// the loader is done,
 /// `finished`. `fail(error, corrupt)`: records that do not decode or a
 /// storage error reading them (`corrupt`), or another error of the read.
 /// `loader` and `log` must live as long as the actor.

@@ -222,7 +222,7 @@ znode_stat coordination_core::stat_of(const znode& n) {
 }
 
 zrc coordination_core::get(const std::string& path, bool watch, std::string& data,
-                           znode_stat& stat) {
+                           znode_stat& stat, int64_t watcher) {
   if (!valid_znode_path(path))
     return zrc::ZBADARGUMENTS;
   auto n = find(path);
@@ -231,27 +231,29 @@ zrc coordination_core::get(const std::string& path, bool watch, std::string& dat
   data = n->data;
   stat = stat_of(*n);
   if (watch)
-    data_watches_.insert(path);
+    data_watches_[path].insert(watcher);
   return zrc::ZOK;
 }
 
-zrc coordination_core::exists(const std::string& path, bool watch, znode_stat& stat) {
+zrc coordination_core::exists(const std::string& path, bool watch, znode_stat& stat,
+                              int64_t watcher) {
   if (!valid_znode_path(path))
     return zrc::ZBADARGUMENTS;
   auto n = find(path);
   if (!n) {
     if (watch)
-      exist_watches_.insert(path);
+      exist_watches_[path].insert(watcher);
     return zrc::ZNONODE;
   }
   stat = stat_of(*n);
   if (watch)
-    data_watches_.insert(path);
+    data_watches_[path].insert(watcher);
   return zrc::ZOK;
 }
 
 zrc coordination_core::get_children(const std::string& path, bool watch,
-                                    std::vector<std::string>& children, znode_stat& stat) {
+                                    std::vector<std::string>& children, znode_stat& stat,
+                                    int64_t watcher) {
   if (!valid_znode_path(path))
     return zrc::ZBADARGUMENTS;
   auto n = find(path);
@@ -260,7 +262,7 @@ zrc coordination_core::get_children(const std::string& path, bool watch,
   children.assign(n->children.begin(), n->children.end());
   stat = stat_of(*n);
   if (watch)
-    child_watches_.insert(path);
+    child_watches_[path].insert(watcher);
   return zrc::ZOK;
 }
 
@@ -301,9 +303,9 @@ coord_prepared coordination_core::prepare_session_end(int64_t session) const {
   return p;
 }
 
-std::vector<std::pair<watch_event_type, std::string>>
-coordination_core::commit(const coord_prepared& p) {
-  std::vector<std::pair<watch_event_type, std::string>> events;
+std::vector<coordination_core::fired_watch>
+coordination_core::commit_watched(const coord_prepared& p) {
+  std::vector<fired_watch> events;
   if (!p.ok() || p.zxid == 0)
     return events;
   for (auto& [path, n] : p.changes) {
@@ -314,29 +316,49 @@ coordination_core::commit(const coord_prepared& p) {
     }
   }
   last_zxid_ = p.zxid;
-  auto fire = [&](std::set<std::string>& watches, const std::string& path, watch_event_type t) {
-    if (watches.erase(path) > 0) {
-      events.emplace_back(t, path);
-      return true;
+  // Fires the watches of `path` in `w` and returns their watchers. Those
+  // in `skip` hear nothing: their watch stays armed with `keep_skipped`,
+  // else it is gone too.
+  auto fire = [&](watches& w, const std::string& path, watch_event_type t,
+                  const std::set<int64_t>& skip = {}, bool keep_skipped = false) {
+    std::set<int64_t> fired;
+    auto i = w.find(path);
+    if (i == w.end())
+      return fired;
+    std::set<int64_t> kept;
+    for (auto watcher : i->second) {
+      if (skip.count(watcher) == 0) {
+        fired.insert(watcher);
+        events.push_back({watcher, t, path});
+      } else if (keep_skipped) {
+        kept.insert(watcher);
+      }
     }
-    return false;
+    if (kept.empty())
+      w.erase(i);
+    else
+      i->second = std::move(kept);
+    return fired;
   };
   for (auto& [kind, path] : p.effects) {
     auto parent = znode_parent(path);
     switch (kind) {
-      case coord_op::create:
-        if (!fire(exist_watches_, path, watch_event_type::created))
-          fire(data_watches_, path, watch_event_type::created);
+      case coord_op::create: {
+        // A watcher with an exist watch hears `created` once, even if it
+        // also had a data watch.
+        auto by_exists = fire(exist_watches_, path, watch_event_type::created);
+        fire(data_watches_, path, watch_event_type::created, by_exists, true);
         fire(child_watches_, parent, watch_event_type::child);
         break;
+      }
       case coord_op::set:
         fire(data_watches_, path, watch_event_type::changed);
         break;
       case coord_op::remove: {
-        // One watcher: deleted once, whether armed by a read or a listing.
-        bool data = fire(data_watches_, path, watch_event_type::deleted);
-        if (child_watches_.erase(path) > 0 && !data)
-          events.emplace_back(watch_event_type::deleted, path);
+        // Each watcher hears `deleted` once, whether armed by a read or a
+        // listing.
+        auto by_data = fire(data_watches_, path, watch_event_type::deleted);
+        fire(child_watches_, path, watch_event_type::deleted, by_data);
         fire(child_watches_, parent, watch_event_type::child);
         break;
       }
@@ -347,10 +369,26 @@ coordination_core::commit(const coord_prepared& p) {
   return events;
 }
 
+std::vector<std::pair<watch_event_type, std::string>>
+coordination_core::commit(const coord_prepared& p) {
+  std::vector<std::pair<watch_event_type, std::string>> events;
+  for (auto& f : commit_watched(p))
+    events.emplace_back(f.type, std::move(f.path));
+  return events;
+}
+
 void coordination_core::clear_watches() {
   data_watches_.clear();
   exist_watches_.clear();
   child_watches_.clear();
+}
+
+void coordination_core::clear_watches(int64_t watcher) {
+  for (auto* w : {&data_watches_, &exist_watches_, &child_watches_})
+    for (auto i = w->begin(); i != w->end();) {
+      i->second.erase(watcher);
+      i = i->second.empty() ? w->erase(i) : std::next(i);
+    }
 }
 
 } // namespace caftx

@@ -12,7 +12,8 @@
 // the rc order of each op, multi all-or-nothing under one zxid with per-op
 // results [ZOK.., failed rc, ZRUNTIMEINCONSISTENCY..], sequential names from
 // the parent's count of child creates ("%010d"), no children for ephemerals, one-shot
-// data / exist / child watches (one watcher: the store's owner).
+// data / exist / child watches, each armed by a watcher (the session that
+// read; the local store has one, the simulator's ZooKeeper one per node).
 #pragma once
 
 #include <cstdint>
@@ -80,14 +81,17 @@ public:
   // -- reads (each may arm a one-shot watch) ---------------------------------
 
   /// get: rc ZOK / ZNONODE / ZBADARGUMENTS; a data watch only if present.
-  zrc get(const std::string& path, bool watch, std::string& data, znode_stat& stat);
+  /// `watcher` names who armed a watch (a session id; 0 for the one
+  /// watcher of a local store).
+  zrc get(const std::string& path, bool watch, std::string& data, znode_stat& stat,
+          int64_t watcher = 0);
   /// exists: rc ZOK / ZNONODE / ZBADARGUMENTS; with watch a data watch if
   /// present, an exist watch (fires created) if absent.
-  zrc exists(const std::string& path, bool watch, znode_stat& stat);
+  zrc exists(const std::string& path, bool watch, znode_stat& stat, int64_t watcher = 0);
   /// get_children: sorted names; rc ZOK / ZNONODE / ZBADARGUMENTS; a child
   /// watch only if present.
   zrc get_children(const std::string& path, bool watch, std::vector<std::string>& children,
-                   znode_stat& stat);
+                   znode_stat& stat, int64_t watcher = 0);
 
   // -- writes ------------------------------------------------------------------
 
@@ -96,8 +100,17 @@ public:
   /// The deletion of every ephemeral of `session` as one transaction (the
   /// session ended); rc ZOK, results empty; zxid 0 if it had none.
   coord_prepared prepare_session_end(int64_t session) const;
+  /// A watch that fired: whose it was, what happened, where.
+  struct fired_watch {
+    int64_t watcher;
+    watch_event_type type;
+    std::string path;
+  };
   /// Applies a successful prepared write; returns the watch events that
-  /// fire, in op order; each watch fires once and is then gone.
+  /// fire, in op order (for one op, by watcher); each watch fires once and
+  /// is then gone.
+  std::vector<fired_watch> commit_watched(const coord_prepared& p);
+  /// commit_watched() for a store with one watcher: the events alone.
   std::vector<std::pair<watch_event_type, std::string>> commit(const coord_prepared& p);
 
   /// The committed znode at `path`, or nullptr.
@@ -108,13 +121,17 @@ public:
   const std::map<std::string, znode>& nodes() const { return nodes_; }
   /// Drops every watch (the session that armed them ended).
   void clear_watches();
+  /// Drops the watches `watcher` armed (its session ended).
+  void clear_watches(int64_t watcher);
 
 private:
   std::map<std::string, znode> nodes_;
   int64_t last_zxid_ = 0;
-  std::set<std::string> data_watches_;  // get / exists on a present znode
-  std::set<std::string> exist_watches_; // exists on an absent path
-  std::set<std::string> child_watches_;
+  // Path -> the watchers that armed a watch there.
+  using watches = std::map<std::string, std::set<int64_t>>;
+  watches data_watches_;  // get / exists on a present znode
+  watches exist_watches_; // exists on an absent path
+  watches child_watches_;
 };
 
 } // namespace caftx

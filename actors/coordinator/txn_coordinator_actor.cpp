@@ -188,6 +188,13 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
            auto tid = d.card->transactional_id;
            if (!s.ok()) {
              st.core->abort_pending(tid);
+             if (nothing_appended(s)) {
+               // Nothing was written: the card stays as it was and the
+               // shard goes on; the caller retries.
+               then(coordinator_unavailable(s));
+               wake_parked(self, tid);
+               return;
+             }
              then(s);
              stop_on_failed_write(self, s);
              return;
@@ -223,12 +230,23 @@ void stop_on_failed_write(coordinator_ptr self, const status& s) {
 
 void finish_markers(coordinator_ptr self, const std::string& tid) {
   auto& st = self->state;
+  auto card = st.markers[tid].card;
   st.markers.erase(tid);
   auto d = st.core->markers_written(tid, st.ctx->clock_ms());
   if (!d)
     return;
   // A failed write stops the shard; its restart sends the markers again.
-  persist(self, std::move(*d), [](const status&) {});
+  // One refused with nothing written (the ISR below min.insync.replicas)
+  // is tried again after the marker backoff, every marker being written,
+  // as Kafka's TransactionMarkerChannelManager retries its log append.
+  persist(self, std::move(*d), [self, tid, card](const status& s) {
+    if (s.code() != error_code::coordinator_not_available)
+      return;
+    auto& st = self->state;
+    st.markers[tid].card = card;
+    self->delayed_send(self, std::chrono::milliseconds(st.ctx->config.marker_retry_backoff_ms),
+                       marker_retry{tid});
+  });
 }
 
 void schedule_retry(coordinator_ptr self, const std::string& tid, const topic_partition& tp) {
@@ -522,6 +540,10 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
       auto i = st.markers.find(m.transactional_id);
       if (i == st.markers.end())
         return;
+      if (i->second.missing.empty()) {
+        finish_markers(self, m.transactional_id); // its completion was refused
+        return;
+      }
       auto card = i->second.card;
       std::vector<topic_partition> again;
       for (auto& tp : std::exchange(i->second.retry, {}))

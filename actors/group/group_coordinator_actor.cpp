@@ -125,6 +125,11 @@ void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
   append(self, st.log, offsets_batch(offsets, now, req.pid, req.epoch),
          [self, t, offsets, now, pid = req.pid, epoch = req.epoch](const status& s, int64_t base) {
            auto& st = self->state;
+           if (nothing_appended(s)) {
+             auto u = coordinator_unavailable(s);
+             st.replies.deliver(t, txn_response{u.code(), u.message()});
+             return;
+           }
            if (!s.ok()) {
              st.replies.deliver(t, txn_response{s.code(), s.message()});
              stop_on_failed_write(self, s);
@@ -232,6 +237,11 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
              [self, t, offsets, keys, now](const status& s, int64_t base) {
                auto& st = self->state;
                st.core.end_commit(keys);
+               if (nothing_appended(s)) {
+                 auto u = coordinator_unavailable(s);
+                 st.replies.deliver(t, txn_response{u.code(), u.message()});
+                 return;
+               }
                if (!s.ok()) {
                  st.replies.deliver(t, txn_response{s.code(), s.message()});
                  stop_on_failed_write(self, s);
@@ -282,9 +292,12 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         auto& st = self->state;
         if (r.error != error_code::none) {
           st.replies.deliver(t, r);
-          // Refused by the partition's checks: nothing was written.
+          // Refused by the partition's checks, or by its ISR below
+          // min.insync.replicas: nothing was written (the transaction
+          // coordinator sends it again).
           if (r.error != error_code::invalid_producer_epoch
-              && r.error != error_code::transaction_coordinator_fenced)
+              && r.error != error_code::transaction_coordinator_fenced
+              && r.error != error_code::not_enough_replicas)
             stop_on_failed_write(self, status{r.error, r.message});
           return;
         }

@@ -327,17 +327,42 @@ void advance_high_watermark(partition_ptr self) {
     release_waiters(self);
     release_fetches(self);
   }
-  // Held follower fetches: new records, or a HW they do not know yet.
+  // Held follower fetches: new records, or a HW above the one they know.
+  // (A follower may know a higher one than a leader that restarted at its
+  // checkpoint: that one is committed too, and the leader's catches up.)
   auto& held = st.replica_fetches;
   for (auto i = held.begin(); i != held.end();) {
     if (i->req.fetch_offset < st.durable_end
-        || i->req.high_watermark != st.core->high_watermark()) {
+        || i->req.high_watermark < st.core->high_watermark()) {
       i->rp.deliver(replica_fetch_now(self, i->req));
       i = held.erase(i);
     } else {
       ++i;
     }
   }
+}
+
+// True for a partition with followers (its assignment has more than one
+// replica): its log end may hold batches not yet committed.
+bool has_followers(partition_ptr self) {
+  auto a = self->state.ctx->directory->assigned_replica(self->state.core->tp());
+  return a && a->replicas.size() > 1;
+}
+
+// The snapshot a write of `bytes` more bytes of log should carry, taken
+// before they are applied, if one is due and the partition has followers:
+// its snapshot must not cover offsets above the high watermark, since the
+// producer state keeps no record of the transactions whose markers are not
+// committed yet (they hold the LSO) and a restart at the high-watermark
+// checkpoint must find them in the log it replays. So one is taken only
+// when everything before the write is committed (HW = log end). nullopt:
+// none, or a partition without followers, which snapshots after the apply.
+std::optional<producer_snapshot> snapshot_before(partition_ptr self, size_t bytes) {
+  auto& st = self->state;
+  if (st.bytes_since_snapshot + static_cast<int64_t>(bytes) < st.ctx->config.log_snapshot_interval_bytes
+      || st.core->high_watermark() != st.core->log_end_offset() || !has_followers(self))
+    return std::nullopt;
+  return st.core->snapshot();
 }
 
 // Adds the producer-state snapshot of the core as it is now to `wb`,
@@ -368,6 +393,7 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   auto& tp = st.core->tp();
   auto sized = info;
   sized.size_bytes = static_cast<int32_t>(bytes.size());
+  auto before = snapshot_before(self, bytes.size());
   auto appended_at = st.core->append(sized);
   int64_t base = appended_at.base_offset;
   int64_t last = base + info.record_count - 1;
@@ -379,11 +405,14 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
                                 info.is_control()};
   leveldb::WriteBatch wb;
   wb.Put(keys::log_entry(tp, base), bytes);
+  wb.Put(keys::high_watermark(tp), codec::encode_int64(st.core->high_watermark()));
   if (appended_at.aborted)
     wb.Put(keys::aborted_txn(tp, appended_at.aborted->last_offset),
            snapshot_codec::encode(*appended_at.aborted));
+  if (before)
+    add_snapshot(self, wb, std::move(*before));
   st.bytes_since_snapshot += static_cast<int64_t>(bytes.size());
-  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes)
+  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes && !has_followers(self))
     add_snapshot(self, wb, st.core->snapshot());
   st.cache.add(base, bytes);
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
@@ -541,18 +570,39 @@ void load(partition_ptr self, const topic_partition& tp) {
     if (!st.epochs.empty())
       st.leader_epoch = st.epochs.latest_epoch();
   }
-  if (auto start = store.get(keys::log_start(tp))) {
-    auto ls = snapshot_codec::decode_log_start(*start);
-    if (!ls.ok())
-      storage_failure(tp, ls.error().message());
-    st.core->apply_log_start({ls->first, ls->second, {}});
-  }
   if (auto c = store.get(keys::cleaner_checkpoint(tp))) {
     auto cp = decode_cleaner_checkpoint(*c);
     if (!cp.ok())
       storage_failure(tp, cp.error().message());
     st.compaction.checkpoint = *cp;
   }
+  std::optional<std::pair<int64_t, int64_t>> log_start;
+  if (auto start = store.get(keys::log_start(tp))) {
+    auto ls = snapshot_codec::decode_log_start(*start);
+    if (!ls.ok())
+      storage_failure(tp, ls.error().message());
+    log_start = *ls;
+  }
+  // One replica: everything durable is committed. Replicated: the log end
+  // may hold batches no follower has (appended before a crash, or as a
+  // follower of a leader that lost them), so the partition restarts at its
+  // high-watermark checkpoint (or its log start, which only ever moved
+  // below the HW) and the HW moves on only as followers fetch (Kafka's
+  // replication-offset-checkpoint): a retried produce of such a batch
+  // waits for the followers before it is acknowledged.
+  int64_t hw = st.core->log_end_offset();
+  if (has_followers(self)) {
+    hw = log_start ? log_start->first : st.core->log_start_offset();
+    if (auto v = store.get(keys::high_watermark(tp))) {
+      auto cp = codec::decode_int64(*v);
+      if (!cp.ok())
+        storage_failure(tp, "high-watermark checkpoint: " + cp.error().message());
+      hw = std::max(hw, *cp);
+    }
+  }
+  st.core->load_high_watermark(hw);
+  if (log_start)
+    st.core->apply_log_start({log_start->first, log_start->second, {}});
 }
 
 // Persists and applies a move of the log start (retention, DeleteRecords):
@@ -936,6 +986,9 @@ void append_as_follower(partition_ptr self, const replica_append_request& req,
     rest.remove_prefix(bytes.size());
   }
   leveldb::WriteBatch wb;
+  if (!batches.empty())
+    if (auto before = snapshot_before(self, req.records.size()))
+      add_snapshot(self, wb, std::move(*before));
   bool epochs_changed = false;
   for (auto& [h, bytes] : batches) {
     auto info = v2::info_of(h, bytes);
@@ -953,9 +1006,11 @@ void append_as_follower(partition_ptr self, const replica_append_request& req,
   }
   if (epochs_changed)
     wb.Put(keys::leader_epochs(tp), snapshot_codec::encode_epochs(st.epochs.entries()));
-  if (!batches.empty() && st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes)
-    add_snapshot(self, wb, st.core->snapshot());
   auto leader_hw = req.leader_high_watermark;
+  if (!batches.empty())
+    wb.Put(keys::high_watermark(tp),
+           codec::encode_int64(replication::follower_high_watermark(leader_hw,
+                                                                     st.core->log_end_offset())));
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                [self, rp, leader_hw](const status& s) mutable {
                  auto& st = self->state;
@@ -1402,7 +1457,7 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       if (auto p = st.replication->maybe_expand(req.follower, st.core->high_watermark()))
         propose_isr(self, *p);
       r.high_watermark = st.core->high_watermark();
-      if (!r.records.empty() || req.max_wait_ms <= 0 || req.high_watermark != r.high_watermark)
+      if (!r.records.empty() || req.max_wait_ms <= 0 || req.high_watermark < r.high_watermark)
         return r;
       auto rp = self->make_response_promise<replica_fetch_response>();
       auto id = st.next_fetch_id++;

@@ -175,9 +175,12 @@ status partition_core::replay(const batch_info& batch) {
   auto r = append_replica(batch);
   if (!r.ok())
     return r.error();
-  // Everything read back from storage is durable.
-  set_high_watermark(log_end_offset_);
   return {};
+}
+
+void partition_core::load_high_watermark(int64_t hw) {
+  high_watermark_ = log_start_offset_;
+  set_high_watermark(hw);
 }
 
 status_or<append_result> partition_core::append_replica(const batch_info& batch) {
@@ -200,7 +203,7 @@ void partition_core::restore(const producer_snapshot& s, std::vector<aborted_txn
   log_start_position_ = s.log_start_position;
   log_end_position_ = s.log_end_position;
   log_end_offset_ = s.offset;
-  high_watermark_ = s.offset;
+  high_watermark_ = log_start_offset_; // load_high_watermark() sets it
   producer_state_dropped_ = s.producer_state_dropped;
   producers_ = s.producers;
   ongoing_txns_.clear();

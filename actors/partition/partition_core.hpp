@@ -213,7 +213,8 @@ public:
   // -- recovery ------------------------------------------------------------
 
   /// Re-applies a batch read back from storage (origin REPLICATION: no
-  /// producer checks) and makes it durable (HW = log end). The batch may
+  /// producer checks); the high watermark is set once the load is done
+  /// (load_high_watermark). The batch may
   /// start above the log end offset (the cleaner removed the batches
   /// between, docs/compaction.md): the log end moves past the gap. Errors
   /// (KAFKA_STORAGE_ERROR): the batch starts below the log end offset.
@@ -301,6 +302,14 @@ public:
   bool producer_state_dropped() const { return producer_state_dropped_; }
 
   // -- high watermark --------------------------------------------------------
+
+  /// The high watermark after a load (restore() and replay()): `hw`
+  /// clamped to [log start, log end], below what the load assumed if need
+  /// be: the log end for a partition of one replica (all of it is
+  /// durable, so committed), the stored checkpoint for a replicated one
+  /// (its log end may hold batches no follower has). Transactions whose
+  /// marker lies below it stop holding the LSO.
+  void load_high_watermark(int64_t hw);
 
   /// Moves the high watermark to `hw` (the durable log end in a one-replica
   /// node). Completed transactions whose marker is below it stop holding

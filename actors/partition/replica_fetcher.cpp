@@ -120,7 +120,7 @@ void fetch(fetcher_ptr self, const topic_partition& tp, uint64_t g) {
                                              r.diverging_end_offset});
           return;
         }
-        if (!r.records.empty() || r.high_watermark != f->position.high_watermark) {
+        if (!r.records.empty() || r.high_watermark > f->position.high_watermark) {
           ask_local(self, tp, g,
                     replica_append_request{f->leader_epoch, std::move(r.records),
                                            r.high_watermark});

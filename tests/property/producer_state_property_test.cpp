@@ -68,6 +68,7 @@ std::unique_ptr<partition_core> restart_from(const partition_core& old,
     RC_ASSERT(h.ok());
     RC_ASSERT(fresh->replay(v2::info_of(*h, i->second)).ok());
   }
+  fresh->load_high_watermark(fresh->log_end_offset()); // one replica: all of it is committed
   return fresh;
 }
 

@@ -91,6 +91,48 @@ TEST(CoordinationCore, SessionEndDeletesOnlyThatSessionsEphemeralsAndFiresWatche
   EXPECT_EQ(core.prepare_session_end(9).zxid, 0);
 }
 
+// Several sessions (the simulator's ZooKeeper) each hear their own
+// watches, once, and a session that ends takes only its own watches along.
+TEST(CoordinationCore, EachWatcherHearsItsOwnWatchesOnce) {
+  coordination_core core;
+  core.commit(core.prepare({coord_op::create_node("/nodes", "")}, 7, 0));
+  std::vector<std::string> names;
+  znode_stat st;
+  std::string data;
+  ASSERT_EQ(core.get_children("/nodes", true, names, st, 7), zrc::ZOK);
+  ASSERT_EQ(core.get_children("/nodes", true, names, st, 8), zrc::ZOK);
+  ASSERT_EQ(core.exists("/controller", true, st, 8), zrc::ZNONODE);
+  ASSERT_EQ(core.exists("/controller", true, st, 9), zrc::ZNONODE);
+  core.clear_watches(9);
+  auto created = core.commit_watched(core.prepare(
+    {coord_op::create_node("/nodes/1", "", znode_ephemeral),
+     coord_op::create_node("/controller", "", znode_ephemeral)},
+    7, 0));
+  ASSERT_EQ(created.size(), 3u);
+  EXPECT_EQ(created[0].watcher, 7);
+  EXPECT_EQ(created[0].type, watch_event_type::child);
+  EXPECT_EQ(created[0].path, "/nodes");
+  EXPECT_EQ(created[1].watcher, 8);
+  EXPECT_EQ(created[1].type, watch_event_type::child);
+  EXPECT_EQ(created[2].watcher, 8);
+  EXPECT_EQ(created[2].type, watch_event_type::created);
+  EXPECT_EQ(created[2].path, "/controller");
+  // One-shot: a second create fires nothing; a data watch and a listing
+  // of the same znode by one watcher give one `deleted`.
+  EXPECT_TRUE(core.commit_watched(core.prepare({coord_op::create_node("/nodes/2", "")}, 7, 0))
+                .empty());
+  ASSERT_EQ(core.get("/nodes/2", true, data, st, 7), zrc::ZOK);
+  ASSERT_EQ(core.get_children("/nodes/2", true, names, st, 7), zrc::ZOK);
+  ASSERT_EQ(core.get_children("/nodes/2", true, names, st, 8), zrc::ZOK);
+  auto removed = core.commit_watched(core.prepare({coord_op::remove_node("/nodes/2")}, 7, 0));
+  ASSERT_EQ(removed.size(), 2u);
+  EXPECT_EQ(removed[0].watcher, 7);
+  EXPECT_EQ(removed[0].type, watch_event_type::deleted);
+  EXPECT_EQ(removed[1].watcher, 8);
+  EXPECT_EQ(removed[1].type, watch_event_type::deleted);
+  EXPECT_EQ(removed[1].path, "/nodes/2");
+}
+
 // The cversion kept counts child creates (sequential names); the one read
 // counts creates and deletes, as ZooKeeper's DataNode.copyStat reports it.
 TEST(CoordinationCore, StoredCversionCountsCreatesAndTheReportedOneAlsoDeletes) {

@@ -544,6 +544,65 @@ TEST_F(HistoryChecker, ZombieWrite_PartitionAcceptsEpochBelowOneItAlreadyHeld) {
                            "held epoch 1 at offset 1");
 }
 
+// With replicas, a leader that was deposed may have accepted a batch no
+// follower had: the new leader's log holds other records at its offsets
+// (here the marker of epoch 1 where the old leader put value 2), and the
+// write reached nobody. Only writes the final log holds are judged.
+TEST_F(HistoryChecker, ZombieWrite_NotForAWriteTruncatedWithADeposedLeader) {
+  send_txn(txn_a, 4000, 0, orders, 1, 0);
+  send_txn(txn_a, 4000, 0, orders, 2, 0);
+  write(orders, 0, 0, 4000, 0, true);
+  write(orders, 2, 2, 4000, 0, true);
+  log_txn(orders, {1}, 4000, 0, control_type::abort);
+  data(orders, 7, 5000, 0, false);
+  auto vs = checked();
+  EXPECT_TRUE(vs.empty()) << dump(vs);
+}
+
+// -- replica_divergence ----------------------------------------------------------------------------
+
+// Below the high watermark every replica holds the leader's records; above
+// it a follower may hold a tail it will truncate.
+TEST_F(HistoryChecker, ReplicaDivergence_ADifferentRecordBelowTheHighWatermark) {
+  send_idempotent(6000, 0, orders, 1);
+  ack(1, 0);
+  send_idempotent(6000, 0, orders, 2);
+  ack(2, 1);
+  data(orders, 1, 6000, 0, false);
+  data(orders, 2, 6000, 0, false);
+  auto& p = part(orders);
+  p.replicas.push_back({1, p.log});
+  auto diverged = p.log;
+  diverged[1].value = 9;
+  p.replicas.push_back({2, diverged});
+  auto tail = p.log;
+  tail.push_back(log_entry::data(2, 7, pid(6000), ep(0), false)); // above the HW: not judged
+  p.replicas.push_back({3, tail});
+  auto vs = checked();
+  EXPECT_EQ(names(vs), (found{{"replica_divergence", 5}})) << dump(vs);
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].message, "orders-0 on node 2: offset 1 holds value 9 of producer id 6000 epoch 0, "
+                           "the leader value 2 of producer id 6000 epoch 0");
+}
+
+// When quiescent, a replica that lacks a committed record has not caught up:
+// its ISR is not whole again.
+TEST_F(HistoryChecker, ReplicaDivergence_AReplicaLackingACommittedRecordAtQuiescence) {
+  send_idempotent(6000, 0, orders, 1);
+  ack(1, 0);
+  data(orders, 1, 6000, 0, false);
+  data(orders, 2, 6000, 0, false);
+  auto& p = part(orders);
+  p.replicas.push_back({1, p.log});
+  p.replicas.push_back({2, {p.log[0]}});
+  quiesce();
+  auto vs = checked();
+  EXPECT_EQ(names(vs), (found{{"replica_divergence", 3}})) << dump(vs);
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].message, "orders-0 on node 2: lacks offset 1 (value 2 of producer id 6000 epoch 0), "
+                           "below the high watermark 2");
+}
+
 // -- late_request_effect ----------------------------------------------------------------------------
 
 // A delayed write of transaction 0 lands inside transaction 1's range on
@@ -651,6 +710,7 @@ TEST(HistoryCheckerNames, EveryViolationKindHasItsStableName) {
     {k::late_request_effect, "late_request_effect"},
     {k::stuck_lso, "stuck_lso"},
     {k::open_state_disagreement, "open_state_disagreement"},
+    {k::replica_divergence, "replica_divergence"},
   };
   for (auto& [kind, text] : expected)
     EXPECT_EQ(to_string(kind), text);

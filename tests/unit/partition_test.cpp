@@ -580,6 +580,38 @@ TEST_F(PartitionCore, WorkedExample71InterleavedTransactionsOffsetsLsoAndIndex) 
 
 // -- replay, fetch, list offsets -----------------------------------------------
 
+// A replicated partition restarts at its high-watermark checkpoint, which
+// may lie below its log end: a transaction whose commit marker is above it
+// holds the LSO again (it is not committed until a follower has the
+// marker), and nothing above the checkpoint is visible to any reader.
+TEST_F(PartitionCore, ReplicatedRestartBelowTheLogEndHoldsTheLsoAtAnUncommittedMarker) {
+  produce_durable(idem_batch(6000, 0, 0, 2));                   // 0-1
+  produce(txn_batch(5000, 0, 0, 2));                            // 2-3
+  marker(5000, 0, commit_marker(3));                            // 4
+  p.set_high_watermark(4);
+  ASSERT_EQ(p.last_stable_offset(), 2);
+  p.set_high_watermark(5); // to fetch the whole log
+  auto all = p.fetch(0, INT32_MAX, isolation_level::read_uncommitted);
+  ASSERT_TRUE(all.ok());
+  auto replayed = [&](int64_t hw) {
+    auto q = std::make_unique<testing::logged_partition>(topic_partition{"orders", 0});
+    for (auto& b : all->batches)
+      EXPECT_TRUE(q->replay(b).ok());
+    q->load_high_watermark(hw);
+    return q;
+  };
+  auto at_checkpoint = replayed(4);
+  EXPECT_EQ(at_checkpoint->high_watermark(), 4);
+  EXPECT_EQ(at_checkpoint->last_stable_offset(), 2);
+  // Once the marker is committed, the transaction is visible.
+  at_checkpoint->set_high_watermark(5);
+  EXPECT_EQ(at_checkpoint->last_stable_offset(), 5);
+  // Without a checkpoint: the log start; past the log end: the log end.
+  EXPECT_EQ(replayed(0)->last_stable_offset(), 0);
+  EXPECT_EQ(replayed(99)->high_watermark(), 5);
+  EXPECT_EQ(replayed(99)->last_stable_offset(), 5);
+}
+
 TEST_F(PartitionCore, ReplayOfLogReproducesProducerStateAndDedupStillWorks) {
   produce(txn_batch(4000, 0, 0, 3));
   produce(txn_batch(5000, 2, 0, 2));
@@ -596,6 +628,7 @@ TEST_F(PartitionCore, ReplayOfLogReproducesProducerStateAndDedupStillWorks) {
   testing::logged_partition q{topic_partition{"orders", 0}};
   for (auto& b : all->batches)
     ASSERT_TRUE(q.replay(b).ok());
+  q.load_high_watermark(q.log_end_offset());
 
   EXPECT_EQ(q.log_end_offset(), p.log_end_offset());
   EXPECT_EQ(q.high_watermark(), p.high_watermark());

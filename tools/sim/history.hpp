@@ -185,14 +185,24 @@ struct log_entry {
 };
 
 /// A partition at the end of the run.
+/// The log one replica of a partition holds at the end (read from that
+/// node's storage once every node stopped), in log order.
+struct replica_log {
+  int32_t node = -1;
+  std::vector<log_entry> log;
+};
+
 struct partition_final_state {
   topic_partition tp;
-  std::vector<log_entry> log; // in log order, the whole log
+  std::vector<log_entry> log; // in log order, the whole log (the leader's)
   int64_t high_watermark = 0;
   int64_t last_stable_offset = 0;
   /// Producer ids with an open transaction on this partition (its
   /// producer state).
   std::vector<producer_id> open_transactions;
+  /// With several nodes: every replica's log (the leader's among them);
+  /// empty for the single node.
+  std::vector<replica_log> replicas;
 };
 
 /// A transaction the transaction coordinator holds open at the end

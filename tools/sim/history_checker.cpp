@@ -27,6 +27,7 @@ const char* to_string(violation_kind kind) {
     case violation_kind::late_request_effect: return "late_request_effect";
     case violation_kind::stuck_lso: return "stuck_lso";
     case violation_kind::open_state_disagreement: return "open_state_disagreement";
+    case violation_kind::replica_divergence: return "replica_divergence";
   }
   return "unknown";
 }
@@ -141,6 +142,7 @@ public:
     check_polls();
     check_offsets();
     check_epochs_and_writes();
+    check_replicas();
     check_liveness();
     std::stable_sort(out_.begin(), out_.end(), [](const violation& a, const violation& b) {
       return std::tie(a.seq, a.kind) < std::tie(b.seq, b.kind);
@@ -268,6 +270,58 @@ private:
       auto s = first_send_.find(v);
       report(violation_kind::duplicate_write, s == first_send_.end() ? h_.final.seq : s->second->seq,
              os.str());
+    }
+  }
+
+  // -- replicas ------------------------------------------------------------------
+
+  static bool same_record(const log_entry& a, const log_entry& b) {
+    return a.offset == b.offset && a.is_control == b.is_control && a.pid == b.pid
+           && a.epoch == b.epoch
+           && (a.is_control ? a.marker == b.marker
+                            : a.value == b.value && a.transactional == b.transactional);
+  }
+
+  static std::string describe_entry(const log_entry& e) {
+    return e.is_control ? std::string(name(e.marker)) + " marker of producer id "
+                            + std::to_string(e.pid.value) + " epoch " + std::to_string(e.epoch.value)
+                        : "value " + std::to_string(e.value) + " of producer id "
+                            + std::to_string(e.pid.value) + " epoch "
+                            + std::to_string(e.epoch.value);
+  }
+
+  void check_replicas() {
+    bool quiet = quiescent_for_bound();
+    for (auto& p : h_.final.partitions) {
+      std::map<int64_t, const log_entry*> leader;
+      for (auto& e : p.log)
+        if (e.offset < p.high_watermark)
+          leader[e.offset] = &e;
+      for (auto& r : p.replicas) {
+        auto where = name(p.tp) + " on node " + std::to_string(r.node) + ": ";
+        std::string why;
+        std::set<int64_t> held;
+        for (auto& e : r.log) {
+          if (e.offset >= p.high_watermark)
+            break;
+          held.insert(e.offset);
+          auto l = leader.find(e.offset);
+          if (l == leader.end() || !same_record(e, *l->second)) {
+            why = "offset " + std::to_string(e.offset) + " holds " + describe_entry(e) + ", the leader "
+                  + (l == leader.end() ? std::string("nothing") : describe_entry(*l->second));
+            break;
+          }
+        }
+        if (why.empty() && quiet)
+          for (auto& [off, e] : leader)
+            if (!held.count(off)) {
+              why = "lacks offset " + std::to_string(off) + " (" + describe_entry(*e)
+                    + "), below the high watermark " + std::to_string(p.high_watermark);
+              break;
+            }
+        if (!why.empty())
+          report(violation_kind::replica_divergence, h_.final.seq, where + why);
+      }
     }
   }
 
@@ -546,6 +600,15 @@ private:
     }
   }
 
+  /// Whether the final log holds the write `w` accepted: with replicas, a
+  /// leader that was deposed may have accepted batches that no follower
+  /// had; they were truncated and never reached anyone (acks=all).
+  static bool survived(const write_accepted_event& w, const std::vector<log_entry>& log) {
+    auto i = std::lower_bound(log.begin(), log.end(), w.base_offset,
+                              [](const log_entry& e, int64_t off) { return e.offset < off; });
+    return i != log.end() && i->offset == w.base_offset && i->pid == w.pid && i->epoch == w.epoch;
+  }
+
   /// Why the write is a zombie write; empty if it is not.
   std::string zombie(const write_accepted_event& w,
                      const std::map<producer_id, std::set<producer_epoch>>& handed) const {
@@ -554,6 +617,8 @@ private:
     if (view)
       if (auto it = view->by_pid.find(w.pid); it != view->by_pid.end())
         mine = &it->second;
+    if (view && !survived(w, view->state->log))
+      return {}; // appended by a leader that was then deposed: truncated away
     if (mine) {
       auto& log = view->state->log;
       for (auto i : *mine) {

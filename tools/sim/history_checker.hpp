@@ -142,6 +142,13 @@ enum class violation_kind : uint8_t {
   /// soon as AddPartitionsToTxn returned, before any write. Once per
   /// partition and producer id. Seq: final.
   open_state_disagreement,
+  /// With replicas: a replica's log holds, below the final high watermark,
+  /// a record that differs from the leader's at that offset (replicas
+  /// diverged), or, when quiescent for the bound, lacks one of the leader's
+  /// records below it (its ISR is not whole again). Records above the high
+  /// watermark are not judged (a follower truncates them). Once per
+  /// replica. Seq: final.
+  replica_divergence,
 };
 
 /// The rule's stable name, e.g. "lost_write".

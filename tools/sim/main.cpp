@@ -6,6 +6,7 @@
 //   caftx-sim --regression FILE    every run listed in FILE ("SEED [FAULT-SCALE] [WORKLOAD]")
 //   caftx-sim --fresh 20           20 seeds never run before (random), printed
 //   caftx-sim --workload northwind --seeds 20   the Northwind pipeline instead
+//   caftx-sim --nodes 3 --seeds 20               a 3-node cluster over a simulated ZooKeeper
 //
 // Exit status: 0 when every run kept every rule, 1 when one did not (its
 // seed and first violated rule are printed), 2 for bad arguments.
@@ -54,11 +55,12 @@ struct planned_run {
   uint64_t seed = 0;
   double fault_scale = 1.0;
   std::string workload = "mixed";
+  int32_t nodes = 1;
 };
 
-// One run per line: "SEED [FAULT-SCALE] [WORKLOAD]" (the fault scale and
-// workload it failed with; 1 and mixed by default), then an optional '#'
-// comment.
+// One run per line: "SEED [FAULT-SCALE] [WORKLOAD] [nodes=N]" (the fault
+// scale, workload and cluster size it failed with; 1, mixed and one node
+// by default), then an optional '#' comment.
 std::vector<planned_run> read_seed_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw CLI::ValidationError("--regression", path + " is not a file");
@@ -84,7 +86,19 @@ std::vector<planned_run> read_seed_file(const std::string& path) {
     r.seed = *parsed;
     bool scale_seen = false;
     bool workload_seen = false;
+    bool nodes_seen = false;
     while (ls >> word) {
+      if (word.compare(0, 6, "nodes=") == 0 && !nodes_seen) {
+        auto n = word.substr(6);
+        if (n != "1" && n != "3" && n != "4" && n != "5")
+          throw CLI::ValidationError("--regression", where + "'" + clip(word)
+                                                       + "': nodes is 1, 3, 4 or 5");
+        r.nodes = std::stoi(n);
+        nodes_seen = true;
+        continue;
+      }
+      if (nodes_seen)
+        throw CLI::ValidationError("--regression", where + "unexpected '" + clip(word) + "'");
       if ((word == "mixed" || word == "northwind") && !workload_seen) {
         r.workload = word;
         workload_seen = true;
@@ -134,6 +148,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   bool json = false;
   bool dump = false;
+  int32_t nodes = 1;
   auto seed_check = CLI::Validator(
     [](std::string& x) {
       return parse_seed(x) ? std::string{} : "'" + clip(x) + "' is not a seed (0 to 2^64-1)";
@@ -161,6 +176,10 @@ int main(int argc, char** argv) {
     ->check(CLI::IsMember({"mixed", "northwind"}));
   app.add_option("--northwind-dir", northwind_dir, "The Northwind CSVs, for --workload northwind")
     ->check(CLI::ExistingDirectory);
+  app.add_option("--nodes", nodes,
+                 "1: the embedded node (default); 3 to 5: a cluster over a simulated ZooKeeper, "
+                 "every partition on three nodes")
+    ->check(CLI::IsMember({1, 3, 4, 5}));
   app.add_flag("--no-faults", no_faults, "The same workload without faults");
   app.add_option("--fault-scale", fault_scale, "Multiply every fault rate (a storm: 5)")
     ->check(CLI::Validator(
@@ -193,14 +212,14 @@ int main(int argc, char** argv) {
   std::vector<planned_run> list;
   try {
     if (*seed_opt)
-      list.push_back({*parse_seed(seed_text), fault_scale, workload_name});
+      list.push_back({*parse_seed(seed_text), fault_scale, workload_name, nodes});
     auto first_seed = *parse_seed(first_seed_text);
     if (seeds > 0 && first_seed > std::numeric_limits<uint64_t>::max() - (seeds - 1))
       throw CLI::ValidationError("--first-seed", "--first-seed " + first_seed_text + " with --seeds "
                                                    + std::to_string(seeds)
                                                    + " runs past 2^64-1");
     for (uint64_t s = 0; s < seeds; ++s)
-      list.push_back({first_seed + s, fault_scale, workload_name});
+      list.push_back({first_seed + s, fault_scale, workload_name, nodes});
     if (!regression.empty()) {
       auto runs = read_seed_file(regression);
       if (runs.empty())
@@ -215,7 +234,7 @@ int main(int argc, char** argv) {
   if (fresh > 0) {
     std::random_device rd;
     for (uint64_t i = 0; i < fresh; ++i)
-      list.push_back({(static_cast<uint64_t>(rd()) << 32) ^ rd(), fault_scale, workload_name});
+      list.push_back({(static_cast<uint64_t>(rd()) << 32) ^ rd(), fault_scale, workload_name, nodes});
   }
   if (list.empty()) {
     std::cerr << "caftx-sim: give --seed, --seeds, --regression or --fresh (see --help)\n";
@@ -240,8 +259,10 @@ int main(int argc, char** argv) {
     o.fault_scale = planned.fault_scale;
     o.load = planned.workload == "northwind" ? workload::northwind : workload::mixed;
     o.northwind_dir = northwind_dir;
+    o.nodes = planned.nodes;
     auto replay = "caftx-sim --seed " + std::to_string(s)
                   + (o.load == workload::northwind ? " --workload northwind" : "")
+                  + (o.nodes != 1 ? " --nodes " + std::to_string(o.nodes) : "")
                   + (planned.fault_scale != 1.0 ? " --fault-scale " + fmt_scale(planned.fault_scale) : "")
                   + (active_ms != 20000 ? " --active-ms " + std::to_string(active_ms) : "")
                   + (no_faults ? " --no-faults" : "");
@@ -259,6 +280,7 @@ int main(int argc, char** argv) {
                        {"events", r.events}, {"steps", r.steps},       {"simulated_ms", r.simulated_ms},
                        {"commits", r.commits}, {"aborts", r.aborts}, {"faults", r.faults},
                        {"fault_scale", planned.fault_scale}, {"workload", planned.workload},
+                       {"nodes", planned.nodes},
                        {"failure", r.failure}};
       for (auto& v : r.violations)
         j["violations"].push_back(to_string(v));

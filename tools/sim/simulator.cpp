@@ -28,7 +28,11 @@
 #include "runtime/messages.hpp"
 #include "runtime/record_batch_v2.hpp"
 #include "examples/northwind/pipeline.hpp"
+#include "actors/controller/znodes.hpp"
+#include "storage/codec.hpp"
+#include "storage/node_store.hpp"
 #include "tools/sim/crash_env.hpp"
+#include "tools/sim/sim_zookeeper.hpp"
 
 namespace caftx::sim {
 
@@ -72,6 +76,7 @@ struct fault_rates {
   double point_crash = 0; // per fault point hit: the actor dies there
   double client_crash = 0; // per client operation: the client process dies
   double pause = 0;       // per client operation: paused past its timeout
+  double zk_cut = 0;      // per step, several nodes: a node cut off from ZooKeeper
 };
 
 class world;
@@ -83,7 +88,9 @@ caf::behavior proxy_fn(caf::event_based_actor* self, world* w, std::string addre
 
 class world {
 public:
-  explicit world(const sim_options& opts) : opts_(opts), rng_(opts.seed) {
+  explicit world(const sim_options& opts)
+    : opts_(opts), rng_(opts.seed),
+      zk_([this] { return now_ms(); }, zk_session_timeout_ms) {
     draw_rates();
     ncfg_.data_dir = "/sim/node";
     ncfg_.transaction_state_log_num_partitions = 4;
@@ -100,6 +107,27 @@ public:
     auto cache = pick(3);
     ncfg_.log_tail_cache_bytes = cache == 0 ? 0 : cache == 1 ? 1 + static_cast<int32_t>(pick(8192))
                                                              : ncfg_.log_tail_cache_bytes;
+    if (multi()) {
+      // Kafka's replicated layout: every partition, the internal ones too,
+      // on three nodes with two in sync required for acks=all; followers
+      // that lag 5 s leave the ISR (30 s in Kafka: runs are short).
+      ncfg_.default_replication_factor = 3;
+      ncfg_.min_insync_replicas = 2;
+      ncfg_.transaction_state_log_replication_factor = 3;
+      ncfg_.transaction_state_log_min_isr = 2;
+      ncfg_.offsets_topic_replication_factor = 3;
+      ncfg_.replica_lag_time_max_ms = 5000;
+    }
+    for (int32_t k = 0; k < std::max(1, opts_.nodes); ++k) {
+      sim_node n;
+      n.id = multi() ? k + 1 : 0;
+      n.prefix = multi() ? "n" + std::to_string(n.id) + "/" : "";
+      n.cfg = ncfg_;
+      if (multi())
+        n.cfg.data_dir = "/sim/node" + std::to_string(n.id);
+      n.env = std::make_unique<crash_env>();
+      nodes_.push_back(std::move(n));
+    }
     fault::set_handler([this](const char* point, const void* detail) {
       return on_fault_point(point, detail);
     });
@@ -110,13 +138,18 @@ public:
     clients_.clear();
     graveyard_.clear();
     conns_.clear();
-    if (node_) {
-      node_->stop();
-      sched_.run();
-      node_.reset();
-      sched_.run();
-    }
+    for (auto& n : nodes_)
+      if (n.n) {
+        n.n->stop();
+        run_all();
+        n.n.reset();
+      }
+    run_all();
   }
+
+  /// Three or more nodes over the simulated ZooKeeper (else the embedded
+  /// single node, over its local store).
+  bool multi() const { return opts_.nodes > 1; }
 
   sim_result run();
 
@@ -160,7 +193,7 @@ public:
       std::swap(jobs[0], jobs[i]);
       if (auto* a = dynamic_cast<caf::abstract_actor*>(jobs[0]))
         mix(a->id());
-      sched_.run_once();
+      run_front();
       after_step();
       return true;
     }
@@ -172,7 +205,57 @@ public:
       mix(static_cast<uint64_t>(now_ms()));
       return true;
     }
-    return !jobs.empty() && (sched_.run_once(), after_step(), true);
+    return !jobs.empty() && (run_front(), after_step(), true);
+  }
+
+  // -- which node an actor belongs to ------------------------------------------------
+
+  /// Runs the first ready job, noting which node the actors it spawns
+  /// belong to (that of the actor that ran).
+  void run_front() {
+    note_spawns(-1); // what the simulator and its clients spawned
+    int owner = -1;
+    if (auto* a = dynamic_cast<caf::abstract_actor*>(sched_.jobs.front()))
+      owner = owner_of(a->id());
+    context_owner_ = owner;
+    sched_.run_once();
+    context_owner_ = -1;
+    note_spawns(owner);
+  }
+
+  /// Runs every ready job, as the test scheduler's run(), one at a time.
+  void run_all() {
+    while (!sched_.jobs.empty())
+      run_front();
+  }
+
+  /// Actors spawned since the last call belong to node index `owner` (-1:
+  /// the simulator and its clients). Actor ids only grow.
+  void note_spawns(int owner) {
+    auto latest = sys_.latest_actor_id();
+    if (latest > last_noted_id_) {
+      if (spawned_.empty() || spawned_.rbegin()->second != owner)
+        spawned_[last_noted_id_ + 1] = owner;
+      last_noted_id_ = latest;
+    }
+  }
+
+  /// The node index actor `id` belongs to; -1 for the simulator's own.
+  int owner_of(caf::actor_id id) const {
+    auto i = spawned_.upper_bound(id);
+    if (i == spawned_.begin())
+      return -1;
+    return std::prev(i)->second;
+  }
+
+  /// The index of the node with address prefix of `address` (-1: none).
+  int node_of_address(const std::string& address) const {
+    if (!multi())
+      return 0;
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      if (address.compare(0, nodes_[k].prefix.size(), nodes_[k].prefix) == 0)
+        return static_cast<int>(k);
+    return -1;
   }
 
   /// A client chosen by the seed, not paused and not already inside a
@@ -183,9 +266,15 @@ public:
   void enter(sim_client& c, bool finishing = false);
 
   void after_step() {
-    if (crash_node_after_step_) {
-      crash_node_after_step_ = false;
-      crash_node();
+    if (crash_node_after_step_ >= 0) {
+      auto k = crash_node_after_step_;
+      crash_node_after_step_ = -1;
+      crash_node(static_cast<size_t>(k));
+    }
+    if (multi()) {
+      heal_due();
+      if (int ended = zk_.expire_idle(); ended > 0)
+        count("zookeeper.session_expired");
     }
   }
 
@@ -249,8 +338,12 @@ public:
   /// the actor bound to the address, through the faulty network.
   caf::actor endpoint(const std::string& address) {
     auto& p = proxies_[address];
-    if (!p)
+    if (!p) {
+      // Proxies are the network's, whoever made the address known.
+      note_spawns(context_owner_);
       p = sys_.spawn(proxy_fn, this, address);
+      note_spawns(-1);
+    }
     return p;
   }
 
@@ -259,7 +352,6 @@ public:
     return endpoint(address);
   }
 
-  bool node_down_ = false; // between a crash and the restart
   enum class mode : uint8_t { normal, drop_reply, duplicate };
   struct held {
     int64_t at;
@@ -277,7 +369,7 @@ public:
   /// order; different connections reorder through their delays.
   void route(caf::event_based_actor* self, const std::string& address, uint64_t sender,
              caf::response_promise rp, caf::message msg) {
-    if (node_down_) {
+    if (auto from = multi() ? owner_of(sender) : 0; from >= 0 && nodes_[from].down) {
       // Sent while the node goes down or by one of its dying actors: lost
       // with the node, as bytes a crashed host never put on the wire.
       graveyard_.push_back(std::move(rp));
@@ -326,7 +418,7 @@ public:
   }
 
   void deliver(const std::string& address, held h) {
-    auto i = bindings_.find(address);
+    auto i = bindings_.find(resolve(address));
     if (i == bindings_.end() || !i->second) {
       graveyard_.push_back(std::move(h.rp));
       return;
@@ -373,7 +465,7 @@ public:
       return fault::action::proceed;
     count(std::string("point.") + point);
     if (chance(0.2)) // the whole node goes down at this place
-      crash_node_after_step_ = true;
+      crash_node_after_step_ = std::max(0, context_owner_);
     return fault::action::crash_here;
   }
 
@@ -381,20 +473,25 @@ public:
     if (!faults_on_)
       return;
     if (chance(rates_.node_crash)) {
-      crash_node();
+      crash_node(pick_node());
       return;
     }
+    if (multi() && chance(rates_.zk_cut))
+      cut_from_zookeeper(pick_node());
     if (chance(rates_.session_kill))
       kill_some_session();
     if (chance(rates_.kill)) {
       std::vector<std::string> supervised;
       for (auto& [address, actor] : bindings_)
-        if (address != "broker" && actor)
+        if (address.substr(address.find('/') + 1) != "broker" && actor)
           supervised.push_back(address);
       if (supervised.empty())
         return;
       auto& address = supervised[pick(supervised.size())];
-      count("kill." + address.substr(0, address.find(':')));
+      auto kind = address.substr(address.find('/') + 1);
+      count("kill." + kind.substr(0, kind.find(':')));
+      if (opts_.verbose)
+        std::fprintf(stderr, "  killed: %s\n", address.c_str());
       caf::anon_send(bindings_[address], kill_child_request{});
     }
   }
@@ -402,54 +499,182 @@ public:
   /// A client's producer session dies (the producer replaces it).
   void kill_some_session();
 
-  /// Power loss: every actor of the node dies, writes not synced are lost,
-  /// messages on the wire are gone; the node restarts from its LevelDB.
-  void crash_node() {
+  /// A node chosen by the seed.
+  size_t pick_node() { return multi() ? pick(nodes_.size()) : 0; }
+
+  /// Power loss of node index `k`: every actor of the node dies, writes
+  /// not synced are lost, what it had on the wire to itself is gone (what
+  /// it sent to other nodes may still arrive); it restarts from its
+  /// LevelDB. Its ZooKeeper session is not closed: it times out.
+  void crash_node(size_t k) {
+    auto& n = nodes_[k];
+    if (!n.n)
+      return;
     count("node.crash");
-    drop_messages_in_flight();
-    // Until the restart nothing reaches the network: what the dying actors
-    // send while they stop (or a proxy still had in its mailbox) would
-    // otherwise reach the next incarnation's actors late, which no
-    // crashed process can do.
-    node_down_ = true;
-    bindings_.clear();
-    node_->stop();
-    sched_.run();
-    node_.reset();
-    sched_.run();
-    node_down_ = false;
-    env_.crash();
-    start_node();
+    drop_messages_in_flight(k);
+    // Until the restart nothing it sends reaches the network: what the
+    // dying actors send while they stop (or a proxy still had in its
+    // mailbox) would otherwise reach the next incarnation's actors late,
+    // which no crashed process can do.
+    n.down = true;
+    zk_.set_crashing(n.id, true);
+    for (auto i = bindings_.begin(); i != bindings_.end();)
+      i = node_of_address(i->first) == static_cast<int>(k) ? bindings_.erase(i) : std::next(i);
+    n.n->stop();
+    run_all();
+    n.n.reset();
+    run_all();
+    zk_.set_crashing(n.id, false);
+    n.down = false;
+    n.env->crash();
+    start_node(k);
   }
 
-  void drop_messages_in_flight() {
-    for (auto& [address, by_sender] : conns_)
+  /// Drops the messages queued in the network for node index `k`'s
+  /// addresses (a restarted process has new connections) and those its
+  /// actors sent to each other; in the single-node world, every message.
+  void drop_messages_in_flight(size_t k) {
+    for (auto& [address, by_sender] : conns_) {
+      // To another node (from node k too: on the wire) it may still arrive.
+      if (multi() && node_of_address(address) != static_cast<int>(k))
+        continue;
       for (auto& [sender, c] : by_sender) {
         for (auto& h : c.queue)
           graveyard_.push_back(std::move(h.rp));
         c.queue.clear();
       }
+    }
+  }
+
+  /// Cuts node index `k` off from ZooKeeper for a while (its session may
+  /// expire meanwhile); healed by heal_due().
+  void cut_from_zookeeper(size_t k) {
+    auto& n = nodes_[k];
+    if (!zk_.reachable(n.id))
+      return;
+    count("zookeeper.cut");
+    zk_.set_reachable(n.id, false);
+    n.zk_cut_until = now_ms() + 1000 + static_cast<int64_t>(pick(2 * zk_session_timeout_ms));
+  }
+
+  void heal_due() {
+    for (auto& n : nodes_)
+      if (n.zk_cut_until != 0 && (now_ms() >= n.zk_cut_until || !faults_on_)) {
+        n.zk_cut_until = 0;
+        zk_.set_reachable(n.id, true);
+      }
   }
 
   void start_node() {
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      start_node(k);
+    if (multi())
+      await_cluster();
+  }
+
+  void start_node(size_t k) {
+    auto& n = nodes_[k];
     node_options o;
     o.background_writer = false;
     o.wait_on_stop = false;
     o.clock_ms = [this] { return now_ms(); };
-    o.env = &env_;
-    o.network = [this](const std::string& address, const caf::actor& a) { return bind(address, a); };
+    o.env = n.env.get();
+    auto prefix = n.prefix;
+    o.network = [this, prefix](const std::string& address, const caf::actor& a) {
+      return bind(prefix + address, a);
+    };
     if (opts_.verbose)
-      o.events = [this](const node_event& e) {
-        std::fprintf(stderr, "[%lld ms] node: %s\n",
-                     static_cast<long long>(now_ms() - base_time_ms), e.text.c_str());
+      o.events = [this, id = n.id](const node_event& e) {
+        std::fprintf(stderr, "[%lld ms] node %d: %s\n",
+                     static_cast<long long>(now_ms() - base_time_ms), id, e.text.c_str());
       };
-    auto started = node::start(sys_, ncfg_, o);
+    if (multi()) {
+      o.node_id = n.id;
+      o.advertised_host = "n" + std::to_string(n.id);
+      o.advertised_port = 9092;
+      o.advertised_listener = "caftx://" + o.advertised_host + ":9092";
+      o.duplicate_wait_ms = zk_session_timeout_ms + 2000;
+      o.spawn_store = [this, id = n.id](caf::actor owner) {
+        return spawn_sim_zookeeper_session(sys_, zk_, id, std::move(owner));
+      };
+      o.random = [this](int32_t bound) { return static_cast<int32_t>(pick(bound)); };
+      o.connect_peer = [this](const std::string& host, uint16_t) {
+        auto address = host + "/broker";
+        return bindings_.count(address) > 0 ? endpoint(address) : caf::actor{};
+      };
+    }
+    note_spawns(-1);
+    context_owner_ = static_cast<int>(k);
+    auto started = node::start(sys_, n.cfg, o);
+    note_spawns(static_cast<int>(k));
+    context_owner_ = -1;
     if (!started.ok())
-      throw sim_failure("node did not start: " + started.error().to_string());
-    node_ = std::move(started).value();
-    bind("broker", node_->broker());
+      throw sim_failure("node " + std::to_string(n.id) + " did not start: "
+                        + started.error().to_string());
+    n.n = std::move(started).value();
+    bind(prefix + "broker", n.n->broker());
     // The node's controller hands it its partitions and coordinators.
-    sched_.run();
+    run_all();
+  }
+
+  /// Runs until every node is registered and a controller elected.
+  void await_cluster() {
+    auto deadline = now_ms() + 60000;
+    while (now_ms() < deadline) {
+      znode_stat st;
+      std::vector<std::string> registered;
+      std::string controller;
+      auto& tree = zk_.tree();
+      if (tree.get_children(controller::nodes_path, false, registered, st) == zrc::ZOK
+          && registered.size() == nodes_.size()
+          && tree.get(controller::controller_path, false, controller, st) == zrc::ZOK)
+        return;
+      if (!step())
+        sched_.advance_time(milliseconds(10));
+    }
+    throw sim_failure("cluster: the nodes did not register and elect a controller in 60 s");
+  }
+
+  /// Where a message for `address` goes: "bootstrap" is a live node's
+  /// broker (bootstrap.servers), "leader/X" the node leading X by the
+  /// controller's latest partition state; anything else is itself.
+  std::string resolve(const std::string& address) {
+    if (!multi())
+      return address;
+    if (address == "bootstrap") {
+      std::vector<std::string> live;
+      for (auto& n : nodes_)
+        if (bindings_.count(n.prefix + "broker") > 0)
+          live.push_back(n.prefix + "broker");
+      return live.empty() ? address : live[pick(live.size())];
+    }
+    if (address.compare(0, 7, "leader/") == 0) {
+      auto what = address.substr(7);
+      auto tp = what.substr(what.find(':') + 1);
+      auto dash = tp.rfind('-');
+      topic_partition p{tp.substr(0, dash), std::stoi(tp.substr(dash + 1))};
+      if (auto leader = leader_of(p); leader >= 0)
+        return "n" + std::to_string(leader) + "/" + what;
+    }
+    return address;
+  }
+
+  /// The leader of `tp` in the controller's latest partition state (-1:
+  /// none known).
+  int32_t leader_of(const topic_partition& tp) {
+    std::string data;
+    znode_stat st;
+    auto path = controller::partition_state_path(tp);
+    if (zk_.tree().get(path, false, data, st) != zrc::ZOK)
+      return -1;
+    auto state = controller::decode_partition_state(path, data, st.version);
+    return state.ok() ? state->leader : -1;
+  }
+
+  /// The handle a client uses for partition `tp`'s leader.
+  caf::actor partition_endpoint(const topic_partition& tp) {
+    auto address = "partition:" + tp.topic + "-" + std::to_string(tp.partition);
+    return endpoint(multi() ? "leader/" + address : address);
   }
 
   // -- history ----------------------------------------------------------------------
@@ -494,7 +719,7 @@ public:
   }
 
   caf::actor_system& system() { return sys_; }
-  caf::actor broker() { return endpoint("broker"); }
+  caf::actor broker() { return endpoint(multi() ? "bootstrap" : "broker"); }
   bool faults_on() const { return faults_on_; }
   const fault_rates& rates() const { return rates_; }
   const sim_options& options() const { return opts_; }
@@ -523,6 +748,9 @@ private:
     rates_.client_crash = rate(0.005);
     rates_.session_kill = rate(0.0001);
     rates_.pause = rate(0.003);
+    // Drawn only with several nodes: single-node seeds keep their runs.
+    if (multi())
+      rates_.zk_cut = rate(0.00002);
   }
 
   void setup_topics();
@@ -531,6 +759,9 @@ private:
   void settle();
   void final_reads();
   void collect_final_state();
+  /// With several nodes: stops them all and reads every replica's log of
+  /// the user partitions from its storage into the final state.
+  void collect_replica_logs();
 
   sim_options opts_;
   std::mt19937_64 rng_;
@@ -540,16 +771,33 @@ private:
   caf::scheduler::test_coordinator& sched_
     = dynamic_cast<caf::scheduler::test_coordinator&>(sys_.scheduler());
   caf::scoped_actor io_{sys_, true};
-  crash_env env_;
   node_config ncfg_;
-  std::unique_ptr<node> node_;
+  struct sim_node {
+    int32_t id = 0;          // node.id (0: the embedded single node)
+    std::string prefix;      // of its addresses: "n1/" ("" alone)
+    node_config cfg;
+    std::unique_ptr<crash_env> env;
+    std::unique_ptr<node> n;
+    bool down = false;        // between a crash and the restart
+    int64_t zk_cut_until = 0; // cut off from ZooKeeper until then (0: not)
+  };
+  static constexpr int64_t zk_session_timeout_ms = 6000;
+  sim_zookeeper zk_;
+  std::vector<sim_node> nodes_;
+  /// First actor id of each run of ids spawned by one owner (node index;
+  /// -1: the simulator and its clients).
+  std::map<caf::actor_id, int> spawned_;
+  caf::actor_id last_noted_id_ = 0;
+  /// The node index whose code runs now (an actor's step, node::start);
+  /// -1: the simulator's or a client's.
+  int context_owner_ = -1;
   std::map<std::string, caf::actor> proxies_;
   std::map<std::string, caf::actor> bindings_;
   /// Connections by receiving address, then by sending actor.
   std::map<std::string, std::map<uint64_t, connection>> conns_;
   std::vector<caf::response_promise> graveyard_;
   bool faults_on_ = false;
-  bool crash_node_after_step_ = false;
+  int crash_node_after_step_ = -1; // node index to crash after this step
   bool settling_ = false;
   std::vector<sim_client*> stack_; // clients inside a call, innermost last
   struct wait {
@@ -904,8 +1152,7 @@ struct reader_client : sim_client {
   /// One fetch of `tp`; false if there was no answer.
   bool poll(const topic_partition& tp, int64_t* high_watermark = nullptr) {
     auto& pos = positions[tp];
-    auto r = w.call<fetch_response>(io, w.endpoint("partition:" + tp.topic + "-"
-                                               + std::to_string(tp.partition)),
+    auto r = w.call<fetch_response>(io, w.partition_endpoint(tp),
                                     fetch_request{tp, pos, 1 << 20, iso});
     if (!r || r->error != error_code::none)
       return false;
@@ -1054,12 +1301,65 @@ void world::settle() {
       enter(*c, true);
 }
 
+void add_entries(const record_batch& b, std::vector<log_entry>& log) {
+  if (b.is_control()) {
+    auto m = parse_control_batch(b);
+    log.push_back(log_entry::control(b.base_offset, m ? m->type : control_type::abort, b.pid,
+                                     b.epoch));
+    return;
+  }
+  for (size_t k = 0; k < b.records.size(); ++k)
+    log.push_back(log_entry::data(b.offset_of(k), std::stoull(b.records[k].value), b.pid, b.epoch,
+                                  b.is_transactional()));
+}
+
+void world::collect_replica_logs() {
+  // Every node stops at once (their sessions left open: nothing moves
+  // leadership meanwhile), then each one's storage is read as a restart
+  // would read it.
+  for (auto& n : nodes_)
+    zk_.set_crashing(n.id, true);
+  for (auto& n : nodes_)
+    if (n.n)
+      n.n->stop();
+  run_all();
+  for (auto& n : nodes_)
+    n.n.reset();
+  run_all();
+  for (auto& n : nodes_) {
+    node_store_options so;
+    so.background_writer = false;
+    so.env = n.env.get();
+    auto store = node_store::open(n.cfg.data_dir, so);
+    if (!store.ok())
+      throw sim_failure("node " + std::to_string(n.id) + "'s storage: " + store.error().to_string());
+    for (auto& p : history_.final.partitions) {
+      replica_log r{n.id, {}};
+      bool any = false;
+      (*store)->scan(keys::log_prefix(p.tp), [&](const std::string&, const std::string& value) {
+        any = true;
+        auto b = v2::decode_all(value);
+        if (!b.ok())
+          throw sim_failure("node " + std::to_string(n.id) + ", " + to_string(p.tp) + ": "
+                            + b.error().to_string());
+        for (auto& batch : *b)
+          add_entries(batch, r.log);
+        return true;
+      });
+      if (any)
+        p.replicas.push_back(std::move(r));
+    }
+  }
+  for (auto& n : nodes_)
+    zk_.set_crashing(n.id, false);
+}
+
 void world::collect_final_state() {
   auto& f = history_.final;
   for (auto& topic : std::vector<std::string>{input_topic, output_topics[0], output_topics[1]})
     for (int32_t p = 0; p < partitions_per_topic; ++p) {
       topic_partition tp{topic, p};
-      auto dest = endpoint("partition:" + topic + "-" + std::to_string(p));
+      auto dest = partition_endpoint(tp);
       partition_final_state ps;
       ps.tp = tp;
       int64_t pos = 0;
@@ -1075,16 +1375,7 @@ void world::collect_final_state() {
         for (auto& b : *batches) {
           if (b.last_offset() < pos)
             continue;
-          if (b.is_control()) {
-            auto m = parse_control_batch(b);
-            ps.log.push_back(log_entry::control(b.base_offset,
-                                                m ? m->type : control_type::abort, b.pid, b.epoch));
-          } else {
-            for (size_t k = 0; k < b.records.size(); ++k)
-              ps.log.push_back(log_entry::data(b.offset_of(k),
-                                               std::stoull(b.records[k].value), b.pid, b.epoch,
-                                               b.is_transactional()));
-          }
+          add_entries(b, ps.log);
           pos = b.last_offset() + 1;
         }
         if (pos >= r->high_watermark)
@@ -1102,9 +1393,17 @@ void world::collect_final_state() {
     }
   list_transactions_request lreq;
   lreq.filter.states = {"Ongoing", "PrepareCommit", "PrepareAbort"};
+  // Right after the quiet period a node may still be learning where the
+  // shards of another one are: asked again for a while, as a client would.
   auto listed = call<list_transactions_response>(broker(), lreq);
+  for (int attempt = 0; attempt < 20 && (!listed || listed->error != error_code::none); ++attempt) {
+    sleep(500);
+    listed = call<list_transactions_response>(broker(), lreq);
+  }
   if (!listed || listed->error != error_code::none)
-    throw sim_failure("ListTransactions got no answer at the end");
+    throw sim_failure("ListTransactions got no answer at the end: "
+                      + (listed ? std::string(to_string(listed->error)) + ": " + listed->message
+                                : std::string("no reply")));
   for (auto& t : listed->transactions) {
     auto coord = call<find_coordinator_response>(broker(),
                                                  find_coordinator_request{1, t.transactional_id});
@@ -1123,6 +1422,8 @@ void world::collect_final_state() {
                    [](const event& a, const event& b) { return a.seq < b.seq; });
   f.seq = 16 * next_seq_++;
   f.time_ms = now_ms();
+  if (multi())
+    collect_replica_logs();
 }
 
 // The Northwind pipeline under faults: the load (retried until it is

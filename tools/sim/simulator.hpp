@@ -45,6 +45,11 @@ struct sim_options {
   bool faults = true;
   /// Multiplies every fault rate drawn from the seed (storms: 5, 10).
   double fault_scale = 1.0;
+  /// 1: the embedded single node over its local store. 3 to 5: a cluster
+  /// of that many nodes over a simulated ZooKeeper (sim_zookeeper.hpp),
+  /// every partition replicated on three of them (min.insync.replicas 2),
+  /// with node crashes, ZooKeeper cuts and session expiry among the faults.
+  int32_t nodes = 1;
   /// Print each fault as it is injected (stderr).
   bool verbose = false;
   /// Print the whole history, one event per line, after the run (stderr).
