@@ -106,8 +106,20 @@ group_coordinator_actor actor_directory::group_coordinator(int32_t partition) co
 }
 
 void actor_directory::add(const caf::actor& a) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (!closed_) {
+      all_.push_back(a);
+      return;
+    }
+  }
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+std::vector<caf::actor> actor_directory::close() {
   std::lock_guard<std::mutex> guard{mtx_};
-  all_.push_back(a);
+  closed_ = true;
+  return all_;
 }
 
 void actor_directory::remove(const caf::actor& a) {
@@ -481,7 +493,7 @@ void node::stop() {
     for (auto& h : pending)
       h.receive([](const txn_response&) {}, [](const caf::error&) {});
   }
-  auto actors = ctx_->directory->all();
+  auto actors = ctx_->directory->close();
   for (auto& a : actors)
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   if (opts_.wait_on_stop) {

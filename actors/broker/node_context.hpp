@@ -60,8 +60,11 @@ public:
   txn_coordinator_actor txn_coordinator(int32_t shard) const;
   group_coordinator_actor group_coordinator(int32_t partition) const;
 
-  /// Every actor of the node, for shutdown.
+  /// Every actor of the node, for shutdown. One added after close() is
+  /// stopped at once (spawned by an actor that had not stopped yet).
   void add(const caf::actor& a);
+  /// The node stops: every actor added so far; later ones stop as added.
+  std::vector<caf::actor> close();
   /// Forgets `a` (a replica stopped by the controller).
   void remove(const caf::actor& a);
   std::vector<caf::actor> all() const;
@@ -101,6 +104,7 @@ private:
   std::vector<txn_coordinator_actor> txn_;
   std::vector<group_coordinator_actor> group_;
   std::vector<caf::actor> all_;
+  bool closed_ = false;
   std::map<topic_partition, int32_t> assigned_;
   std::map<topic_partition, replica_assignment> replicas_;
   caf::actor broker_;

@@ -575,8 +575,8 @@ void register_node_znode(ctl_ptr self) {
     auto path = node_path(st.opts.node_id);
     auto registered = [self, session](int64_t epoch) {
       auto& st = self->state;
-      if (st.session_id != session)
-        return;
+      if (st.session_id != session || st.node_epoch >= 0)
+        return; // another session's, or registered by an earlier attempt
       st.foreign_since_ms = -1;
       st.node_epoch = epoch;
       if (st.opts.events.registered)
@@ -749,10 +749,14 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
             st.opts.events.connected(e.session_id);
           for (auto& [r, ep] : std::exchange(st.held, {}))
             send_now(st, r, ep);
-          if (fresh) {
+          // A new session registers; so does the same one back from a
+          // lost connection that cut its registration short (a create or
+          // read that failed, or the wait for a predecessor's znode), as
+          // Kafka's registerBroker retries until connected.
+          if (fresh)
             st.node_epoch = -1;
+          if (st.node_epoch < 0)
             register_node(self);
-          }
           return;
         }
         case session_state::connecting:
