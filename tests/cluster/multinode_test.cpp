@@ -890,9 +890,12 @@ TEST_F(Cluster, IsrOfOneBelowMinInsyncReplicasRefusesProduceWithNotEnoughReplica
     producer first{client_props({{"enable.idempotence", "true"}}, {leader})};
     EXPECT_EQ(first.send({"n", 0, "", "kept", {}, -1}).get().offset, 0);
   }
+  // The refusal comes at once; the request timeout leaves room for a
+  // loaded machine, so that the error the send ends with is the refusal
+  // and not a timed-out attempt.
   producer idem{client_props({{"enable.idempotence", "true"},
-                              {"request.timeout.ms", "1000"},
-                              {"delivery.timeout.ms", "3000"}},
+                              {"request.timeout.ms", "5000"},
+                              {"delivery.timeout.ms", "8000"}},
                              {leader})};
   // One at a time: each ISR removal by the controller is a new leader
   // epoch (if the controller was the killed node, a new one is elected
