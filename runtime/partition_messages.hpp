@@ -155,6 +155,11 @@ struct write_txn_marker_request {
   /// epoch it was elected with; another current epoch there is
   /// FENCED_LEADER_EPOCH, nothing written.
   int32_t leader_epoch = -1;
+  /// With leader_epoch: the load generation of the group coordinator's
+  /// election (as its appends carry); another one is NOT_COORDINATOR,
+  /// nothing written. A partition restarted under its coordinator has not
+  /// been elected again and so takes no marker until it is.
+  uint64_t load_generation = 0;
 };
 
 /// DescribeProducers for one partition, sent to its leader.
@@ -274,7 +279,7 @@ CAFTX_INSPECT(delete_records_response, x.error, x.message, x.low_watermark)
 CAFTX_INSPECT(become_leader_response, x.error, x.message, x.leader_epoch, x.log_start_offset,
               x.log_end_offset, x.load_generation)
 CAFTX_INSPECT(write_txn_marker_request, x.pid, x.epoch, x.coordinator_epoch, x.committed, x.tp,
-              x.transaction_version, x.leader_epoch)
+              x.transaction_version, x.leader_epoch, x.load_generation)
 CAFTX_INSPECT(describe_producers_request, x.tp)
 CAFTX_INSPECT(describe_producers_response, x.error, x.message, x.active_producers)
 CAFTX_INSPECT(fetch_wait_expired, x.id)

@@ -286,6 +286,7 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
       // durable.
       auto forward = req;
       forward.leader_epoch = st.log.leader_epoch;
+      forward.load_generation = st.log.load_generation;
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp);
       auto done = [self, t, req](const txn_response& r) {

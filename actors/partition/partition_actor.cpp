@@ -1234,9 +1234,10 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
           return;
         }
         // Every append queued before the checkpoint is durable now.
-        // The coordinator loads the whole log, as Kafka's loads to the log
-        // end: a new leader's records above its HW are the partition's now
-        // (the followers truncate to it) and become committed with it.
+        // The coordinator loads the log to its end as the records become
+        // committed: a new leader's records above its HW are the
+        // partition's now (the followers truncate to it) and become
+        // committed with it (docs/transactions.md §Load).
         // A fresh generation, so the appends of an earlier election (a
         // coordinator incarnation that died) can no longer land.
         static std::atomic<uint64_t> generations{0};
@@ -1556,6 +1557,14 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
         return txn_response{error_code::fenced_leader_epoch,
                        "leader epoch " + std::to_string(req.leader_epoch) + " is not the current "
                          + std::to_string(st.leader_epoch) + " of " + to_string(req.tp)};
+      // ... and of its election: a partition restarted by its supervisor
+      // is not elected (it has no followers' positions, so its HW would be
+      // its own log end) until its coordinator elects it again.
+      if (is_internal_topic(req.tp.topic) && req.load_generation != st.load_generation)
+        return txn_response{error_code::not_coordinator,
+                            "a marker of an earlier coordinator election of " + to_string(req.tp)
+                              + " (generation " + std::to_string(req.load_generation) + ", now "
+                              + std::to_string(st.load_generation) + ")"};
       end_txn_marker marker{req.committed ? control_type::commit : control_type::abort,
                             coordinator_epoch{req.coordinator_epoch}};
       auto v = st.core->validate_marker(req.pid, req.epoch, marker, req.transaction_version);
