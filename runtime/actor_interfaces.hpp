@@ -26,6 +26,7 @@ namespace caftx {
 
 // -- messages (runtime/*_messages.hpp) ----------------------------------------
 
+struct topic_partition;
 struct txn_response;
 struct storage_done;
 struct coordinator_load_chunk;
@@ -202,17 +203,19 @@ using controller_actor = caf::typed_actor<
   caf::replies_to<alter_isr_request>::with<alter_isr_response>>;
 
 /// The controller's own steps: registering again, a producer id block
-/// claim retried, a new election round.
+/// claim retried, a new election round, a store read retried after a
+/// connection loss.
 using controller_register_atom = caf::atom_constant<caf::atom("register")>;
 using controller_pid_retry_atom = caf::atom_constant<caf::atom("pidretry")>;
 using controller_reelect_atom = caf::atom_constant<caf::atom("reelect")>;
+using controller_read_retry_atom = caf::atom_constant<caf::atom("readretry")>;
 
 /// What a controller also takes from its coordination store (session and
 /// watch events) and from itself; not for other actors.
 using controller_impl_actor = controller_actor::extend<
   caf::reacts_to<coord_session_event>, caf::reacts_to<coord_watch_event>,
   caf::reacts_to<controller_register_atom, int64_t>, caf::reacts_to<controller_pid_retry_atom>,
-  caf::reacts_to<controller_reelect_atom>>;
+  caf::reacts_to<controller_reelect_atom>, caf::reacts_to<controller_read_retry_atom>>;
 
 // -- brokers (actors/broker/broker_actor.hpp) -----------------------------------
 
@@ -255,6 +258,7 @@ using broker_reconnect_atom = caf::atom_constant<caf::atom("reconnect")>;
 using broker_waiters_atom = caf::atom_constant<caf::atom("waiters")>;
 using controlled_shutdown_atom = caf::atom_constant<caf::atom("ctlshut")>;
 using broker_ready_atom = caf::atom_constant<caf::atom("ready")>;
+using broker_spawn_retry_atom = caf::atom_constant<caf::atom("spawnretry")>;
 
 /// What a broker also takes from its node, its storage writer and itself;
 /// not for other actors.
@@ -263,7 +267,7 @@ using broker_impl_actor = broker_actor::extend<
   caf::reacts_to<broker_registered_atom, int64_t>,
   caf::reacts_to<broker_forward_atom, int32_t, std::string, uint16_t, caf::message>,
   caf::reacts_to<broker_resolve_atom>, caf::reacts_to<broker_reconnect_atom, int32_t>,
-  caf::reacts_to<broker_waiters_atom>,
+  caf::reacts_to<broker_waiters_atom>, caf::reacts_to<broker_spawn_retry_atom, topic_partition>,
   caf::replies_to<controlled_shutdown_atom>::with<controlled_shutdown_response>,
   caf::replies_to<broker_ready_atom>::with<txn_response>>;
 

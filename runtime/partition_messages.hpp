@@ -60,6 +60,11 @@ struct fetch_request {
   /// many milliseconds passed, then answers (empty after the wait).
   /// 0: answer at once.
   int32_t max_wait_ms = 0;
+  /// A coordinator's read of its own partition (its load): the load
+  /// generation of the election it loads under, as its appends carry it.
+  /// A partition restarted since then answers NOT_COORDINATOR, and the
+  /// coordinator starts over with an election of its own. 0: any reader.
+  uint64_t load_generation = 0;
 };
 
 struct fetch_response {
@@ -269,7 +274,8 @@ CAFTX_INSPECT(active_producer, x.pid, x.epoch, x.last_sequence, x.last_timestamp
 CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records, x.from_coordinator,
               x.leader_epoch, x.load_generation)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
-CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms)
+CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms,
+              x.load_generation)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
               x.log_start_offset, x.aborted_transactions, x.records)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)

@@ -192,6 +192,7 @@ using registered_atom = broker_registered_atom;
 using resolve_atom = broker_resolve_atom;
 using reconnect_atom = broker_reconnect_atom;
 using waiters_atom = broker_waiters_atom;
+using spawn_retry_atom = broker_spawn_retry_atom;
 
 constexpr auto peer_retry = std::chrono::milliseconds(500);
 // The connect and hello of a peer connection give up after this (at most
@@ -619,20 +620,28 @@ void spawn_replica(broker_ptr self, const topic_partition& tp, int32_t epoch, no
           return;
         auto tc = topic_config::parse(r.configs, ctx.config);
         if (r.error != error_code::none || !tc.ok()) {
-          ctx.emit(node_event_level::error, "leader_refused",
+          // The store out of reach (a connection loss, the controller
+          // moving) is waited out: the replica is still assigned here and
+          // the controller sends no second LeaderAndIsr at this epoch.
+          bool retry = r.error != error_code::none && r.error != error_code::unknown_topic_or_partition;
+          ctx.emit(retry ? node_event_level::warn : node_event_level::error, "leader_refused",
                    "[ReplicaManager broker=" + std::to_string(ctx.node_id) + "] cannot host "
                      + to_string(tp) + ": "
                      + (r.error != error_code::none ? std::string(to_string(r.error)) + ": " + r.message
-                                                    : tc.error().message()));
+                                                    : tc.error().message())
+                     + (retry ? " (trying again)" : ""));
+          if (retry)
+            self->delayed_send(self, peer_retry, spawn_retry_atom::value, tp);
           return;
         }
         spawn_local(self, tp, a->leader_epoch, *tc, a->leader);
       },
       [self, tp](caf::error& e) {
         self->state.cluster.spawning.erase(tp);
-        self->state.ctx->emit(node_event_level::error, "leader_refused",
+        self->state.ctx->emit(node_event_level::warn, "leader_refused",
                               "cannot read the configs of " + to_string(tp) + ": "
-                                + self->system().render(e));
+                                + self->system().render(e) + " (trying again)");
+        self->delayed_send(self, peer_retry, spawn_retry_atom::value, tp);
       });
 }
 
@@ -1336,6 +1345,14 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
     [=](resolve_atom) {
       self->state.cluster.resolve_timer = false;
       resolve(self);
+    },
+    [=](spawn_retry_atom, const topic_partition& tp) {
+      // Still assigned here and not hosted yet: read its configs again.
+      auto& c = self->state.cluster;
+      auto* p = c.cache ? c.cache->replica(tp) : nullptr;
+      if (!p || c.local.count(tp))
+        return; // stopped (StopReplica), or hosted by now
+      spawn_replica(self, tp, p->leader_epoch, p->leader);
     },
     [=](reconnect_atom, int32_t id) {
       auto& c = self->state.cluster;

@@ -54,6 +54,7 @@ void read(caf::typed_event_based_actor<Sigs...>* self, const coordinator_log& lo
   req.tp = log.tp;
   req.fetch_offset = offset;
   req.max_bytes = max_bytes;
+  req.load_generation = log.load_generation;
   self->request(log.partition, log.timeout, std::move(req))
     .then(
       [then](fetch_response& r) {

@@ -34,6 +34,11 @@ using namespace controller;
 // its session; the timeout only guards against a store that died.
 constexpr auto store_timeout = std::chrono::seconds(60);
 
+// A read lost with the connection is tried again after this long, for as
+// long as the session lives (Kafka's KafkaZkClient retries its requests
+// until connected; only the session's expiry ends them).
+constexpr auto read_retry_delay = std::chrono::milliseconds(200);
+
 struct controller_state {
   controller_options opts;
   caf::actor store;
@@ -65,6 +70,9 @@ struct controller_state {
   int64_t foreign_since_ms = -1;
   // A /nodes change seen while no core ran (becoming controller).
   bool nodes_changed = false;
+  // Store reads to try again (a connection loss), in order, each after
+  // read_retry_delay.
+  std::deque<std::function<void()>> read_retries;
   // CreateTopics waiting for the core's answer, by topic name.
   std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>> creating;
   // ControlledShutdown requests waiting for the core's answer, by node.
@@ -139,6 +147,16 @@ void perform(ctl_ptr self, const store_write& w, std::function<void(const write_
 void elect(ctl_ptr self);
 void run(ctl_ptr self, controller_decision d);
 
+// Runs `read` again after read_retry_delay if the generation is still
+// `gen` (neither the role nor the session changed meanwhile).
+void retry_read(ctl_ptr self, uint64_t gen, std::function<void()> read) {
+  self->state.read_retries.push_back([self, gen, read = std::move(read)] {
+    if (self->state.generation == gen)
+      read();
+  });
+  self->delayed_send(self, read_retry_delay, controller_read_retry_atom::value);
+}
+
 void send_now(controller_state& st, const outbound_request& r, const endpoint& ep) {
   if (st.opts.send_to)
     st.opts.send_to(r, ep);
@@ -188,6 +206,8 @@ void resign(ctl_ptr self, const std::string& why) {
 
 // Executes a decision of the core: writes and rereads answered back into
 // the core, requests delivered; a resigned core goes back to the election.
+void reread_state(ctl_ptr self, uint64_t gen, const topic_partition& tp);
+
 void run(ctl_ptr self, controller_decision d) {
   auto& st = self->state;
   if (!st.core)
@@ -235,20 +255,30 @@ void run(ctl_ptr self, controller_decision d) {
       run(self, st.core->on_write_result(r));
     });
   for (auto& tp : d.rereads)
-    self->request(st.store, store_timeout, coord_get_request{partition_state_path(tp), false})
-      .then(
-        [self, gen, tp](coord_get_response& r) {
-          auto& st = self->state;
-          if (st.generation != gen || !st.core)
-            return;
-          if (r.rc == zrc::ZOK)
-            run(self, st.core->on_state_read(tp, r.data, r.stat.version));
-          else if (r.rc == zrc::ZNONODE)
-            run(self, st.core->on_state_read(tp, std::nullopt, -1));
-          // else: the session is in trouble; the next session's election
-          // reads everything again.
-        },
-        [](caf::error&) {});
+    reread_state(self, gen, tp);
+}
+
+// Reads a partition's state again for the core (after a write whose
+// outcome is unknown or that lost on its version); a read lost with the
+// connection is tried again until it is answered or the session ends.
+void reread_state(ctl_ptr self, uint64_t gen, const topic_partition& tp) {
+  self->request(self->state.store, store_timeout,
+                coord_get_request{partition_state_path(tp), false})
+    .then(
+      [self, gen, tp](coord_get_response& r) {
+        auto& st = self->state;
+        if (st.generation != gen || !st.core)
+          return;
+        if (r.rc == zrc::ZOK)
+          run(self, st.core->on_state_read(tp, r.data, r.stat.version));
+        else if (r.rc == zrc::ZNONODE)
+          run(self, st.core->on_state_read(tp, std::nullopt, -1));
+        else
+          retry_read(self, gen, [self, gen, tp] { reread_state(self, gen, tp); });
+      },
+      [self, gen, tp](caf::error&) {
+        retry_read(self, gen, [self, gen, tp] { reread_state(self, gen, tp); });
+      });
 }
 
 // Reads the whole cluster state (Kafka's initializeControllerContext) and
@@ -626,12 +656,34 @@ void register_node_znode(ctl_ptr self) {
   });
 }
 
+// Watches /controller for its deletion (after it was created or
+// changed); gone already: an election. Until the watch is set, a lost
+// read is tried again, or a controller's death would go unseen.
+void watch_controller(ctl_ptr self) {
+  auto gen = self->state.generation;
+  self->request(self->state.store, store_timeout, coord_exists_request{controller_path, true})
+    .then(
+      [self, gen](coord_stat_response& r) {
+        if (r.rc == zrc::ZNONODE)
+          elect(self);
+        else if (r.rc != zrc::ZOK)
+          retry_read(self, gen, [self] { watch_controller(self); });
+      },
+      [self, gen](caf::error&) { retry_read(self, gen, [self] { watch_controller(self); }); });
+}
+
 void on_nodes_changed(ctl_ptr self) {
   auto gen = self->state.generation;
   read_live_nodes(self, true, [self, gen](std::optional<std::vector<live_node>> nodes) {
     auto& st = self->state;
-    if (st.generation != gen || !st.core || !nodes)
+    if (st.generation != gen || !st.core)
       return;
+    if (!nodes) {
+      // Lost with the connection: the change is still to be seen (the
+      // watch set by this read, if it was set, fires only for the next).
+      retry_read(self, gen, [self] { on_nodes_changed(self); });
+      return;
+    }
     run(self, st.core->on_nodes_changed(*nodes));
   });
 }
@@ -784,13 +836,7 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
           return;
         }
         // Created or changed: watch on, for its deletion.
-        self->request(st.store, store_timeout, coord_exists_request{controller_path, true})
-          .then(
-            [self](coord_stat_response& r) {
-              if (r.rc == zrc::ZNONODE)
-                elect(self);
-            },
-            [](caf::error&) {});
+        watch_controller(self);
         return;
       }
       if (e.path == nodes_path && e.type == watch_event_type::child) {
@@ -906,6 +952,14 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
       auto r = std::move(st.pid_retries.front());
       st.pid_retries.erase(st.pid_retries.begin());
       claim_pid_block(self, r.rp, r.attempt, std::move(r.claim));
+    },
+    [=](controller_read_retry_atom) {
+      auto& retries = self->state.read_retries;
+      if (retries.empty())
+        return;
+      auto read = std::move(retries.front());
+      retries.pop_front();
+      read();
     },
     [=](caf::atom_constant<controller_reelect_atom::value>) {
       auto& st = self->state;

@@ -1416,13 +1416,22 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       return rp;
     },
     [=](const fetch_request& req) -> caf::result<fetch_response> {
-      if (self->state.following)
+      auto& st = self->state;
+      if (st.following)
         return error_response<fetch_response>(not_leader(self));
+      // A coordinator loading under an election this partition no longer
+      // knows (its supervisor restarted it since): the coordinator would
+      // wait for a high watermark that only a new election moves.
+      if (req.load_generation != 0 && req.load_generation != st.load_generation)
+        return error_response<fetch_response>(
+          status{error_code::not_coordinator,
+                 "a load read of an earlier coordinator election of " + to_string(req.tp)
+                   + " (generation " + std::to_string(req.load_generation) + ", now "
+                   + std::to_string(st.load_generation) + ")"});
       auto resp = fetch_now(self, req);
       if (req.max_wait_ms <= 0 || resp.error != error_code::none || !resp.records.empty())
         return resp;
       // Nothing to return: held until there is (fetch.max.wait.ms).
-      auto& st = self->state;
       auto rp = self->make_response_promise<fetch_response>();
       auto id = st.next_fetch_id++;
       st.fetches.push_back({id, req, rp});

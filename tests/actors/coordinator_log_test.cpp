@@ -42,6 +42,19 @@ protected:
     return states;
   }
 
+  /// `tid`'s shard partition after the node started and `tid` got its
+  /// producer id, elected by the test as a coordinator incarnation elects
+  /// it at its start.
+  std::pair<partition_actor, become_leader_response> elect_shard(const std::string& tid) {
+    start_node();
+    EXPECT_EQ(init(tid).error, error_code::none);
+    auto tp = shard_of(tid);
+    auto partition = leader(tp.topic, tp.partition);
+    auto elected = call<become_leader_response>(partition, become_leader_request{});
+    EXPECT_EQ(elected.error, error_code::none);
+    return {partition, elected};
+  }
+
   void kill_coordinator(const std::string& tid) {
     call<supervisor_stats>(n->coordinator_supervisor(partition_for(tid, 50)),
                            kill_child_request{});
@@ -122,14 +135,10 @@ TEST_F(CoordinatorLogTest, AClientsProduceToAnInternalTopicIsInvalidTopicExcepti
 }
 
 TEST_F(CoordinatorLogTest, AnAppendOfAnEarlierElectionIsFencedThoughTheLeaderEpochStayed) {
-  start_node();
-  ASSERT_EQ(init("tx").error, error_code::none);
+  // A writer elected the partition and appends a tombstone of an id
+  // nobody uses.
   auto tp = shard_of("tx");
-  auto partition = leader(tp.topic, tp.partition);
-  // A writer elected the partition (as a coordinator incarnation does at
-  // its start) and appends a tombstone of an id nobody uses.
-  auto elected = call<become_leader_response>(partition, become_leader_request{});
-  ASSERT_EQ(elected.error, error_code::none);
+  auto [partition, elected] = elect_shard("tx");
   record_batch b;
   b.records.push_back(
     {coordinator_records::encode_txn_key("ghost"), {}, {}, now_ms, /*null_value=*/true});
@@ -152,6 +161,26 @@ TEST_F(CoordinatorLogTest, AnAppendOfAnEarlierElectionIsFencedThoughTheLeaderEpo
   // The restarted shard's own writes go on.
   ASSERT_EQ(init("tx").error, error_code::none);
   EXPECT_EQ(shard_batches("tx").size(), before + 1);
+}
+
+TEST_F(CoordinatorLogTest, ALoadReadOfAnElectionThePartitionNoLongerKnowsIsNotCoordinator) {
+  auto tp = shard_of("tx");
+  auto [partition, elected] = elect_shard("tx");
+  fetch_request load_read{tp, 0};
+  load_read.load_generation = elected.load_generation;
+  EXPECT_EQ(call<fetch_response>(partition, load_read).error, error_code::none);
+  // The partition's supervisor restarts it: no election is known to it
+  // until a coordinator elects it again, so a load reading under the old
+  // one would wait for a high watermark nothing moves.
+  call<supervisor_stats>(caf::actor_cast<caf::actor>(partition), kill_child_request{});
+  sched.run();
+  auto r = call<fetch_response>(partition, load_read);
+  EXPECT_EQ(r.error, error_code::not_coordinator);
+  EXPECT_EQ(r.message, "a load read of an earlier coordinator election of " + to_string(tp)
+                         + " (generation " + std::to_string(elected.load_generation)
+                         + ", now 0)");
+  // Any other reader is served as before.
+  EXPECT_EQ(call<fetch_response>(partition, fetch_request{tp, 0}).error, error_code::none);
 }
 
 TEST_F(CoordinatorLogTest, RetriedBumpWhoseReplyWasLostIsRecognisedAfterACoordinatorRestart) {

@@ -7,9 +7,11 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -18,6 +20,7 @@
 #include <variant>
 
 #include "actors/controller/controller_actor.hpp"
+#include "actors/controller/znodes.hpp"
 #include "actors/coordination/local_store.hpp"
 #include "actors/coordination/zookeeper_store.hpp"
 #include "runtime/coordination_messages.hpp"
@@ -79,6 +82,26 @@ private:
   std::mutex mtx_;
   std::condition_variable cv_;
 };
+
+// A store in front of `real` that answers the next `lose` reads of the
+// /nodes children ZCONNECTIONLOSS, as ZooKeeper's client answers a request
+// that was outstanding when its connection dropped (the session lives on).
+caf::behavior lossy_store(caf::event_based_actor* self, caf::actor real,
+                          std::shared_ptr<std::atomic<int>> lose) {
+  self->link_to(real);
+  self->set_default_handler(
+    [self, real, lose](caf::scheduled_actor*, caf::message_view& xs) -> caf::result<caf::message> {
+      auto msg = xs.move_content_to_message();
+      if (msg.match_elements<coord_get_children_request>()
+          && msg.get_as<coord_get_children_request>(0).path == controller::nodes_path
+          && lose->load() > 0) {
+        --*lose;
+        return caf::make_message(coord_children_response{zrc::ZCONNECTIONLOSS, {}, {}});
+      }
+      return self->delegate(real, std::move(msg));
+    });
+  return {[](caf::unit_t) {}};
+}
 
 class ControllerActorTest : public ::testing::Test {
 protected:
@@ -170,6 +193,26 @@ TEST_F(ControllerActorTest, TwoNodesRegisterAndExactlyOneIsControllerAtEpochOne)
       EXPECT_EQ(um->node_epoch, rec.node_epochs_[s.target].front());
       EXPECT_EQ(um->controller_id, rec.elections_.front().first);
     }
+}
+
+TEST_F(ControllerActorTest, ANodeSeenWhileTheStoreConnectionWasLostIsReadAgain) {
+  auto lose = std::make_shared<std::atomic<int>>(0);
+  auto connect = this->connect;
+  auto& sys = this->sys;
+  controllers.push_back(spawn_controller(sys, options(1, [&sys, connect, lose](caf::actor owner) {
+                                           auto real = spawn_zookeeper_store(sys, {connect, 4000, owner});
+                                           return sys.spawn(lossy_store, real, lose);
+                                         })));
+  ASSERT_TRUE(rec.wait([](const recorder& r) { return update_metadata_to(r, 1, 1) > 0; }));
+  // Node 2 registers while the controller's connection is down: its read
+  // of /nodes after the watch fired is lost. The session lives on, so no
+  // new election reads everything again; the controller must read again.
+  lose->store(1);
+  start_on_zookeeper(2);
+  ASSERT_TRUE(rec.wait([](const recorder& r) { return update_metadata_to(r, 2, 1) > 0; }))
+    << "node 2 was never seen by the controller";
+  EXPECT_EQ(lose->load(), 0); // the loss did happen
+  EXPECT_EQ(rec.elections_.size(), 1u);
 }
 
 TEST_F(ControllerActorTest, WhenTheControllersSessionEndsTheOtherNodeTakesOverAtTheNextEpoch) {

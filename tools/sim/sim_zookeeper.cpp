@@ -170,7 +170,9 @@ caf::behavior session_fn(session_ptr self, sim_zookeeper* zk, int32_t node, caf:
       auto& st = self->state;
       if (session != st.session)
         return;
-      if (st.state == session_state::connected && st.zk->reachable(st.node))
+      // Cut off since the last tick: the client learns of it first, and
+      // gets the event once connected again (in this session).
+      if (reconcile(self) && st.state == session_state::connected)
         self->send(st.owner, std::move(e));
       else
         st.missed.push_back(std::move(e));

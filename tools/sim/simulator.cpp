@@ -511,6 +511,8 @@ public:
     if (!n.n)
       return;
     count("node.crash");
+    if (opts_.verbose)
+      std::fprintf(stderr, "  node %d crashed\n", n.id);
     drop_messages_in_flight(k);
     // Until the restart nothing it sends reaches the network: what the
     // dying actors send while they stop (or a proxy still had in its
@@ -555,6 +557,9 @@ public:
     count("zookeeper.cut");
     zk_.set_reachable(n.id, false);
     n.zk_cut_until = now_ms() + 1000 + static_cast<int64_t>(pick(2 * zk_session_timeout_ms));
+    if (opts_.verbose)
+      std::fprintf(stderr, "  node %d cut from ZooKeeper until %lld ms\n", n.id,
+                   static_cast<long long>(n.zk_cut_until - base_time_ms));
   }
 
   void heal_due() {
