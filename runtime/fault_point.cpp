@@ -32,12 +32,21 @@ const std::vector<std::string>& all_points() {
   static const std::vector<std::string> points = enabled() ? std::vector<std::string>{
     "group_coordinator.write_durable",
     "partition.append_durable",
+    "partition.follower_append_durable",
+    "partition.high_watermark_moved",
+    "partition.truncated",
     "txn_coordinator.between_markers",
     "txn_coordinator.card_durable",
     "txn_coordinator.complete_durable",
+    "txn_coordinator.loaded",
     "txn_coordinator.prepare_durable",
   } : std::vector<std::string>{};
   return points;
+}
+
+bool replication_point(std::string_view point) {
+  return point == "partition.follower_append_durable" || point == "partition.high_watermark_moved"
+         || point == "partition.truncated" || point == "txn_coordinator.loaded";
 }
 
 void hit(caf::scheduled_actor* self, const char* point, const void* detail) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/ids.hpp"
@@ -50,6 +51,14 @@ void set_handler(handler h);
 /// Every point compiled into the shells, in a fixed order (empty when
 /// built without CAFTX_FAULT_POINTS).
 const std::vector<std::string>& all_points();
+
+/// The points of replication and leader moves: a follower's append
+/// synced but not yet acknowledged to its leader, a leader's high
+/// watermark moved but the replies it releases not yet sent, a follower's
+/// truncation synced but its log not yet reloaded, a coordinator loaded
+/// but the markers of its PrepareCommit/PrepareAbort cards not yet sent.
+/// The simulator fires them in its cluster runs only.
+bool replication_point(std::string_view point);
 
 /// True when this build has fault points.
 bool enabled();

@@ -773,6 +773,8 @@ void finish_load(coordinator_ptr self) {
                  + std::to_string(st.ctx->clock_ms() - st.load_started_ms)
                  + " milliseconds (coordinator epoch " + std::to_string(st.cepoch.value) + ", "
                  + std::to_string(resume.size()) + " transactions completing)");
+  if (!resume.empty())
+    CAFTX_FAULT_POINT(self, "txn_coordinator.loaded");
   for (auto& tid : resume)
     if (auto* card = st.core->find(tid))
       start_markers(self, *card);

@@ -324,6 +324,8 @@ void advance_high_watermark(partition_ptr self) {
   // Replies and consumer fetches wait for the HW only: a follower fetch
   // that moved nothing re-reads none of them.
   if (st.core->high_watermark() != before) {
+    if (st.replication)
+      CAFTX_FAULT_POINT(self, "partition.high_watermark_moved");
     release_waiters(self);
     release_fetches(self);
   }
@@ -945,6 +947,7 @@ void truncate_log(partition_ptr self, int64_t offset, std::function<void(const s
                    return;
                  }
                  if (cut) {
+                   CAFTX_FAULT_POINT(self, "partition.truncated");
                    reload(self);
                    // Kafka's UnifiedLog.truncateTo line.
                    self->state.ctx->emit(node_event_level::info, "log_truncated",
@@ -1024,6 +1027,7 @@ void append_as_follower(partition_ptr self, const replica_append_request& req,
                  st.durable_end = st.core->log_end_offset();
                  st.core->set_high_watermark(
                    replication::follower_high_watermark(leader_hw, st.durable_end));
+                 CAFTX_FAULT_POINT(self, "partition.follower_append_durable");
                  rp.deliver(position_of(self));
                });
 }

@@ -3,6 +3,7 @@
 // tested on hand-made histories in tests/unit/history_checker_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -52,21 +53,46 @@ TEST(Simulator, WithoutFaultsNothingIsInjectedAndWorkIsDone) {
     EXPECT_TRUE(r.points_hit.empty());
 }
 
-TEST(Simulator, EveryKindOfFaultIsInjectedOverFiftySeeds) {
+// The faults injected over seeds 1 to `seeds` with `nodes` nodes, each
+// run expected to pass.
+std::map<std::string, uint64_t> faults_over(uint64_t seeds, int32_t nodes) {
   std::map<std::string, uint64_t> faults;
-  for (uint64_t seed = 1; seed <= 50; ++seed) {
-    auto r = run(seed);
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    sim_options o;
+    o.seed = seed;
+    o.nodes = nodes;
+    auto r = run_simulation(o);
     EXPECT_TRUE(r.ok()) << "seed " << seed << ": "
                         << (r.failure.empty() ? to_string(r.violations.front()) : r.failure);
     for (auto& [k, v] : r.faults)
       faults[k] += v;
   }
+  return faults;
+}
+
+TEST(Simulator, EveryKindOfFaultIsInjectedOverFiftySeeds) {
+  auto faults = faults_over(50, 1);
   for (auto kind : {"network.drop", "network.drop_reply", "network.duplicate", "network.delay",
                     "kill.partition", "kill.txn_coordinator", "kill.group_coordinator",
                     "node.crash", "client.crash", "client.pause"})
     EXPECT_GT(faults[kind], 0u) << kind;
   for (auto& point : fault::all_points())
-    EXPECT_GT(faults["point." + point], 0u) << point;
+    if (!fault::replication_point(point)) {
+      EXPECT_GT(faults["point." + point], 0u) << point;
+    }
+}
+
+// A three-node cluster: node pauses, network partitions both ways and one
+// way, cuts from ZooKeeper, and every fault point of replication.
+TEST(Simulator, EveryClusterFaultIsInjectedOverFortySeeds) {
+  auto faults = faults_over(40, 3);
+  for (auto kind : {"node.crash", "node.pause", "network.partition", "network.partition_one_way",
+                    "zookeeper.cut", "zookeeper.session_expired"})
+    EXPECT_GT(faults[kind], 0u) << kind;
+  for (auto& point : fault::all_points())
+    if (fault::replication_point(point)) {
+      EXPECT_GT(faults["point." + point], 0u) << point;
+    }
 }
 
 } // namespace

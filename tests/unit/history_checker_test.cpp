@@ -118,7 +118,7 @@ protected:
     for (auto& p : h.final.partitions)
       if (p.tp == tp)
         return p;
-    h.final.partitions.push_back(partition_final_state{tp, {}, 0, 0, {}});
+    h.final.partitions.push_back(partition_final_state{tp, {}, 0, 0, {}, {}});
     return h.final.partitions.back();
   }
   int64_t next_offset(const topic_partition& tp) {
@@ -601,6 +601,47 @@ TEST_F(HistoryChecker, ReplicaDivergence_AReplicaLackingACommittedRecordAtQuiesc
   ASSERT_EQ(vs.size(), 1u);
   EXPECT_EQ(vs[0].message, "orders-0 on node 2: lacks offset 1 (value 2 of producer id 6000 epoch 0), "
                            "below the high watermark 2");
+}
+
+// -- no_progress ------------------------------------------------------------------------------------
+
+// Once the faults stopped a transaction must commit within the bound: an
+// abort, a failed commit, or a commit from before the faults stopped do
+// not count.
+TEST_F(HistoryChecker, NoProgress_NothingCommittedAfterTheFaultsStopped) {
+  start_txn_a();
+  send_txn(txn_a, 4000, 0, orders, 1, 0);
+  log_txn(orders, {1}, 4000, 0, control_type::commit);
+  commit_ok(txn_a, 0, 4000, 1); // before the faults stopped
+  h.final.progress_since_ms = now + 1;
+  h.final.progress_bound_ms = bound_ms;
+  begin(txn_a, 1);
+  send_txn(txn_a, 4000, 1, orders, 2, 1);
+  log_txn(orders, {2}, 4000, 1, control_type::abort);
+  abort_ok(txn_a, 1, 4000, 2);
+  begin(txn_a, 2);
+  commit_failed(txn_a, 2, error_code::request_timed_out);
+  now += bound_ms;
+  auto late = begin(txn_a, 3); // the first event after the bound
+  auto vs = checked();
+  EXPECT_EQ(names(vs), (found{{"no_progress", late}})) << dump(vs);
+  ASSERT_EQ(vs.size(), 1u);
+  EXPECT_EQ(vs[0].message, "no transaction committed in the 60000 ms after the faults stopped");
+}
+
+// A commit within the bound is progress; without progress_since_ms the
+// rule is not judged at all.
+TEST_F(HistoryChecker, NoProgress_ACommitWithinTheBoundPasses) {
+  start_txn_a();
+  h.final.progress_since_ms = now;
+  h.final.progress_bound_ms = bound_ms;
+  send_txn(txn_a, 4000, 0, orders, 1, 0);
+  log_txn(orders, {1}, 4000, 0, control_type::commit);
+  commit_ok(txn_a, 0, 4000, 1);
+  auto vs = checked();
+  EXPECT_TRUE(vs.empty()) << dump(vs);
+  history quiet;
+  EXPECT_TRUE(check_history(quiet).empty());
 }
 
 // -- late_request_effect ----------------------------------------------------------------------------

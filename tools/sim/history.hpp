@@ -228,6 +228,10 @@ struct final_state {
   std::vector<coordinator_open_txn> coordinator_open_transactions;
   int64_t quiescent_since_ms = -1;
   int64_t liveness_bound_ms = 0;
+  /// Progress: from `progress_since_ms` (faults over; -1: not judged) a
+  /// transaction must commit within `progress_bound_ms`.
+  int64_t progress_since_ms = -1;
+  int64_t progress_bound_ms = 0;
 };
 
 /// A whole run: events in observation order and the final state.

@@ -28,6 +28,7 @@ const char* to_string(violation_kind kind) {
     case violation_kind::stuck_lso: return "stuck_lso";
     case violation_kind::open_state_disagreement: return "open_state_disagreement";
     case violation_kind::replica_divergence: return "replica_divergence";
+    case violation_kind::no_progress: return "no_progress";
   }
   return "unknown";
 }
@@ -144,6 +145,7 @@ public:
     check_epochs_and_writes();
     check_replicas();
     check_liveness();
+    check_progress();
     std::stable_sort(out_.begin(), out_.end(), [](const violation& a, const violation& b) {
       return std::tie(a.seq, a.kind) < std::tie(b.seq, b.kind);
     });
@@ -678,6 +680,26 @@ private:
                  name(tp) + " has an open transaction of producer id " + std::to_string(pid.value)
                    + " that the transaction coordinator does not hold open there");
     }
+  }
+
+  void check_progress() {
+    auto& f = h_.final;
+    if (f.progress_since_ms < 0)
+      return;
+    auto until = f.progress_since_ms + f.progress_bound_ms;
+    uint64_t seq = f.seq;
+    for (auto& e : h_.events) {
+      if (e.time_ms > until) {
+        seq = e.seq;
+        break;
+      }
+      if (auto* t = std::get_if<end_txn_event>(&e.body);
+          t && t->commit_ok() && e.time_ms >= f.progress_since_ms)
+        return;
+    }
+    report(violation_kind::no_progress, seq,
+           "no transaction committed in the " + std::to_string(f.progress_bound_ms)
+             + " ms after the faults stopped");
   }
 
   const history& h_;

@@ -149,6 +149,12 @@ enum class violation_kind : uint8_t {
   /// watermark are not judged (a follower truncates them). Once per
   /// replica. Seq: final.
   replica_divergence,
+  /// Progress: once the faults stopped (final.progress_since_ms), no
+  /// commit_transaction() returned ok within final.progress_bound_ms: a
+  /// cluster that healed must commit again, and a run that commits nothing
+  /// must not pass. Not judged when progress_since_ms is -1. Seq: the first
+  /// event at or after the bound's end, else final.
+  no_progress,
 };
 
 /// The rule's stable name, e.g. "lost_write".

@@ -77,6 +77,9 @@ struct fault_rates {
   double client_crash = 0; // per client operation: the client process dies
   double pause = 0;       // per client operation: paused past its timeout
   double zk_cut = 0;      // per step, several nodes: a node cut off from ZooKeeper
+  // Fault model 2, several nodes:
+  double node_pause = 0;  // per step: every actor of a node stops (SIGSTOP), then resumes
+  double partition = 0;   // per step: two nodes cut off from each other (or one way)
 };
 
 class world;
@@ -187,9 +190,10 @@ public:
     if (++steps_ > step_budget)
       throw sim_failure("step budget of " + std::to_string(step_budget) + " steps spent");
     auto& jobs = sched_.jobs;
-    bool jump = !jobs.empty() && faults_on_ && chance(0.002);
-    if (!jobs.empty() && !jump) {
-      auto i = pick(jobs.size());
+    auto ready = runnable_jobs();
+    bool jump = !ready.empty() && faults_on_ && chance(0.002);
+    if (!ready.empty() && !jump) {
+      auto i = ready[pick(ready.size())];
       std::swap(jobs[0], jobs[i]);
       if (auto* a = dynamic_cast<caf::abstract_actor*>(jobs[0]))
         mix(a->id());
@@ -205,8 +209,34 @@ public:
       mix(static_cast<uint64_t>(now_ms()));
       return true;
     }
+    if (!jobs.empty() && ready.empty()) {
+      // Only paused nodes have work and no timer can move time on to
+      // their resumption: they resume now.
+      for (auto& n : nodes_)
+        n.paused_until = 0;
+      return true;
+    }
     return !jobs.empty() && (run_front(), after_step(), true);
   }
+
+  /// Indices of the ready jobs whose actor is not on a paused node.
+  std::vector<size_t> runnable_jobs() const {
+    std::vector<size_t> ready;
+    auto& jobs = sched_.jobs;
+    bool any_paused = false;
+    for (auto& n : nodes_)
+      any_paused = any_paused || n.paused_until != 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (any_paused)
+        if (auto* a = dynamic_cast<caf::abstract_actor*>(jobs[i]))
+          if (auto k = owner_of(a->id()); k >= 0 && nodes_[static_cast<size_t>(k)].paused_until != 0)
+            continue;
+      ready.push_back(i);
+    }
+    return ready;
+  }
+
+  bool has_runnable_job() const { return !runnable_jobs().empty(); }
 
   // -- which node an actor belongs to ------------------------------------------------
 
@@ -223,10 +253,13 @@ public:
     note_spawns(owner);
   }
 
-  /// Runs every ready job, as the test scheduler's run(), one at a time.
+  /// Runs every ready job, as the test scheduler's run(), one at a time
+  /// (those of paused nodes wait).
   void run_all() {
-    while (!sched_.jobs.empty())
+    for (auto ready = runnable_jobs(); !ready.empty(); ready = runnable_jobs()) {
+      std::swap(sched_.jobs[0], sched_.jobs[ready.front()]);
       run_front();
+    }
   }
 
   /// Actors spawned since the last call belong to node index `owner` (-1:
@@ -316,7 +349,7 @@ public:
     while (now_ms() < until) {
       maybe_inject();
       auto next = next_timer_ms();
-      if (!sched_.jobs.empty() || (next && *next <= until)) {
+      if (has_runnable_job() || (next && *next <= until)) {
         step();
         continue;
       }
@@ -369,9 +402,16 @@ public:
   /// order; different connections reorder through their delays.
   void route(caf::event_based_actor* self, const std::string& address, uint64_t sender,
              caf::response_promise rp, caf::message msg) {
-    if (auto from = multi() ? owner_of(sender) : 0; from >= 0 && nodes_[from].down) {
+    auto from = multi() ? owner_of(sender) : 0;
+    if (from >= 0 && nodes_[from].down) {
       // Sent while the node goes down or by one of its dying actors: lost
       // with the node, as bytes a crashed host never put on the wire.
+      graveyard_.push_back(std::move(rp));
+      return;
+    }
+    if (from >= 0 && blocked_.count({from, node_of_address(address)})) {
+      // Across a network partition: lost (the connection breaks; what
+      // is sent again after the heal goes through).
       graveyard_.push_back(std::move(rp));
       return;
     }
@@ -461,7 +501,16 @@ public:
         record(write_accepted_event{d.tp, d.base_offset, d.last_offset, d.pid, d.epoch,
                                     d.transactional});
     }
-    if (!faults_on_ || !chance(rates_.point_crash))
+    // The replication points fire in fault model 2 of cluster runs only
+    // (seeds found before replay as they did).
+    if (fault::replication_point(point) && (!multi() || opts_.fault_model < 2))
+      return fault::action::proceed;
+    // Points hit a few times per run (a truncation, a load that resumes
+    // markers) fire ten times as often as the others, so that each fires
+    // in some runs at all.
+    auto rare = std::string_view{point} == "partition.truncated"
+                || std::string_view{point} == "txn_coordinator.loaded";
+    if (!faults_on_ || !chance(std::min(0.5, rates_.point_crash * (rare ? 10 : 1))))
       return fault::action::proceed;
     count(std::string("point.") + point);
     if (chance(0.2)) // the whole node goes down at this place
@@ -478,6 +527,10 @@ public:
     }
     if (multi() && chance(rates_.zk_cut))
       cut_from_zookeeper(pick_node());
+    if (chance(rates_.node_pause))
+      pause_node(pick_node());
+    if (chance(rates_.partition))
+      partition_nodes();
     if (chance(rates_.session_kill))
       kill_some_session();
     if (chance(rates_.kill)) {
@@ -511,6 +564,7 @@ public:
     if (!n.n)
       return;
     count("node.crash");
+    n.paused_until = 0; // a paused process can be killed too
     if (opts_.verbose)
       std::fprintf(stderr, "  node %d crashed\n", n.id);
     drop_messages_in_flight(k);
@@ -562,12 +616,55 @@ public:
                    static_cast<long long>(n.zk_cut_until - base_time_ms));
   }
 
+  /// Node index `k` stops (SIGSTOP): none of its actors runs, timers
+  /// included, until it resumes (SIGCONT), often past its ZooKeeper
+  /// session's timeout, so that it resumes as a zombie: it may act on
+  /// leaderships the controller gave away before it notices. Messages to
+  /// it wait in its mailboxes, as in socket buffers.
+  void pause_node(size_t k) {
+    auto& n = nodes_[k];
+    if (n.down || n.paused_until != 0)
+      return;
+    count("node.pause");
+    n.paused_until = now_ms() + 1000 + static_cast<int64_t>(pick(3 * zk_session_timeout_ms));
+    if (opts_.verbose)
+      std::fprintf(stderr, "  node %d paused until %lld ms\n", n.id,
+                   static_cast<long long>(n.paused_until - base_time_ms));
+  }
+
+  /// Two nodes cut off from each other, both ways or (one in three) one
+  /// way, until healed: requests and one-way messages across the cut are
+  /// lost (replies to requests delivered before it still arrive). Clients
+  /// and ZooKeeper still reach both. One partition at a time.
+  void partition_nodes() {
+    if (!blocked_.empty() || nodes_.size() < 2)
+      return;
+    auto a = static_cast<int>(pick(nodes_.size()));
+    auto b = static_cast<int>((static_cast<size_t>(a) + 1 + pick(nodes_.size() - 1)) % nodes_.size());
+    bool one_way = chance(1.0 / 3);
+    count(one_way ? "network.partition_one_way" : "network.partition");
+    blocked_.insert({a, b});
+    if (!one_way)
+      blocked_.insert({b, a});
+    partition_until_ = now_ms() + 1000 + static_cast<int64_t>(pick(3 * zk_session_timeout_ms));
+    if (opts_.verbose)
+      std::fprintf(stderr, "  nodes %d %s %d cut off until %lld ms\n", nodes_[a].id,
+                   one_way ? "->" : "<->", nodes_[b].id,
+                   static_cast<long long>(partition_until_ - base_time_ms));
+  }
+
   void heal_due() {
-    for (auto& n : nodes_)
-      if (n.zk_cut_until != 0 && (now_ms() >= n.zk_cut_until || !faults_on_)) {
+    auto now = now_ms();
+    for (auto& n : nodes_) {
+      if (n.zk_cut_until != 0 && (now >= n.zk_cut_until || !faults_on_)) {
         n.zk_cut_until = 0;
         zk_.set_reachable(n.id, true);
       }
+      if (n.paused_until != 0 && (now >= n.paused_until || !faults_on_))
+        n.paused_until = 0;
+    }
+    if (!blocked_.empty() && (now >= partition_until_ || !faults_on_))
+      blocked_.clear();
   }
 
   void start_node() {
@@ -756,12 +853,19 @@ private:
     // Drawn only with several nodes: single-node seeds keep their runs.
     if (multi())
       rates_.zk_cut = rate(0.00002);
+    // Drawn last, and only in fault model 2: the seeds found before keep
+    // their runs under --fault-model 1.
+    if (multi() && opts_.fault_model >= 2) {
+      rates_.node_pause = rate(0.00002);
+      rates_.partition = rate(0.00002);
+    }
   }
 
   void setup_topics();
   void run_northwind();
   void run_mixed();
   void settle();
+  void probe_progress();
   void final_reads();
   void collect_final_state();
   /// With several nodes: stops them all and reads every replica's log of
@@ -785,7 +889,11 @@ private:
     std::unique_ptr<node> n;
     bool down = false;        // between a crash and the restart
     int64_t zk_cut_until = 0; // cut off from ZooKeeper until then (0: not)
+    int64_t paused_until = 0; // paused until then (0: running)
   };
+  /// Node index pairs (from, to) whose messages are lost while partitioned.
+  std::set<std::pair<int, int>> blocked_;
+  int64_t partition_until_ = 0;
   static constexpr int64_t zk_session_timeout_ms = 6000;
   sim_zookeeper zk_;
   std::vector<sim_node> nodes_;
@@ -943,6 +1051,7 @@ struct txn_client : sim_client {
   txn_number txn = 0;
   int to_send = 0;
   bool want_commit = true;
+  bool always_commit = false; // the progress probe
 
   void crash() override { p.reset(); }
   producer* current_producer() override { return p.get(); }
@@ -980,7 +1089,7 @@ struct txn_client : sim_client {
           txn = w.next_txn(tid);
           w.record(txn_begin_event{tid, txn});
           to_send = 1 + static_cast<int>(w.pick(static_cast<uint64_t>(max_records)));
-          want_commit = !w.chance(0.2);
+          want_commit = always_commit || !w.chance(0.2);
           ph = phase::in_txn;
           return;
         case phase::in_txn:
@@ -1296,6 +1405,28 @@ void world::setup_topics() {
   }
 }
 
+// Progress: with the faults over, a fresh transactional producer begins,
+// sends and commits, again and again until a commit returns ok or the
+// bound passed (the checker's no_progress judges it).
+void world::probe_progress() {
+  const int64_t bound = 40000;
+  auto since = now_ms();
+  history_.final.progress_since_ms = since;
+  history_.final.progress_bound_ms = bound;
+  txn_client probe{*this, "probe", "probe", 2};
+  probe.always_commit = true;
+  auto before = result_.commits;
+  while (result_.commits == before && now_ms() < since + bound) {
+    enter(probe);
+    // A call refused at once is tried again a little later.
+    auto until = now_ms() + 50;
+    while (now_ms() < until)
+      if (!step())
+        sched_.advance_time(milliseconds(until - now_ms()));
+  }
+  enter(probe, true);
+}
+
 void world::settle() {
   faults_on_ = false;
   settling_ = true;
@@ -1525,7 +1656,7 @@ void world::run_mixed() {
     maybe_inject();
     // Clients act often while actors are idle, so that time moves on
     // mostly while requests are in flight.
-    if (chance(sched_.jobs.empty() ? 0.9 : 0.1)) {
+    if (chance(has_runnable_job() ? 0.1 : 0.9)) {
       auto& c = clients_[pick(clients_.size())];
       if (c->paused_until > now_ms())
         continue;
@@ -1547,7 +1678,9 @@ void world::run_mixed() {
     if (!step())
       sched_.advance_time(milliseconds(1));
   }
+  result_.commits_under_faults = result_.commits;
   settle();
+  probe_progress();
   auto quiet_since = now_ms();
   const int64_t bound = 40000;
   while (now_ms() < quiet_since + bound)

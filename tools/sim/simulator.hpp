@@ -50,6 +50,11 @@ struct sim_options {
   /// every partition replicated on three of them (min.insync.replicas 2),
   /// with node crashes, ZooKeeper cuts and session expiry among the faults.
   int32_t nodes = 1;
+  /// With several nodes: 1, the faults up to node crashes and ZooKeeper
+  /// cuts (the seeds found with them replay as they did); 2 (default),
+  /// also node pauses past the session timeout and network partitions
+  /// between nodes (both ways and one way).
+  int32_t fault_model = 2;
   /// Print each fault as it is injected (stderr).
   bool verbose = false;
   /// Print the whole history, one event per line, after the run (stderr).
@@ -77,6 +82,8 @@ struct sim_result {
   /// Committed / aborted transactions the clients saw end.
   uint64_t commits = 0;
   uint64_t aborts = 0;
+  /// Commits while faults were on (before the run settled).
+  uint64_t commits_under_faults = 0;
 
   bool ok() const { return violations.empty() && failure.empty(); }
 };
