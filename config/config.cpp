@@ -247,6 +247,11 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("replica.fetch.wait.max.ms", c.replica_fetch_wait_max_ms, 0, int_max));
   CAFTX_TRY(r.int32("replica.fetch.max.bytes", c.replica_fetch_max_bytes, 1, int_max));
   CAFTX_TRY(r.int32("replica.fetch.backoff.ms", c.replica_fetch_backoff_ms, 0, int_max));
+  CAFTX_TRY(r.boolean("auto.leader.rebalance.enable", c.auto_leader_rebalance_enable));
+  CAFTX_TRY(r.int64("leader.imbalance.check.interval.seconds",
+                    c.leader_imbalance_check_interval_seconds, 1, int64_max));
+  CAFTX_TRY(r.int32("leader.imbalance.per.broker.percentage",
+                    c.leader_imbalance_per_broker_percentage, 0, 100));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
     "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",

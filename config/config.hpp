@@ -176,6 +176,17 @@ struct node_config {
   /// `replica.fetch.backoff.ms`, [0, 2147483647]: a follower's wait after a
   /// failed fetch before it fetches again.
   int32_t replica_fetch_backoff_ms = 1000;
+  /// `auto.leader.rebalance.enable`: the controller moves leaderships back
+  /// to their preferred replicas (the first assigned) when a node's share
+  /// of partitions led elsewhere passes the percentage below.
+  bool auto_leader_rebalance_enable = true;
+  /// `leader.imbalance.check.interval.seconds`, [1, 2^63-1]: how often
+  /// the controller checks.
+  int64_t leader_imbalance_check_interval_seconds = 300;
+  /// `leader.imbalance.per.broker.percentage`, [0, 100]: the share (in
+  /// percent) of a node's preferred partitions led elsewhere above which
+  /// they move back.
+  int32_t leader_imbalance_per_broker_percentage = 10;
 
   /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
   /// without meaning here (segment sizes, thread counts) are ignored.

@@ -209,13 +209,15 @@ using controller_register_atom = caf::atom_constant<caf::atom("register")>;
 using controller_pid_retry_atom = caf::atom_constant<caf::atom("pidretry")>;
 using controller_reelect_atom = caf::atom_constant<caf::atom("reelect")>;
 using controller_read_retry_atom = caf::atom_constant<caf::atom("readretry")>;
+using controller_rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
 
 /// What a controller also takes from its coordination store (session and
 /// watch events) and from itself; not for other actors.
 using controller_impl_actor = controller_actor::extend<
   caf::reacts_to<coord_session_event>, caf::reacts_to<coord_watch_event>,
   caf::reacts_to<controller_register_atom, int64_t>, caf::reacts_to<controller_pid_retry_atom>,
-  caf::reacts_to<controller_reelect_atom>, caf::reacts_to<controller_read_retry_atom>>;
+  caf::reacts_to<controller_reelect_atom>, caf::reacts_to<controller_read_retry_atom>,
+  caf::reacts_to<controller_rebalance_atom, uint64_t>>;
 
 // -- brokers (actors/broker/broker_actor.hpp) -----------------------------------
 

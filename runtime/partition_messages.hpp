@@ -65,6 +65,13 @@ struct fetch_request {
   /// A partition restarted since then answers NOT_COORDINATOR, and the
   /// coordinator starts over with an election of its own. 0: any reader.
   uint64_t load_generation = 0;
+  /// The highest partition leader epoch the reader has seen in this
+  /// partition's batches (-1: none). A leader at a lower epoch is stale (a
+  /// zombie that has not heard of its successor yet) and answers
+  /// UNKNOWN_LEADER_EPOCH (75), Kafka's answer to a fetch from a newer
+  /// epoch than its own (KIP-320): the reader looks the leader up again
+  /// instead of taking the stale leader's log end for its own position.
+  int32_t last_seen_leader_epoch = -1;
 };
 
 struct fetch_response {
@@ -275,7 +282,7 @@ CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records, x.from_coord
               x.leader_epoch, x.load_generation)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms,
-              x.load_generation)
+              x.load_generation, x.last_seen_leader_epoch)
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
               x.log_start_offset, x.aborted_transactions, x.records)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)

@@ -76,19 +76,18 @@ std::vector<std::string> actor_directory::topic_names() const {
   return names;
 }
 
-std::optional<marker_target>
-actor_directory::marker_destination(const topic_partition& tp) const {
+marker_target actor_directory::marker_destination(const topic_partition& tp) const {
   std::lock_guard<std::mutex> guard{mtx_};
   if (tp.topic == consumer_offsets_topic) {
     if (tp.partition < 0 || tp.partition >= static_cast<int32_t>(group_.size()))
-      return std::nullopt;
+      return {};
     // A group coordinator applies markers to its offsets before its log.
     return marker_target{group_[tp.partition]};
   }
   auto i = topics_.find(tp.topic);
   if (i == topics_.end() || tp.partition < 0
       || tp.partition >= static_cast<int32_t>(i->second.size()))
-    return std::nullopt;
+    return {};
   return marker_target{i->second[tp.partition]};
 }
 
@@ -358,6 +357,9 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   co.spawn_store = opts.spawn_store;
   co.clock_ms = ctx->clock_ms;
   co.random = opts.random;
+  co.auto_leader_rebalance = ctx->config.auto_leader_rebalance_enable;
+  co.leader_imbalance_check_interval_ms = ctx->config.leader_imbalance_check_interval_seconds * 1000;
+  co.leader_imbalance_per_broker_percentage = ctx->config.leader_imbalance_per_broker_percentage;
   co.send_to = [broker](const controller::outbound_request& r, const controller::endpoint& ep) {
     broker_forward(broker, r, ep);
   };

@@ -52,10 +52,14 @@ public:
   std::vector<std::string> topic_names() const;
   /// Where WriteTxnMarkers for `tp` go: its partition leader, or the group
   /// coordinator of a `__consumer_offsets` partition; a null handle when
-  /// the topic exists but the partition has no leader now (markers wait
-  /// and retry); nullopt when the topic is unknown (deleted: its markers
-  /// are dropped, as Kafka does).
-  std::optional<marker_target> marker_destination(const topic_partition& tp) const;
+  /// none is known here now: the partition has no leader, or this node
+  /// has not learned of its topic yet (its controller's requests did not
+  /// reach it). Markers then wait and retry. Kafka drops the markers of a
+  /// partition missing from the coordinator's metadata cache, taking it
+  /// for deleted; caftx has no topic deletion, and a node with a stale
+  /// view would otherwise commit a transaction without that partition (its
+  /// offsets lost, its records never stable).
+  marker_target marker_destination(const topic_partition& tp) const;
 
   txn_coordinator_actor txn_coordinator(int32_t shard) const;
   group_coordinator_actor group_coordinator(int32_t partition) const;

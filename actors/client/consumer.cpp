@@ -42,6 +42,10 @@ struct consumer::impl {
   // consumer keeps its completed fetches. The application's position is
   // the first of them.
   std::map<topic_partition, std::deque<consumer_record>> buffered;
+  // The highest partition leader epoch seen in each partition's fetched
+  // batches (Kafka's Metadata.lastSeenLeaderEpoch, KIP-320): a leader
+  // below it is a stale one, whose log end must not move the position.
+  std::map<topic_partition, int32_t> seen_epochs;
   size_t next_partition = 0;
   mutable std::mutex mtx;
 
@@ -237,7 +241,8 @@ struct consumer::impl {
                                            + " is out of range (" + r.message + ")");
       return;
     }
-    if (r.error == error_code::not_leader_or_follower || r.error == error_code::request_timed_out) {
+    if (r.error == error_code::not_leader_or_follower || r.error == error_code::request_timed_out
+        || r.error == error_code::unknown_leader_epoch) {
       // The leader did not answer (restarted node, dead actor): look it
       // up again and fetch this partition in the next round.
       (void) ch.partitions_view(tp.topic, true, timeout());
@@ -247,6 +252,11 @@ struct consumer::impl {
       raise(status{r.error, r.message});
     if (r.records.empty())
       return;
+    auto& seen = seen_epochs.emplace(tp, -1).first->second;
+    (void) v2::for_each_batch(r.records, [&](const v2::batch_header& h, std::string_view) {
+      seen = std::max(seen, h.partition_leader_epoch);
+      return true;
+    });
     // check.crcs: every batch's CRC is checked as it is decoded.
     auto batches = v2::decode_all(r.records);
     if (!batches.ok())
@@ -313,9 +323,13 @@ struct consumer::impl {
       req.max_wait_ms = out.empty() ? wait_ms : 0;
       req.min_bytes = cfg.fetch_min_bytes;
       req.max_bytes = cfg.fetch_max_bytes;
-      for (auto i : indexes)
-        req.partitions.push_back(fetch_request{to_fetch[i].first, to_fetch[i].second,
-                                               cfg.max_partition_fetch_bytes, cfg.isolation, 0});
+      for (auto i : indexes) {
+        fetch_request f{to_fetch[i].first, to_fetch[i].second, cfg.max_partition_fetch_bytes,
+                        cfg.isolation, 0};
+        if (auto e = seen_epochs.find(f.tp); e != seen_epochs.end())
+          f.last_seen_leader_epoch = e->second;
+        req.partitions.push_back(std::move(f));
+      }
       auto r = ch.call<node_fetch_response>(*node, std::move(req),
                                             timeout() + milliseconds(wait_ms));
       if (!r.ok()) {

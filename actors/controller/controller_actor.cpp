@@ -431,6 +431,11 @@ void become_controller(ctl_ptr self, const controller_identity& me) {
     st.core = std::make_unique<controller_core>(me);
     if (st.opts.events.elected)
       st.opts.events.elected(me.epoch);
+    // Kafka's onControllerFailover schedules the auto leader rebalance
+    // task (its first run after the interval).
+    if (st.opts.auto_leader_rebalance)
+      self->delayed_send(self, std::chrono::milliseconds(st.opts.leader_imbalance_check_interval_ms),
+                         controller_rebalance_atom::value, st.generation);
     run(self, st.core->on_become_controller(std::move(*snap)));
     if (std::exchange(st.nodes_changed, false) && st.core)
       on_nodes_changed(self);
@@ -439,6 +444,16 @@ void become_controller(ctl_ptr self, const controller_identity& me) {
 
 // One election step after another (controller_election.hpp).
 void take_step(ctl_ptr self, controller::election_step step, uint64_t gen);
+
+// An election step whose read or write was lost with the connection: the
+// election starts over in a second, unless the role or the session changed
+// meanwhile (a new session registers and elects anyway). Giving up here
+// would leave the election pending for good: elect() does nothing while
+// one is.
+void retry_election(ctl_ptr self, uint64_t gen) {
+  if (self->state.generation == gen)
+    self->delayed_send(self, std::chrono::seconds(1), controller_reelect_atom::value);
+}
 
 void read_for_election(ctl_ptr self, uint64_t gen) {
   auto& st = self->state;
@@ -459,21 +474,21 @@ void read_for_election(ctl_ptr self, uint64_t gen) {
                 if (st.generation != gen || !st.election)
                   return;
                 if (e.rc != zrc::ZOK) {
-                  self->delayed_send(self, std::chrono::seconds(1), controller_reelect_atom::value);
+                  retry_election(self, gen);
                   return;
                 }
                 take_step(self, st.election->on_read(current, e.data, e.stat.version), gen);
               },
-              [self](caf::error&) {
-                self->delayed_send(self, std::chrono::seconds(1), controller_reelect_atom::value);
-              });
+              [self, gen](caf::error&) { retry_election(self, gen); });
         };
         if (ex.rc == zrc::ZNONODE) {
           with_epoch(std::nullopt);
           return;
         }
-        if (ex.rc != zrc::ZOK)
-          return; // session trouble: the next session event elects again
+        if (ex.rc != zrc::ZOK) {
+          retry_election(self, gen);
+          return;
+        }
         self->request(st.store, store_timeout, coord_get_request{controller_path, false})
           .then(
             [self, gen, with_epoch](coord_get_response& g) {
@@ -483,12 +498,16 @@ void read_for_election(ctl_ptr self, uint64_t gen) {
                 with_epoch(std::nullopt);
                 return;
               }
+              if (g.rc != zrc::ZOK) {
+                retry_election(self, gen);
+                return;
+              }
               auto id = decode_controller(g.data);
               with_epoch(id.ok() ? std::make_optional(*id) : std::make_optional(node_id{-1}));
             },
-            [](caf::error&) {});
+            [self, gen](caf::error&) { retry_election(self, gen); });
       },
-      [](caf::error&) {});
+      [self, gen](caf::error&) { retry_election(self, gen); });
 }
 
 void take_step(ctl_ptr self, controller::election_step step, uint64_t gen) {
@@ -530,6 +549,8 @@ void elect(ctl_ptr self) {
       return;
     if (r.outcome == write_outcome::ok || r.outcome == write_outcome::node_exists)
       read_for_election(self, gen);
+    else
+      retry_election(self, gen);
   });
 }
 
@@ -807,8 +828,16 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
           // Kafka's registerBroker retries until connected.
           if (fresh)
             st.node_epoch = -1;
-          if (st.node_epoch < 0)
+          if (st.node_epoch < 0) {
             register_node(self);
+            return;
+          }
+          // Registered, the same session back: an election or a
+          // becoming-controller cut short by the connection loss (its
+          // retry found the session connecting) runs again; it may find
+          // /controller ours already.
+          if (!st.core)
+            elect(self);
           return;
         }
         case session_state::connecting:
@@ -952,6 +981,17 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
       auto r = std::move(st.pid_retries.front());
       st.pid_retries.erase(st.pid_retries.begin());
       claim_pid_block(self, r.rp, r.attempt, std::move(r.claim));
+    },
+    [=](controller_rebalance_atom, uint64_t gen) {
+      // One chain per controllership: a timer of an earlier one ends.
+      auto& st = self->state;
+      if (gen != st.generation || !st.core)
+        return;
+      auto imbalanced = st.core->imbalanced_partitions(st.opts.leader_imbalance_per_broker_percentage);
+      if (!imbalanced.empty())
+        run(self, st.core->elect_preferred_leaders(imbalanced));
+      self->delayed_send(self, std::chrono::milliseconds(st.opts.leader_imbalance_check_interval_ms),
+                         controller_rebalance_atom::value, gen);
     },
     [=](controller_read_retry_atom) {
       auto& retries = self->state.read_retries;

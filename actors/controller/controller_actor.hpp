@@ -80,6 +80,14 @@ struct controller_options {
     send_to;
   /// Kafka's AdminUtils draws these at random; tests fix them.
   std::function<int32_t(int32_t bound)> random;
+  /// auto.leader.rebalance.enable, leader.imbalance.check.interval.seconds
+  /// (here in milliseconds), leader.imbalance.per.broker.percentage: while
+  /// controller, every interval the partitions of nodes above the
+  /// imbalance share get a preferred replica election
+  /// (controller_core::imbalanced_partitions).
+  bool auto_leader_rebalance = true;
+  int64_t leader_imbalance_check_interval_ms = 300000;
+  int32_t leader_imbalance_per_broker_percentage = 10;
   std::function<int64_t()> clock_ms;
   controller_events events;
 };

@@ -73,6 +73,18 @@ std::optional<partition_state> controller_core::decide(const topic_partition& tp
     return std::nullopt;
   const auto& cur = cur_it->second;
   partition_state next = cur;
+  if (in.preferred) {
+    // PartitionLeaderElectionAlgorithms.preferredReplicaPartitionLeaderElection:
+    // the first assigned replica, if eligible and in the ISR.
+    const auto& reps = replicas(tp);
+    if (reps.empty() || reps.front() == cur.leader || !eligible(reps.front())
+        || !contains(cur.isr, reps.front()))
+      return std::nullopt;
+    next.leader = reps.front();
+    next.leader_epoch = cur.leader_epoch + 1;
+    next.controller_epoch = me_.epoch;
+    return next;
+  }
   auto isr = remove_from_isr(cur.isr, in.remove);
   const bool leader_removed = cur.leader != no_leader && in.remove.count(cur.leader) > 0;
   bool elected = false; // a new election, even of the same node, is a new epoch
@@ -513,6 +525,52 @@ controller_decision controller_core::alter_isr(const alter_isr_proposal& p) {
   based.leader_epoch = p.leader_epoch;
   bt.isr_reply = alter_isr_result{p.node, p.tp, status{}, based};
   plan_batch(b, out);
+  return out;
+}
+
+controller_decision controller_core::elect_preferred_leaders(const std::vector<topic_partition>& which) {
+  controller_decision out;
+  if (resigned_)
+    return out;
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  intent in;
+  in.preferred = true;
+  if (which.empty())
+    for (const auto& [tp, st] : states_)
+      bt.intents[tp] = in;
+  for (const auto& tp : which)
+    if (states_.count(tp))
+      bt.intents[tp] = in;
+  plan_batch(b, out);
+  return out;
+}
+
+std::vector<topic_partition> controller_core::imbalanced_partitions(int32_t imbalance_percent) const {
+  std::vector<topic_partition> out;
+  if (resigned_ || !shutting_down_.empty())
+    return out;
+  std::map<node_id, std::vector<topic_partition>> preferred_on; // its partitions
+  std::map<node_id, std::vector<topic_partition>> not_led;      // those another node leads
+  for (const auto& [tp, st] : states_) {
+    const auto& reps = replicas(tp);
+    if (reps.empty())
+      continue;
+    preferred_on[reps.front()].push_back(tp);
+    if (st.leader != reps.front())
+      not_led[reps.front()].push_back(tp);
+  }
+  for (const auto& [node, tps] : not_led) {
+    if (!eligible(node))
+      continue;
+    // Kafka: imbalanceRatio > leaderImbalancePerBrokerPercentage / 100.
+    auto ratio = static_cast<double>(tps.size()) / static_cast<double>(preferred_on[node].size());
+    if (ratio <= imbalance_percent / 100.0)
+      continue;
+    for (const auto& tp : tps)
+      if (contains(states_.at(tp).isr, node))
+        out.push_back(tp);
+  }
   return out;
 }
 

@@ -155,6 +155,26 @@ public:
   /// not need it).
   controller_decision alter_isr(const alter_isr_proposal& p);
 
+  /// Preferred replica election (Kafka's onReplicaElection with
+  /// PreferredReplicaPartitionLeaderElectionStrategy): each partition of
+  /// `which` (every partition when empty) whose first assigned replica is
+  /// eligible (live, not shutting down), in the ISR and not its leader gets
+  /// it as leader at leader epoch + 1, the ISR unchanged; once written,
+  /// LeaderAndIsr to its live replicas and UpdateMetadata to every live
+  /// node. A partition already led by its preferred replica, or whose
+  /// preferred replica cannot lead, is left as it is (Kafka answers
+  /// ELECTION_NOT_NEEDED and PREFERRED_LEADER_NOT_AVAILABLE for them).
+  /// Returns nothing once resigned.
+  controller_decision elect_preferred_leaders(const std::vector<topic_partition>& which);
+
+  /// The partitions an automatic rebalance would elect now (Kafka's
+  /// checkAndTriggerAutoLeaderRebalance): for each live node, the
+  /// partitions whose preferred replica it is; if the share of them that
+  /// another node leads is above `imbalance_percent` / 100
+  /// (leader.imbalance.per.broker.percentage), those of them it can lead
+  /// (eligible, in the ISR). None while a node shuts down.
+  std::vector<topic_partition> imbalanced_partitions(int32_t imbalance_percent) const;
+
   /// The fenced create of /cluster_id holding `id` (drawn by the shell),
   /// written by the first controller; NODEEXISTS means another controller
   /// created it, read it instead (Kafka's KafkaZkClient.getOrCreateClusterId).
@@ -190,6 +210,9 @@ private:
     /// AlterIsr: this ISR, if the state is still at `expected_partition_epoch`.
     std::optional<std::vector<node_id>> set_isr;
     int32_t expected_partition_epoch = -1;
+    /// Preferred replica election: the first assigned replica leads, if
+    /// it can.
+    bool preferred = false;
   };
 
   /// One event's writes and what to send once all are answered.

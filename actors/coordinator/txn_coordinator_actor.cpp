@@ -268,28 +268,20 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
     return i != self->state.markers.end() && i->second.card.epoch == epoch
            && i->second.card.state == state;
   };
- if (!dest) {
-    // The topic is gone (deleted): the partition is dropped from the
-    // transaction, as Kafka's TransactionMarkerChannelManager does.
-    auto& missing = st.markers[tid].missing;
-    missing.erase(tp);
-    if (missing.empty())
-      finish_markers(self, tid);
-    return;
-  }
-  if (!*dest) {
-    // No leader known for now: retried until there is one again (Kafka
-    // keeps such markers queued); dropping it would commit the other
-    // partitions without this one.
+  if (!dest) {
+    // No leader known here for now (or not even its topic: this node's
+    // view is stale): retried until there is one (Kafka keeps such
+    // markers queued); dropping it would commit the other partitions
+    // without this one.
     schedule_retry(self, tid, tp);
     return;
   }
   write_txn_marker_request req{card.pid, card.epoch, st.cepoch.value,
                                card.state == txn_state::prepare_commit, tp};
-  auto h = self->request(*dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms),
+  auto h = self->request(dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms),
                          std::move(req));
   h.then(
-      [self, tid, tp, still_wanted, w = watch_connection(self, h.id(), *dest)](const txn_response& r) {
+      [self, tid, tp, still_wanted, w = watch_connection(self, h.id(), dest)](const txn_response& r) {
         if (!still_wanted())
           return;
         auto& round = self->state.markers[tid];

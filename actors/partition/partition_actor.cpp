@@ -1426,6 +1426,12 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       // A coordinator loading under an election this partition no longer
       // knows (its supervisor restarted it since): the coordinator would
       // wait for a high watermark that only a new election moves.
+      if (req.last_seen_leader_epoch > st.leader_epoch)
+        return error_response<fetch_response>(
+          status{error_code::unknown_leader_epoch,
+                 "the reader has seen leader epoch " + std::to_string(req.last_seen_leader_epoch)
+                   + " of " + to_string(req.tp) + ", this leader is at "
+                   + std::to_string(st.leader_epoch)});
       if (req.load_generation != 0 && req.load_generation != st.load_generation)
         return error_response<fetch_response>(
           status{error_code::not_coordinator,
@@ -1481,6 +1487,16 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
     },
     [=](const become_follower_request& req) -> caf::result<replica_position> {
       auto& st = self->state;
+      // Fenced by leader epoch (Kafka's makeFollower takes only a newer
+      // epoch): the request of an earlier LeaderAndIsr can arrive through
+      // the fetcher after the partition was made leader at a later one.
+      auto current = st.following ? st.follow_epoch : st.leader_epoch;
+      if (req.leader_epoch < current || (!st.following && st.replication
+                                         && req.leader_epoch == st.leader_epoch))
+        return replica_position{error_code::fenced_leader_epoch,
+                                "partition " + to_string(st.core->tp()) + " is at leader epoch "
+                                  + std::to_string(current) + "; a follow at "
+                                  + std::to_string(req.leader_epoch) + " is stale"};
       bool was_leader = !st.following;
       st.following = true;
       st.follow_leader = req.leader;

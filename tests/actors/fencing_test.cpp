@@ -352,3 +352,57 @@ TEST_F(FailedWriteTest, FailedCardWriteLeavesCardUnchangedAndAnswersRetriableErr
 
 } // namespace
 } // namespace caftx::testing
+
+namespace caftx::testing {
+namespace {
+
+// Leader epochs fence a stale leader and a stale follow (KIP-320 and
+// Kafka's makeFollower): the partition of the embedded node leads at the
+// leader epoch its controller gave it, 0.
+class LeaderEpochFencingTest : public node_fixture {
+protected:
+  void SetUp() override {
+    start_node();
+    create_topic("t", 1);
+    ASSERT_EQ(produce(t0, "", batch(no_producer_id, no_producer_epoch, -1, {"a"}, false)).error,
+              error_code::none);
+    auto h = v2::read_header(fetch(t0, 0, iso::read_uncommitted).records);
+    ASSERT_TRUE(h.ok());
+    epoch = h->partition_leader_epoch;
+    ASSERT_EQ(epoch, 0);
+  }
+  int32_t epoch = -1;
+};
+
+// A reader that has seen a newer leader epoch than this leader's (a
+// zombie that has not heard of its successor) is told UNKNOWN_LEADER_EPOCH
+// instead of this leader's log end, which would move it back.
+TEST_F(LeaderEpochFencingTest, AFetchFromALeaderBelowTheEpochTheReaderSawIsUnknownLeaderEpoch) {
+  fetch_request ahead{t0, 5, 1 << 20, iso::read_uncommitted};
+  ahead.last_seen_leader_epoch = epoch + 1;
+  auto r = call<fetch_response>(leader("t", 0), ahead);
+  EXPECT_EQ(r.error, error_code::unknown_leader_epoch);
+  EXPECT_EQ(r.message, "the reader has seen leader epoch 1 of t-0, this leader is at 0");
+  fetch_request same{t0, 0, 1 << 20, iso::read_uncommitted};
+  same.last_seen_leader_epoch = epoch;
+  r = call<fetch_response>(leader("t", 0), same);
+  EXPECT_EQ(r.error, error_code::none);
+  EXPECT_EQ(batches_of(r).size(), 1u);
+}
+
+// A follow at the leader epoch the partition leads at, or an earlier one
+// (a LeaderAndIsr that reached it late, through its fetcher), is refused:
+// the partition keeps leading.
+TEST_F(LeaderEpochFencingTest, AFollowAtTheLeadersEpochOrAnEarlierOneIsFencedAndThePartitionLeadsOn) {
+  auto p = call<replica_position>(leader("t", 0), become_follower_request{2, epoch});
+  EXPECT_EQ(p.error, error_code::fenced_leader_epoch);
+  EXPECT_EQ(p.message, "partition t-0 is at leader epoch 0; a follow at 0 is stale");
+  p = call<replica_position>(leader("t", 0), become_follower_request{2, epoch - 1});
+  EXPECT_EQ(p.error, error_code::fenced_leader_epoch);
+  EXPECT_EQ(produce(t0, "", batch(no_producer_id, no_producer_epoch, -1, {"b"}, false)).error,
+            error_code::none);
+  EXPECT_EQ(visible_values(t0, iso::read_uncommitted), (std::vector<std::string>{"a", "b"}));
+}
+
+} // namespace
+} // namespace caftx::testing

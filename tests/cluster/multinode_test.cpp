@@ -823,6 +823,37 @@ TEST_F(Cluster, RestartedFollowerRejoinsTheIsrAndEveryReplicaHoldsTheSameLog) {
     EXPECT_EQ(logs[0][offset], value) << "offset " << offset;
 }
 
+// auto.leader.rebalance.enable (on, as in Kafka): the partition's
+// preferred leader (its first replica, which leads a new partition) is
+// killed and another replica takes over; once it is back and in sync
+// again, the controller's imbalance check (every second here) moves the
+// leadership back to it at a higher leader epoch.
+TEST_F(Cluster, LeadershipReturnsToThePreferredReplicaOnceItIsBackInSync) {
+  start_cluster(3, {{"default.replication.factor", "3"},
+                    {"min.insync.replicas", "2"},
+                    {"leader.imbalance.check.interval.seconds", "1"}});
+  create_topic("p", 1);
+  topic_partition tp{"p", 0};
+  auto [preferred, epoch] = wait_leader_above(tp, -1);
+  ASSERT_GT(preferred, 0);
+  ASSERT_TRUE(nodes[preferred]->proc().stop(SIGKILL, 10s));
+  auto moved = wait_leader_above(tp, epoch);
+  ASSERT_GT(moved.first, 0) << "no replica took over";
+  EXPECT_NE(moved.first, preferred);
+  start(preferred);
+  std::pair<int32_t, int32_t> now{-1, -1};
+  ASSERT_TRUE(wait_until(
+    [&] {
+      now = current_leader(tp);
+      return now.first == preferred && now.second > moved.second;
+    },
+    60s))
+    << "leader " << now.first << " at epoch " << now.second;
+  // A produce at the returned leader is acknowledged by the ISR.
+  producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
+  EXPECT_EQ(idem.send({"p", 0, "", "after", {}, -1}).get().offset, 0);
+}
+
 // Everything replicated three times: the node leading the transaction's
 // `__transaction_state` partition is killed (SIGKILL) while a transaction
 // is open. A follower of that partition becomes its leader at the next

@@ -171,6 +171,26 @@ TEST(Config, ExpirationKeysAreParsedWithTheirRanges) {
             "config 'caftx.coordinator.load.chunk.cards' = '0' is out of range [1, 1000000]");
 }
 
+TEST(Config, LeaderRebalanceKeysHaveKafkasDefaultsAndRanges) {
+  auto d = node_config::parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->auto_leader_rebalance_enable);
+  EXPECT_EQ(d->leader_imbalance_check_interval_seconds, 300);
+  EXPECT_EQ(d->leader_imbalance_per_broker_percentage, 10);
+  auto n = node_config::parse({{"auto.leader.rebalance.enable", "false"},
+                               {"leader.imbalance.check.interval.seconds", "1"},
+                               {"leader.imbalance.per.broker.percentage", "0"}});
+  ASSERT_TRUE(n.ok()) << n.error().to_string();
+  EXPECT_FALSE(n->auto_leader_rebalance_enable);
+  EXPECT_EQ(n->leader_imbalance_check_interval_seconds, 1);
+  EXPECT_EQ(n->leader_imbalance_per_broker_percentage, 0);
+  EXPECT_EQ(error_of(node_config::parse({{"leader.imbalance.per.broker.percentage", "101"}})),
+            "config 'leader.imbalance.per.broker.percentage' = '101' is out of range [0, 100]");
+  EXPECT_EQ(error_of(node_config::parse({{"leader.imbalance.check.interval.seconds", "0"}})),
+            "config 'leader.imbalance.check.interval.seconds' = '0' is out of range [1, "
+            "9223372036854775807]");
+}
+
 TEST(Config, NonIntegerValueErrorNamesKey) {
   EXPECT_EQ(error_of(node_config::parse({{"num.partitions", "3x"}})),
             "config 'num.partitions' = '3x' is not an integer");

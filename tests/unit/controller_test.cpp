@@ -153,6 +153,59 @@ const partition_info* find(const std::vector<partition_info>& parts, const topic
   return nullptr;
 }
 
+// -- preferred leaders ----------------------------------------------------------
+
+// Kafka's preferred replica election: leadership goes back to the first
+// assigned replica at the next leader epoch, the ISR unchanged, only where
+// that replica is live and in sync; LeaderAndIsr to the moved partition's
+// replicas, UpdateMetadata to every node.
+TEST(Controller, PreferredElectionMovesLeadershipBackToTheFirstReplicaWhereItCan) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}, {1, {2, 3, 1}}, {2, {3, 1, 2}}},
+        {{0, {2, 2, {2, 1, 3}, 4, 0}},   // led by 2: back to 1
+         {1, {2, 1, {2, 3, 1}, 4, 0}},   // led by its preferred replica already
+         {2, {1, 3, {1, 2}, 4, 0}}});    // 3 is not in sync: stays with 1
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.elect_preferred_leaders({}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 3, {2, 1, 3}, our_epoch, 5}));
+  EXPECT_EQ(c.stored({"t", 1}).leader_epoch, 1);
+  EXPECT_EQ(c.stored({"t", 1}).partition_epoch, 4);
+  EXPECT_EQ(c.stored({"t", 2}).leader, 1);
+  EXPECT_EQ(c.stored({"t", 2}).partition_epoch, 4);
+  auto lair = requests_of<leader_and_isr_request>(done);
+  ASSERT_EQ(lair.size(), 3u);
+  for (auto& [target, req] : lair) {
+    ASSERT_EQ(req.partitions.size(), 1u) << target;
+    EXPECT_EQ(req.partitions[0].tp, (topic_partition{"t", 0}));
+    EXPECT_EQ(req.partitions[0].leader, 1);
+    EXPECT_EQ(req.partitions[0].leader_epoch, 3);
+  }
+  auto um = requests_of<update_metadata_request>(done);
+  ASSERT_EQ(um.size(), 3u);
+  EXPECT_EQ(um[0].second.partitions.size(), 1u);
+  // Named partitions only; a second election finds nothing to do.
+  EXPECT_TRUE(c.settle(c.core.elect_preferred_leaders({{"t", 0}, {"t", 1}})).writes.empty());
+}
+
+// leader.imbalance.per.broker.percentage: a node whose preferred
+// partitions are led elsewhere above that share takes back those it can.
+TEST(Controller, AutomaticRebalanceElectsANodesPartitionsOnlyAboveTheImbalanceShare) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}, {1, {1, 3, 2}}, {2, {1, 2, 3}}, {3, {1, 3, 2}}, {4, {2, 1, 3}}},
+        {{0, {2, 1, {2, 1, 3}, 4, 0}},   // node 1's, led by 2
+         {1, {1, 1, {1, 3, 2}, 4, 0}},
+         {2, {1, 1, {1, 2, 3}, 4, 0}},
+         {3, {1, 1, {1, 3, 2}, 4, 0}},
+         {4, {2, 1, {2, 1, 3}, 4, 0}}}); // node 2's, led by it
+  c.settle(c.become(c.nodes));
+  // Node 1: 1 of its 4 partitions led elsewhere, 25 %.
+  EXPECT_EQ(c.core.imbalanced_partitions(10), (std::vector<topic_partition>{{"t", 0}}));
+  EXPECT_TRUE(c.core.imbalanced_partitions(25).empty());
+  // Not while a node shuts down.
+  c.settle(c.core.controlled_shutdown(3, 300));
+  EXPECT_TRUE(c.core.imbalanced_partitions(10).empty());
+}
+
 // -- failover -------------------------------------------------------------------
 
 TEST(Controller, BecomingControllerSendsUpdateMetadataToAllLiveNodesFirst) {

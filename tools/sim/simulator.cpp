@@ -120,6 +120,10 @@ public:
       ncfg_.transaction_state_log_min_isr = 2;
       ncfg_.offsets_topic_replication_factor = 3;
       ncfg_.replica_lag_time_max_ms = 5000;
+      // Fault model 3: leaderships go back to their preferred replicas
+      // within runs (every 10 s instead of Kafka's 300 s).
+      if (opts_.fault_model >= 3)
+        ncfg_.leader_imbalance_check_interval_seconds = 10;
     }
     for (int32_t k = 0; k < std::max(1, opts_.nodes); ++k) {
       sim_node n;

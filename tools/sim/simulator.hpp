@@ -51,10 +51,12 @@ struct sim_options {
   /// with node crashes, ZooKeeper cuts and session expiry among the faults.
   int32_t nodes = 1;
   /// With several nodes: 1, the faults up to node crashes and ZooKeeper
-  /// cuts (the seeds found with them replay as they did); 2 (default),
-  /// also node pauses past the session timeout and network partitions
-  /// between nodes (both ways and one way).
-  int32_t fault_model = 2;
+  /// cuts (the seeds found with them replay as they did); 2, also node
+  /// pauses past the session timeout, network partitions between nodes
+  /// (both ways and one way) and kills at the fault points of replication;
+  /// 3 (default), also leaderships moving back to their preferred replicas
+  /// every 10 s (auto.leader.rebalance.enable).
+  int32_t fault_model = 3;
   /// Print each fault as it is injected (stderr).
   bool verbose = false;
   /// Print the whole history, one event per line, after the run (stderr).
