@@ -51,6 +51,7 @@ struct cleaner_step;
 struct producer_expiration_tick;
 struct fetch_wait_expired;
 struct isr_expiration_tick;
+struct alter_isr_retry;
 struct replica_fetch_request;
 struct alter_isr_request;
 struct alter_isr_response;
@@ -137,7 +138,8 @@ using partition_actor = caf::typed_actor<
 using partition_impl_actor = partition_actor::extend<
   caf::reacts_to<storage_done>, caf::reacts_to<retention_tick>, caf::reacts_to<cleaner_tick>,
   caf::reacts_to<cleaner_step>, caf::reacts_to<producer_expiration_tick>,
-  caf::reacts_to<fetch_wait_expired>, caf::reacts_to<isr_expiration_tick>>;
+  caf::reacts_to<fetch_wait_expired>, caf::reacts_to<isr_expiration_tick>,
+  caf::reacts_to<alter_isr_retry>>;
 
 /// Where the WriteTxnMarkers of one partition go: its leader, or, for a
 /// `__consumer_offsets` partition, the group coordinator on it (which

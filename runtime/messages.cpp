@@ -62,6 +62,7 @@ namespace caftx {
   X(write_snapshot_request)                                                                        \
   X(become_leader_request)                                                                         \
   X(isr_expiration_tick)                                                                           \
+  X(alter_isr_retry)                                                                               \
   X(replica_fetch_request)                                                                         \
   X(replica_fetch_response)                                                                        \
   X(become_follower_request)                                                                       \

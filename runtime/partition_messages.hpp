@@ -192,6 +192,11 @@ struct producer_expiration_tick {};
 /// Periodic timer of a partition leader (every replica.lag.time.max.ms / 2,
 /// Kafka's isr-expiration task): propose removing lagging followers.
 struct isr_expiration_tick {};
+/// An AlterIsr of the leader at `leader_epoch` got no answer: sent again
+/// while still in flight.
+struct alter_isr_retry {
+  int32_t leader_epoch = -1;
+};
 /// A fetch the partition leader held (fetch_request::max_wait_ms) has
 /// waited its time: answered with what is there (nothing, usually).
 struct fetch_wait_expired {
@@ -312,5 +317,6 @@ CAFTX_INSPECT_EMPTY(cleaner_step)
 CAFTX_INSPECT_EMPTY(write_snapshot_request)
 CAFTX_INSPECT_EMPTY(producer_expiration_tick)
 CAFTX_INSPECT_EMPTY(isr_expiration_tick)
+CAFTX_INSPECT(alter_isr_retry, x.leader_epoch)
 
 } // namespace caftx

@@ -46,6 +46,13 @@ struct consumer::impl {
   // batches (Kafka's Metadata.lastSeenLeaderEpoch, KIP-320): a leader
   // below it is a stale one, whose log end must not move the position.
   std::map<topic_partition, int32_t> seen_epochs;
+  // Since when (deadline clock) each partition's fetches have been
+  // answered OFFSET_OUT_OF_RANGE above the answering leader's log end.
+  std::map<topic_partition, int64_t> above_end_since;
+  // Partitions whose last fetch failed with a retriable error are fetched
+  // again only from then on (retry.backoff.ms, as Kafka's fetcher backs
+  // off a partition), not in a loop.
+  std::map<topic_partition, int64_t> backoff_until;
   size_t next_partition = 0;
   mutable std::mutex mtx;
 
@@ -237,15 +244,36 @@ struct consumer::impl {
   void take_fetched(const topic_partition& tp, int64_t pos, fetch_response& r, size_t max,
                     std::vector<consumer_record>& out) {
     if (r.error == error_code::offset_out_of_range) {
+      // Above the log end: with clean elections only (unclean.leader.
+      // election.enable=false) no leader's log ends below a position taken
+      // from its committed data, so the answer is a stale leader's (a
+      // zombie not yet told of its successor, whose epoch this consumer may
+      // not have seen). Resetting now would move the position back and
+      // process records again; the leader is looked up again instead, and
+      // the reset of auto.offset.reset (Kafka's) comes only if the answer
+      // lasts default.api.timeout.ms. Below the log start: reset at once.
+      if (pos >= r.log_start_offset) {
+        auto now = ch.deadline_clock_ms();
+        auto since = above_end_since.emplace(tp, now).first->second;
+        if (now - since < cfg.default_api_timeout_ms) {
+          (void) ch.partitions_view(tp.topic, true, timeout());
+          backoff_until[tp] = now + cfg.retry_backoff_ms;
+          return;
+        }
+      }
+      above_end_since.erase(tp);
       positions[tp] = reset_position(tp, "position " + std::to_string(pos) + " of " + to_string(tp)
                                            + " is out of range (" + r.message + ")");
       return;
     }
+    above_end_since.erase(tp);
     if (r.error == error_code::not_leader_or_follower || r.error == error_code::request_timed_out
         || r.error == error_code::unknown_leader_epoch) {
-      // The leader did not answer (restarted node, dead actor): look it
-      // up again and fetch this partition in the next round.
+      // The leader did not answer (restarted node, dead actor) or is a
+      // stale one: look it up again and fetch this partition after the
+      // backoff.
       (void) ch.partitions_view(tp.topic, true, timeout());
+      backoff_until[tp] = ch.deadline_clock_ms() + cfg.retry_backoff_ms;
       return;
     }
     if (r.error != error_code::none)
@@ -299,6 +327,11 @@ struct consumer::impl {
         if (b->second.empty())
           buffered.erase(b);
         continue;
+      }
+      if (auto b = backoff_until.find(tp); b != backoff_until.end()) {
+        if (ch.deadline_clock_ms() < b->second)
+          continue;
+        backoff_until.erase(b);
       }
       auto position = position_of(tp, deadline_ms);
       if (position.ok())
@@ -415,6 +448,7 @@ int64_t consumer::position(const topic_partition& tp) {
 void consumer::seek(const topic_partition& tp, int64_t offset) {
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->buffered.erase(tp);
+  impl_->above_end_since.erase(tp);
   impl_->positions[tp] = offset;
 }
 

@@ -829,6 +829,23 @@ std::string node_list(const std::vector<int32_t>& ids) {
 // AlterIsr, KIP-497): committed, the ISR is the written one and the HW may
 // move; refused, the committed ISR stays (a newer one at the same leader
 // epoch replaces it) and a later check may propose again.
+// The ISR the controller wrote for this partition, as this leader learned
+// it from the AlterIsr answer, goes into the node's directory at once: a
+// restart of the partition by its supervisor starts from the directory,
+// whose copy otherwise waits for the controller's UpdateMetadata. Taking
+// the older, smaller ISR there would let the restarted leader move its HW
+// without a member the controller may elect next (an acknowledged write
+// lost, multi-node seed 476).
+void remember_isr(partition_ptr self, const std::vector<int32_t>& isr, int32_t partition_epoch) {
+  auto& st = self->state;
+  auto a = st.ctx->directory->assigned_replica(st.core->tp());
+  if (!a || a->leader_epoch != st.leader_epoch || a->partition_epoch >= partition_epoch)
+    return;
+  a->isr = isr;
+  a->partition_epoch = partition_epoch;
+  st.ctx->directory->assign_replica(st.core->tp(), *a);
+}
+
 void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
   auto& st = self->state;
   auto broker = st.ctx->directory->broker();
@@ -848,6 +865,7 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
           return; // led at another epoch by now
         if (r.error == error_code::none) {
           st.replication->isr_committed(r.isr, r.partition_epoch);
+          remember_isr(self, r.isr, r.partition_epoch);
           // Kafka's Partition line after an AlterIsr.
           st.ctx->emit(node_event_level::info, "isr_updated",
                        "[Partition " + to_string(st.core->tp()) + " broker="
@@ -859,6 +877,7 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
         }
         if (r.error == error_code::invalid_update_version && r.leader_epoch == epoch) {
           st.replication->isr_replaced(r.isr, r.partition_epoch);
+          remember_isr(self, r.isr, r.partition_epoch);
           advance_high_watermark(self);
           return;
         }
@@ -869,9 +888,18 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
                        + to_string(r.error) + ": " + r.message);
       },
       [self, epoch](caf::error&) {
+        // No answer: the controller may have written it or not. The
+        // change stays in flight (the HW keeps counting the maximal ISR)
+        // and is sent again; the controller answers the same ISR ok, or
+        // INVALID_UPDATE_VERSION with the state it holds (Kafka's
+        // AlterPartitionManager retries the same way).
         auto& st = self->state;
-        if (st.replication && st.replication->leader_epoch() == epoch)
-          st.replication->isr_rejected();
+        if (!st.replication || st.replication->leader_epoch() != epoch
+            || !st.replication->pending())
+          return;
+        self->delayed_send(self,
+                           std::chrono::milliseconds(st.ctx->config.replica_fetch_backoff_ms),
+                           alter_isr_retry{epoch});
       });
 }
 
@@ -1297,6 +1325,12 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
         rp.deliver(delete_records_response{error_code::none, {}, low});
       });
       return rp;
+    },
+    [=](const alter_isr_retry& r) {
+      auto& st = self->state;
+      if (st.replication && st.replication->leader_epoch() == r.leader_epoch
+          && st.replication->pending())
+        propose_isr(self, *st.replication->pending());
     },
     [=](const isr_expiration_tick&) {
       auto& st = self->state;

@@ -170,6 +170,8 @@ public:
   /// (Kafka's maximalIsr): the union for an expand, the old ISR for a shrink.
   std::vector<node_id> maximal_isr() const;
   bool change_in_flight() const { return pending_.has_value(); }
+  /// The change in flight, if any (sent again when its outcome is unknown).
+  const std::optional<isr_proposal>& pending() const { return pending_; }
   /// A follower's state; nullptr if `id` is not a follower here.
   const follower_state* follower(node_id id) const;
   /// Followers in the assignment but not in the ISR (Kafka's

@@ -9,6 +9,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <ostream>
@@ -45,6 +46,11 @@ protected:
         fetch_response resp;
         resp.high_watermark = resp.last_stable_offset = 10;
         resp.log_start_offset = 0;
+        if (r.fetch_offset > 10) {
+          resp.error = error_code::offset_out_of_range;
+          resp.message = "fetch offset " + std::to_string(r.fetch_offset) + " outside [0, 10]";
+          return resp;
+        }
         if (r.fetch_offset < 10) {
           record_batch b;
           b.base_offset = r.fetch_offset;
@@ -53,6 +59,9 @@ protected:
           resp.records = v2::encode(b);
         }
         return resp;
+      },
+      [](const list_offsets_request& r) {
+        return list_offsets_response{error_code::none, r.timestamp == -2 ? 0 : 10};
       }};
     });
     broker_fake = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
@@ -95,6 +104,31 @@ TEST_F(ConsumerFetchTest, OneFetchIsReturnedOverSeveralPollsWithoutFetchingAgain
   EXPECT_EQ(values(c.poll(std::chrono::milliseconds(0))),
             (std::vector<std::string>{"6", "7", "8", "9"}));
   EXPECT_EQ(fetched_at, (std::vector<int64_t>{0, 6}));
+}
+
+// OFFSET_OUT_OF_RANGE above the leader's log end is a stale leader's
+// answer (no clean election loses committed records): the consumer keeps
+// its position and looks the leader up again; only if the answer lasts
+// default.api.timeout.ms does auto.offset.reset move it (here to the
+// earliest offset).
+TEST_F(ConsumerFetchTest, APositionAboveTheLogEndIsKeptUntilTheApiTimeoutThenReset) {
+  consumer c{sys, broker_fake,
+             properties{{"auto.offset.reset", "earliest"}, {"default.api.timeout.ms", "5000"}}};
+  c.set_driver(deterministic_driver());
+  c.assign({tp});
+  c.seek(tp, 12);
+  auto start = now_ms;
+  std::vector<consumer_record> got;
+  for (int i = 0; i < 200 && got.empty(); ++i) {
+    got = c.poll(std::chrono::milliseconds(100));
+    if (got.empty()) {
+      EXPECT_TRUE(now_ms - start >= 5000 || c.position(tp) == 12) << "reset early, at " << now_ms - start;
+    }
+  }
+  EXPECT_GE(now_ms - start, 5000);
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.front().value, "0");
+  EXPECT_GT(std::count(fetched_at.begin(), fetched_at.end(), 12), 1);
 }
 
 // A group "g" whose committed offset of t-0 is 50 while a transaction that

@@ -81,6 +81,7 @@ inline std::vector<caf::message> samples() {
     caf::make_message(fetch_request{tp, 10, 4096, isolation_level::read_uncommitted, 500}),
     caf::make_message(producer_expiration_tick{}),
     caf::make_message(isr_expiration_tick{}),
+    caf::make_message(alter_isr_retry{3}),
     caf::make_message(offsets_retention_tick{}),
     caf::make_message(retention_tick{}),
     caf::make_message(cleaner_tick{}),
