@@ -64,7 +64,8 @@ std::string read_all(const std::string& path) {
 // destruction.
 class node_proc {
 public:
-  node_proc(const std::string& dir, int32_t id, uint16_t port, const std::string& zk)
+  node_proc(const std::string& dir, int32_t id, uint16_t port, const std::string& zk,
+            int replication_factor)
     : log_(dir + "/node" + std::to_string(id) + ".log"), port_(port) {
     auto props = dir + "/node" + std::to_string(id) + ".properties";
     {
@@ -73,9 +74,14 @@ public:
           << "\nlog.dirs=" << dir << "/data" << id << "\nzookeeper.connect=" << zk
           << "\nzookeeper.session.timeout.ms=6000\ntransaction.state.log.num.partitions=3"
           << "\noffsets.topic.num.partitions=3\nlog.level=info"
-          // One replica per partition: these lines measure the
-          // inter-process path (the replicated ones are their own).
-          << "\ntransaction.state.log.replication.factor=1\noffsets.topic.replication.factor=1\n";
+          // One replica per partition (the inter-process path), or three
+          // with min.insync.replicas 2 for every topic (acks=all waits
+          // for the ISR).
+          << "\ntransaction.state.log.replication.factor=" << replication_factor
+          << "\noffsets.topic.replication.factor=" << replication_factor
+          << "\ndefault.replication.factor=" << replication_factor
+          << "\ntransaction.state.log.min.isr=" << std::min(2, replication_factor)
+          << "\nmin.insync.replicas=" << std::min(2, replication_factor) << "\n";
     }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
@@ -127,10 +133,10 @@ struct node_cluster {
   std::vector<std::unique_ptr<node_proc>> nodes;
   std::string bootstrap;
 
-  node_cluster(const std::string& dir, int n, const std::string& zk) {
+  node_cluster(const std::string& dir, int n, const std::string& zk, int replication_factor = 1) {
     std::filesystem::create_directories(dir);
     for (int id = 1; id <= n; ++id) {
-      nodes.push_back(std::make_unique<node_proc>(dir, id, free_port(), zk));
+      nodes.push_back(std::make_unique<node_proc>(dir, id, free_port(), zk, replication_factor));
       bootstrap += (bootstrap.empty() ? "" : ",") + nodes.back()->endpoint();
     }
     for (int id = 1; id <= n; ++id)
@@ -186,20 +192,22 @@ void bench_multinode(const context& ctx) {
   auto& zk = testing::zk_server::shared();
   node_cluster one{ctx.dir + "/multinode-1", 1, zk.connect(zk.fresh_chroot("bench-1"))};
   node_cluster three{ctx.dir + "/multinode-3", 3, zk.connect(zk.fresh_chroot("bench-3"))};
-  std::vector<node_cluster*> clusters{&one, &three};
+  node_cluster replicated{ctx.dir + "/multinode-3-rf3", 3, zk.connect(zk.fresh_chroot("bench-3r")),
+                          3};
+  std::vector<node_cluster*> clusters{&one, &three, &replicated};
   std::vector<std::unique_ptr<producer>> producers;
   for (auto* c : clusters) {
     admin_client admin{c->client()};
-    auto st = admin.create_topic("lat", 3);
-    if (!st.ok())
-      throw std::runtime_error("multinode: CreateTopics: " + st.to_string());
+    for (auto topic : {"lat", "tput"})
+      if (auto st = admin.create_topic(topic, 3); !st.ok())
+        throw std::runtime_error("multinode: CreateTopics: " + st.to_string());
     producers.push_back(std::make_unique<producer>(c->client({{"transactional.id", "lat"}})));
     producers.back()->init_transactions();
   }
   int txns = ctx.quick ? 5 : 100;
-  std::vector<line> lines(2);
-  const char* names[] = {"1 node", "3 nodes"};
-  for (size_t i = 0; i < 2; ++i) {
+  std::vector<line> lines(3);
+  const char* names[] = {"1 node", "3 nodes", "3 nodes RF 3"};
+  for (size_t i = 0; i < lines.size(); ++i) {
     lines[i].benchmark = "multinode";
     lines[i].variant = std::string("end_txn ") + names[i];
     lines[i].unit = "ms p50";
@@ -230,6 +238,10 @@ void bench_multinode(const context& ctx) {
   });
   double rtt = percentile(rtts, 50);
   for (auto& l : lines) {
+    // The floor of EndTxn: the client's request and reply (one middleman
+    // round trip) and the one durable write on its path, the PrepareCommit
+    // card (one fsync). With replication that write is a replicated one:
+    // the same floor, so the ratio shows what replication adds.
     double fsync = l.fsync_p50_ms();
     double floor = fsync + rtt;
     set_target(l, l.stats().median / floor,
@@ -243,15 +255,55 @@ void bench_multinode(const context& ctx) {
                {"transaction_cycle_p50_ms", summarize(cycles).median}};
     l.note = "whole transaction p50 " + fmt("%.2f", summarize(cycles).median) + " ms";
   }
-  if (lines[0].stats().median > 0)
-    lines[1].note += "; x" + fmt("%.2f", lines[1].stats().median / lines[0].stats().median)
-                     + " of 1 node (EndTxn), x"
-                     + fmt("%.2f", lines[1].extra["transaction_cycle_p50_ms"].get<double>()
-                                     / lines[0].extra["transaction_cycle_p50_ms"].get<double>())
-                     + " (whole transaction)";
-  producers.clear();
+  for (size_t i = 1; i < lines.size(); ++i)
+    if (lines[0].stats().median > 0)
+      lines[i].note += "; x" + fmt("%.2f", lines[i].stats().median / lines[0].stats().median)
+                       + " of 1 node (EndTxn), x"
+                       + fmt("%.2f", lines[i].extra["transaction_cycle_p50_ms"].get<double>()
+                                       / lines[0].extra["transaction_cycle_p50_ms"].get<double>())
+                       + " (whole transaction)";
   for (auto& l : lines)
     report(l);
+
+  // Transactional produce on the same three local nodes, one replica or
+  // three (acks=all, min.insync.replicas 2): one producer sending 100 B
+  // records to three partitions as fast as it can, committing every
+  // 100 ms. Records committed per second.
+  std::vector<line> tput(2);
+  const char* tput_names[] = {"3 nodes RF 1", "3 nodes RF 3"};
+  for (size_t i = 0; i < tput.size(); ++i) {
+    tput[i].benchmark = "multinode";
+    tput[i].variant = std::string("txn produce 100 ms 100 B ") + tput_names[i];
+    tput[i].unit = "records/s";
+  }
+  auto seconds = ctx.quick ? 0.3 : 3.0;
+  std::string value(100, 'v');
+  interleave(ctx, tput, [&](size_t i, int) {
+    auto& p = *producers[i + 1];
+    int64_t committed = 0;
+    auto start = clock_type::now();
+    while (ms_since(start) < seconds * 1000) {
+      auto txn_start = clock_type::now();
+      p.begin_transaction();
+      int64_t sent = 0;
+      while (ms_since(txn_start) < 100) {
+        for (int k = 0; k < 64; ++k)
+          p.send({"tput", static_cast<int32_t>(sent++ % 3), "", value, {}, -1});
+      }
+      p.commit_transaction();
+      committed += sent;
+    }
+    rep_result r;
+    r.value = static_cast<double>(committed) / (ms_since(start) / 1000.0);
+    return r;
+  });
+  if (!tput[0].reps.empty() && !tput[1].reps.empty() && tput[0].stats().median > 0) {
+    tput[1].ratio = tput[1].stats().median / tput[0].stats().median; // no target: measured
+    tput[1].ratio_of = "/ " + tput[0].variant;
+  }
+  for (auto& l : tput)
+    report(l);
+  producers.clear();
 }
 
 } // namespace caftx::bench
