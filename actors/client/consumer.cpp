@@ -267,8 +267,15 @@ struct consumer::impl {
       return;
     }
     above_end_since.erase(tp);
+    // Kafka's fetcher takes these as a leader to look up again (metadata
+    // update) rather than an error for the application: a fetch that
+    // reached a node during a leader change may find the partition not
+    // hosted there (yet, or any more).
     if (r.error == error_code::not_leader_or_follower || r.error == error_code::request_timed_out
-        || r.error == error_code::unknown_leader_epoch) {
+        || r.error == error_code::unknown_leader_epoch
+        || r.error == error_code::fenced_leader_epoch
+        || r.error == error_code::unknown_topic_or_partition
+        || r.error == error_code::kafka_storage_error) {
       // The leader did not answer (restarted node, dead actor) or is a
       // stale one: look it up again and fetch this partition after the
       // backoff.

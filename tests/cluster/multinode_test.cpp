@@ -157,6 +157,67 @@ protected:
     return l;
   }
 
+  // Three nodes with every topic on three replicas (min.insync.replicas
+  // 2) and topic `name` of one partition: its leader and leader epoch.
+  std::pair<int32_t, int32_t> start_replicated(const std::string& name) {
+    start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+    create_topic(name, 1);
+    return wait_leader_above({name, 0}, -1);
+  }
+
+  // Sends values from..to-1 (as text) to partition 0 of `topic` and waits
+  // for every acknowledgement, noting each value's acknowledged offset.
+  static void send_acked(producer& p, const std::string& topic, int from, int to,
+                         std::map<std::string, int64_t>& acked) {
+    std::vector<std::future<record_metadata>> sent;
+    for (int i = from; i < to; ++i)
+      sent.push_back(p.send({topic, 0, "", std::to_string(i), {}, -1}));
+    for (int i = from; i < to; ++i)
+      acked[std::to_string(i)] = sent[i - from].get().offset;
+  }
+
+  // Every replica of `tp` holds the same `n` records, each acknowledged
+  // value at its acknowledged offset (logs_of_every_replica: the leaders
+  // are killed in turn, from `serving` at leader epoch `at`).
+  void expect_identical_replicas(const topic_partition& tp, size_t n, int32_t serving, int32_t at,
+                                 const std::map<std::string, int64_t>& acked) {
+    auto logs = logs_of_every_replica(tp, n, serving, at);
+    ASSERT_EQ(logs.size(), 3u);
+    EXPECT_EQ(logs[0].size(), n);
+    EXPECT_EQ(logs[1], logs[0]);
+    EXPECT_EQ(logs[2], logs[0]);
+    for (auto& [value, offset] : acked)
+      EXPECT_EQ(logs[0][offset], value) << "offset " << offset;
+  }
+
+  // The log of `tp` (its first `n` records, offset -> value) as each of
+  // its three replicas holds it: read from the leader `serving` (at leader
+  // epoch `at`), which is then killed, and so on until the last replica
+  // served it. Fewer than three logs if no replica took over.
+  std::vector<std::map<int64_t, std::string>> logs_of_every_replica(const topic_partition& tp,
+                                                                    size_t n, int32_t serving,
+                                                                    int32_t at) {
+    std::vector<std::map<int64_t, std::string>> logs;
+    for (int round = 0; round < 3; ++round) {
+      std::vector<int32_t> alive;
+      for (auto& [id, node] : nodes)
+        if (node->proc().running())
+          alive.push_back(id);
+      logs.push_back(read_all(tp, n, alive));
+      if (round == 2)
+        break;
+      EXPECT_TRUE(nodes[serving]->proc().stop(SIGKILL, 10s));
+      auto next = wait_leader_above(tp, at);
+      if (next.first <= 0) {
+        ADD_FAILURE() << "no replica took over from node " << serving;
+        break;
+      }
+      serving = next.first;
+      at = next.second;
+    }
+    return logs;
+  }
+
   // Every record of `tp` from offset 0 as offset -> value (read_uncommitted).
   std::map<int64_t, std::string> read_all(const topic_partition& tp, size_t expected,
                                           std::vector<int32_t> ids = {}) {
@@ -768,10 +829,8 @@ TEST_F(Cluster, LeaderKilledDuringAcksAllProduceLosesNothingAcknowledged) {
 // killing the one before, serves the same records at the same offsets,
 // each acknowledged one where its acknowledgement said.
 TEST_F(Cluster, RestartedFollowerRejoinsTheIsrAndEveryReplicaHoldsTheSameLog) {
-  start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
-  create_topic("j", 1);
   topic_partition tp{"j", 0};
-  auto [leader, epoch] = wait_leader_above(tp, -1);
+  auto [leader, epoch] = start_replicated(tp.topic);
   ASSERT_GT(leader, 0);
   int32_t follower = leader == 1 ? 2 : 1;
   ASSERT_TRUE(wait_until(
@@ -779,13 +838,7 @@ TEST_F(Cluster, RestartedFollowerRejoinsTheIsrAndEveryReplicaHoldsTheSameLog) {
     30s));
   producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
   std::map<std::string, int64_t> acked;
-  auto send_all = [&](int from, int to) {
-    std::vector<std::future<record_metadata>> sent;
-    for (int i = from; i < to; ++i)
-      sent.push_back(idem.send({"j", 0, "", std::to_string(i), {}, -1}));
-    for (int i = from; i < to; ++i)
-      acked[std::to_string(i)] = sent[i - from].get().offset;
-  };
+  auto send_all = [&](int from, int to) { send_acked(idem, "j", from, to, acked); };
   send_all(0, 50);
   ASSERT_TRUE(nodes[follower]->proc().stop(SIGKILL, 10s));
   send_all(50, 100); // acknowledged once the controller shrank the ISR
@@ -798,29 +851,108 @@ TEST_F(Cluster, RestartedFollowerRejoinsTheIsrAndEveryReplicaHoldsTheSameLog) {
     << log(leader);
   send_all(100, 120);
 
-  std::vector<std::map<int64_t, std::string>> logs;
-  auto serving = leader;
-  auto at = shrunk.second;
-  for (int round = 0; round < 3; ++round) {
-    std::vector<int32_t> alive;
-    for (auto& [id, n] : nodes)
-      if (n->proc().running())
-        alive.push_back(id);
-    logs.push_back(read_all(tp, 120, alive));
-    if (round == 2)
-      break;
-    ASSERT_TRUE(nodes[serving]->proc().stop(SIGKILL, 10s));
-    auto next = wait_leader_above(tp, at);
-    ASSERT_GT(next.first, 0) << "no replica took over from node " << serving;
-    serving = next.first;
-    at = next.second;
+  expect_identical_replicas(tp, 120, leader, shrunk.second, acked);
+}
+
+// A leader paused (SIGSTOP) past its session timeout: the controller
+// moves the leadership and the new leader acknowledges more writes. Once
+// resumed (SIGCONT), the old leader is a zombie until it hears of its
+// successor; then it follows at the new leader epoch, truncates what only
+// it had, and rejoins the ISR. Every replica holds the same log with each
+// acknowledged value at its acknowledged offset, each once.
+TEST_F(Cluster, LeaderPausedPastItsSessionIsReplacedAndRejoinsAsAFollowerWithTheSameLog) {
+  topic_partition tp{"z", 0};
+  auto [leader, epoch] = start_replicated(tp.topic);
+  ASSERT_GT(leader, 0);
+  producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
+  std::map<std::string, int64_t> acked;
+  auto send_all = [&](int from, int to) { send_acked(idem, "z", from, to, acked); };
+  send_all(0, 30);
+  ASSERT_TRUE(nodes[leader]->proc().freeze());
+  auto next = wait_leader_above(tp, epoch);
+  ASSERT_GT(next.first, 0) << "no replica took over from the paused node " << leader;
+  ASSERT_NE(next.first, leader);
+  send_all(30, 60);
+  ASSERT_TRUE(nodes[leader]->proc().thaw());
+  ASSERT_TRUE(wait_until(
+    [&] {
+      return logged(leader, "follows node " + std::to_string(next.first) + " for z-0 at leader epoch");
+    },
+    60s))
+    << log(leader);
+  std::regex whole("\\] ISR updated to [1-3],[1-3],[1-3] and version updated to");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(log(next.first), whole); }, 60s))
+    << log(next.first);
+  send_all(60, 70);
+  expect_identical_replicas(tp, 70, next.first, next.second, acked);
+}
+
+// A read_committed consumer across a leader change: a transaction is
+// open when the partition's leader is killed (SIGKILL). The consumer has
+// seen the committed one before it; while the open one is undecided the
+// new leader's last stable offset holds it back (it never moves back past
+// what the consumer read), and once it commits the consumer gets its
+// records once, in order, and never those of a later aborted one.
+TEST_F(Cluster, ReadCommittedConsumerAcrossALeaderChangeSeesEachCommittedRecordOnce) {
+  topic_partition tp{"c", 0};
+  auto [leader, epoch] = start_replicated(tp.topic);
+  ASSERT_GT(leader, 0);
+  {
+    producer warmup{client_props({{"transactional.id", "warmup"}})};
+    warmup.init_transactions();
   }
-  ASSERT_EQ(logs.size(), 3u);
-  EXPECT_EQ(logs[0].size(), 120u);
-  EXPECT_EQ(logs[1], logs[0]);
-  EXPECT_EQ(logs[2], logs[0]);
-  for (auto& [value, offset] : acked)
-    EXPECT_EQ(logs[0][offset], value) << "offset " << offset;
+  for (int32_t s = 0; s < internal_partitions; ++s)
+    wait_leader_of({transaction_state_topic, s});
+  // The coordinator on another node, so that only the data partition moves.
+  auto [tid, shard_leader] = key_led_outside("rc-", transaction_state_topic, {leader});
+  ASSERT_GT(shard_leader, 0);
+  producer p{client_props({{"transactional.id", tid}, {"delivery.timeout.ms", "60000"}})};
+  p.init_transactions();
+  auto txn = [&](int from, bool commit) {
+    p.begin_transaction();
+    for (int i = from; i < from + 10; ++i)
+      p.send({"c", 0, "", "v" + std::to_string(i), {}, -1});
+    p.flush();
+    if (commit)
+      p.commit_transaction();
+  };
+  txn(0, true);
+  consumer c{client_props({{"isolation.level", "read_committed"}, {"auto.offset.reset", "earliest"}})};
+  c.assign({tp});
+  std::vector<std::pair<int64_t, std::string>> seen;
+  auto poll_until = [&](size_t n, std::chrono::milliseconds deadline) {
+    return wait_until(
+      [&] {
+        for (auto& r : c.poll(100ms))
+          seen.emplace_back(r.offset, r.value);
+        return seen.size() >= n;
+      },
+      deadline);
+  };
+  ASSERT_TRUE(poll_until(10, 30s));
+  txn(10, false); // open: its records are written, its commit waits
+  ASSERT_TRUE(nodes[leader]->proc().stop(SIGKILL, 10s));
+  auto next = wait_leader_above(tp, epoch);
+  ASSERT_GT(next.first, 0) << "no replica took over from node " << leader;
+  EXPECT_FALSE(poll_until(11, 2s)) << "a record of the open transaction was read";
+  p.commit_transaction();
+  txn(20, false);
+  p.abort_transaction();
+  txn(30, true);
+  ASSERT_TRUE(poll_until(30, 60s));
+  EXPECT_FALSE(poll_until(31, 1s));
+  std::vector<std::string> values;
+  for (size_t k = 0; k < seen.size(); ++k) {
+    values.push_back(seen[k].second);
+    if (k > 0) {
+      EXPECT_GT(seen[k].first, seen[k - 1].first) << "offsets moved back at " << k;
+    }
+  }
+  std::vector<std::string> want;
+  for (int i : {0, 10, 30})
+    for (int k = i; k < i + 10; ++k)
+      want.push_back("v" + std::to_string(k));
+  EXPECT_EQ(values, want);
 }
 
 // auto.leader.rebalance.enable (on, as in Kafka): the partition's
