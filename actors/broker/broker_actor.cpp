@@ -11,8 +11,8 @@
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
-#include <deque>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>

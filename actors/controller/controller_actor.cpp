@@ -262,10 +262,13 @@ void run(ctl_ptr self, controller_decision d) {
 // outcome is unknown or that lost on its version); a read lost with the
 // connection is tried again until it is answered or the session ends.
 void reread_state(ctl_ptr self, uint64_t gen, const topic_partition& tp) {
+  auto again = [self, gen, tp] {
+    retry_read(self, gen, [self, gen, tp] { reread_state(self, gen, tp); });
+  };
   self->request(self->state.store, store_timeout,
                 coord_get_request{partition_state_path(tp), false})
     .then(
-      [self, gen, tp](coord_get_response& r) {
+      [self, gen, tp, again](coord_get_response& r) {
         auto& st = self->state;
         if (st.generation != gen || !st.core)
           return;
@@ -274,11 +277,9 @@ void reread_state(ctl_ptr self, uint64_t gen, const topic_partition& tp) {
         else if (r.rc == zrc::ZNONODE)
           run(self, st.core->on_state_read(tp, std::nullopt, -1));
         else
-          retry_read(self, gen, [self, gen, tp] { reread_state(self, gen, tp); });
+          again();
       },
-      [self, gen, tp](caf::error&) {
-        retry_read(self, gen, [self, gen, tp] { reread_state(self, gen, tp); });
-      });
+      [again](caf::error&) { again(); });
 }
 
 // Reads the whole cluster state (Kafka's initializeControllerContext) and

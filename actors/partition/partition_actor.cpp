@@ -146,6 +146,10 @@ struct partition_state {
   };
   std::vector<held_replica_fetch> replica_fetches;
   bool isr_timer_armed = false;
+  // Its assignment has more than one replica (read once at load: caftx
+  // does not reassign replicas): its log end may hold batches not yet
+  // committed.
+  bool has_followers = false;
   std::deque<waiter> waiters;
   // Transactional produces held per producer while one of them is being
   // verified with the transaction coordinator (KIP-890 part 1).
@@ -344,13 +348,6 @@ void advance_high_watermark(partition_ptr self) {
   }
 }
 
-// True for a partition with followers (its assignment has more than one
-// replica): its log end may hold batches not yet committed.
-bool has_followers(partition_ptr self) {
-  auto a = self->state.ctx->directory->assigned_replica(self->state.core->tp());
-  return a && a->replicas.size() > 1;
-}
-
 // The snapshot a write of `bytes` more bytes of log should carry, taken
 // before they are applied, if one is due and the partition has followers:
 // its snapshot must not cover offsets above the high watermark, since the
@@ -362,7 +359,7 @@ bool has_followers(partition_ptr self) {
 std::optional<producer_snapshot> snapshot_before(partition_ptr self, size_t bytes) {
   auto& st = self->state;
   if (st.bytes_since_snapshot + static_cast<int64_t>(bytes) < st.ctx->config.log_snapshot_interval_bytes
-      || st.core->high_watermark() != st.core->log_end_offset() || !has_followers(self))
+      || st.core->high_watermark() != st.core->log_end_offset() || !st.has_followers)
     return std::nullopt;
   return st.core->snapshot();
 }
@@ -414,7 +411,7 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   if (before)
     add_snapshot(self, wb, std::move(*before));
   st.bytes_since_snapshot += static_cast<int64_t>(bytes.size());
-  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes && !has_followers(self))
+  if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes && !st.has_followers)
     add_snapshot(self, wb, st.core->snapshot());
   st.cache.add(base, bytes);
   st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
@@ -593,7 +590,9 @@ void load(partition_ptr self, const topic_partition& tp) {
   // replication-offset-checkpoint): a retried produce of such a batch
   // waits for the followers before it is acknowledged.
   int64_t hw = st.core->log_end_offset();
-  if (has_followers(self)) {
+  auto assigned = st.ctx->directory->assigned_replica(tp);
+  st.has_followers = assigned && assigned->replicas.size() > 1;
+  if (st.has_followers) {
     hw = log_start ? log_start->first : st.core->log_start_offset();
     if (auto v = store.get(keys::high_watermark(tp))) {
       auto cp = codec::decode_int64(*v);
@@ -825,10 +824,6 @@ std::string node_list(const std::vector<int32_t>& ids) {
   return out;
 }
 
-// Sends an ISR change to the controller through the node's broker (Kafka's
-// AlterIsr, KIP-497): committed, the ISR is the written one and the HW may
-// move; refused, the committed ISR stays (a newer one at the same leader
-// epoch replaces it) and a later check may propose again.
 // The ISR the controller wrote for this partition, as this leader learned
 // it from the AlterIsr answer, goes into the node's directory at once: a
 // restart of the partition by its supervisor starts from the directory,
@@ -846,6 +841,10 @@ void remember_isr(partition_ptr self, const std::vector<int32_t>& isr, int32_t p
   st.ctx->directory->assign_replica(st.core->tp(), *a);
 }
 
+// Sends an ISR change to the controller through the node's broker (Kafka's
+// AlterIsr, KIP-497): committed, the ISR is the written one and the HW may
+// move; refused, the committed ISR stays (a newer one at the same leader
+// epoch replaces it) and a later check may propose again.
 void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
   auto& st = self->state;
   auto broker = st.ctx->directory->broker();
@@ -1457,15 +1456,17 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       auto& st = self->state;
       if (st.following)
         return error_response<fetch_response>(not_leader(self));
-      // A coordinator loading under an election this partition no longer
-      // knows (its supervisor restarted it since): the coordinator would
-      // wait for a high watermark that only a new election moves.
+      // A reader that saw a newer leader epoch than this leader's: a stale
+      // leader (KIP-320).
       if (req.last_seen_leader_epoch > st.leader_epoch)
         return error_response<fetch_response>(
           status{error_code::unknown_leader_epoch,
                  "the reader has seen leader epoch " + std::to_string(req.last_seen_leader_epoch)
                    + " of " + to_string(req.tp) + ", this leader is at "
                    + std::to_string(st.leader_epoch)});
+      // A coordinator loading under an election this partition no longer
+      // knows (its supervisor restarted it since): the coordinator would
+      // wait for a high watermark that only a new election moves.
       if (req.load_generation != 0 && req.load_generation != st.load_generation)
         return error_response<fetch_response>(
           status{error_code::not_coordinator,
