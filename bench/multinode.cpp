@@ -31,6 +31,8 @@
 #include "actors/client/admin.hpp"
 #include "actors/client/producer.hpp"
 #include "actors/common/middleman.hpp"
+#include "runtime/partitioner.hpp"
+#include "runtime/ids.hpp"
 #include "runtime/messages.hpp"
 #include "tests/cluster/zk_server.hpp"
 
@@ -97,6 +99,8 @@ public:
     posix_spawn_file_actions_destroy(&fa);
   }
   ~node_proc() {
+    if (pid_ < 0)
+      return;
     ::kill(pid_, SIGTERM);
     int st = 0;
     for (int i = 0; i < 200; ++i) {
@@ -108,6 +112,18 @@ public:
     ::waitpid(pid_, &st, 0);
   }
   bool logged(const std::string& what) const { return read_all(log_).find(what) != std::string::npos; }
+  /// Sends `sig` (SIGKILL, or SIGTERM for a controlled shutdown); the
+  /// process is reaped at destruction, or by reap().
+  void signal(int sig) { ::kill(pid_, sig); }
+  /// SIGKILL and wait: for a cluster whose nodes need no clean stop.
+  void reap() {
+    if (pid_ < 0)
+      return;
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+  }
   std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
   uint16_t port() const { return port_; }
 
@@ -304,6 +320,116 @@ void bench_multinode(const context& ctx) {
   for (auto& l : tput)
     report(l);
   producers.clear();
+}
+
+namespace {
+
+// The zookeeper.session.timeout.ms of the benchmark's nodes.
+constexpr double session_timeout_ms = 6000;
+
+// One failover on a fresh three-node cluster, every topic on three
+// replicas with min.insync.replicas 2: a transactional producer commits a
+// few transactions on topic "fo" (one partition), then the node leading
+// its coordinator's `__transaction_state` partition (`internal`) or "fo-0"
+// gets `sig` between two transactions; the result is the time from the
+// signal to the end of the next successful commit (ms), and whether the
+// node was the controller.
+std::pair<double, bool> failover_trial(const std::string& dir, bool internal, int sig) {
+  auto& zk = testing::zk_server::shared();
+  node_cluster c{dir, 3, zk.connect(zk.fresh_chroot("bench-failover")), 3};
+  {
+    admin_client admin{c.client()};
+    if (auto st = admin.create_topic("fo", 1); !st.ok())
+      throw std::runtime_error("failover: CreateTopics: " + st.to_string());
+  }
+  producer p{c.client({{"transactional.id", "fo"},
+                       {"max.block.ms", "60000"},
+                       {"delivery.timeout.ms", "60000"}})};
+  p.init_transactions();
+  auto commit_one = [&] {
+    for (int attempt = 0;; ++attempt) {
+      try {
+        p.begin_transaction();
+        p.send({"fo", 0, "", "x", {}, -1});
+        p.commit_transaction();
+        return;
+      } catch (const kafka_exception& e) {
+        // An abortable error (a send that failed for good): abort, again.
+        if (e.cls() != error_class::abortable || attempt > 10)
+          throw;
+        p.abort_transaction();
+      }
+    }
+  };
+  for (int i = 0; i < 5; ++i)
+    commit_one();
+  auto shard = partition_for("fo", 3);
+  std::string led = internal ? "transaction metadata from __transaction_state-" + std::to_string(shard)
+                                 + " in"
+                             : "became leader of fo-0 at leader epoch 0";
+  int victim = -1;
+  for (size_t i = 0; i < c.nodes.size(); ++i)
+    if (c.nodes[i]->logged(led))
+      victim = static_cast<int>(i);
+  if (victim < 0)
+    throw std::runtime_error("failover: no node logged '" + led + "' (see " + dir + ")");
+  bool controller = c.nodes[victim]->logged("elected controller at controller epoch");
+  auto t0 = clock_type::now();
+  c.nodes[victim]->signal(sig);
+  commit_one();
+  auto took = ms_since(t0);
+  for (auto& n : c.nodes)
+    n->reap();
+  std::filesystem::remove_all(dir);
+  return {took, controller};
+}
+
+} // namespace
+
+void bench_failover(const context& ctx) {
+  struct scenario {
+    const char* variant;
+    bool internal;
+    int sig;
+    double bound_ms;
+    std::string of;
+  };
+  std::vector<scenario> scenarios{
+    {"SIGKILL txn-state leader", true, SIGKILL, session_timeout_ms + 2000,
+     "/ (session timeout 6000 + 2000 ms)"},
+    {"SIGKILL data leader", false, SIGKILL, session_timeout_ms + 2000,
+     "/ (session timeout 6000 + 2000 ms)"},
+    {"SIGTERM txn-state leader", true, SIGTERM, 1000, "/ 1000 ms"},
+    {"SIGTERM data leader", false, SIGTERM, 1000, "/ 1000 ms"},
+  };
+  std::vector<line> lines(scenarios.size());
+  std::vector<int> controller_hits(scenarios.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    lines[i].benchmark = "failover";
+    lines[i].variant = scenarios[i].variant;
+    lines[i].unit = "ms p50";
+    lines[i].higher_is_better = false;
+  }
+  int trial = 0;
+  context few = ctx;
+  few.reps = ctx.quick ? 1 : std::min(ctx.reps, 3);
+  interleave(few, lines, [&](size_t i, int) {
+    auto& s = scenarios[i];
+    auto [ms, controller] = failover_trial(ctx.dir + "/failover-" + std::to_string(trial++),
+                                           s.internal, s.sig);
+    controller_hits[i] += controller ? 1 : 0;
+    rep_result r;
+    r.value = ms;
+    r.extra = {{"victim_was_controller", controller}};
+    return r;
+  });
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto& l = lines[i];
+    set_target(l, l.stats().median / scenarios[i].bound_ms, scenarios[i].of, 1.0, false);
+    l.note = std::to_string(controller_hits[i]) + " of " + std::to_string(l.reps.size())
+             + " killed nodes were the controller";
+    report(l);
+  }
 }
 
 } // namespace caftx::bench

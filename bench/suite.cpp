@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
     ->check(CLI::Range(1, 100));
   app.add_flag("--quick", quick, "smoke run: one repetition, tiny sizes (not for figures)");
   app.add_option("--only", only,
-                 "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,multinode,"
+                 "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,multinode,failover,"
                  "storage,micro");
   app.add_option("--dir", dir, "scratch directory on the disk to measure (default: temp dir)");
   app.add_option("--micro-filter", micro_filter, "regex selecting micro-benchmarks");
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
         selected.insert(item);
     for (auto& s : selected)
       if (!std::set<std::string>{"floor", "produce", "commit", "coordinator", "fetch", "ctp",
-                                 "multinode", "storage", "micro"}
+                                 "multinode", "failover", "storage", "micro"}
              .count(s)) {
         std::fprintf(stderr, "caftx-bench: unknown benchmark '%s'\n", s.c_str());
         return 2;
@@ -306,6 +306,8 @@ int main(int argc, char** argv) {
       bench_consume_transform_produce(ctx);
     if (wanted("multinode"))
       bench_multinode(ctx);
+    if (wanted("failover"))
+      bench_failover(ctx);
     if (wanted("storage"))
       bench_storage(ctx);
     if (wanted("micro"))

@@ -107,6 +107,8 @@ void bench_consume_transform_produce(const context& ctx);
 /// bench/multinode.cpp: transactions over caftx-node processes on a real
 /// ZooKeeper, three nodes against one, with the floor of the same run.
 void bench_multinode(const context& ctx);
+/// Failover times on three replicated nodes (bench/multinode.cpp).
+void bench_failover(const context& ctx);
 /// bench/storage.cpp: each node in a child process (storage_child_main).
 void bench_storage(const context& ctx);
 /// The hidden subcommand `caftx-bench --storage-child ARGS...` (the

@@ -252,6 +252,7 @@ status_or<node_config> node_config::parse(const properties& props) {
                     c.leader_imbalance_check_interval_seconds, 1, int64_max));
   CAFTX_TRY(r.int32("leader.imbalance.per.broker.percentage",
                     c.leader_imbalance_per_broker_percentage, 0, 100));
+  CAFTX_TRY(r.boolean("caftx.drills.enable", c.drills_enable));
   static const std::set<std::string> ignored = {
     "broker.id", "node.id", "listeners", "advertised.listeners", "zookeeper.connect",
     "transaction.state.log.segment.bytes", "transaction.state.log.load.buffer.size",

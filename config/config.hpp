@@ -187,6 +187,13 @@ struct node_config {
   /// percent) of a node's preferred partitions led elsewhere above which
   /// they move back.
   int32_t leader_imbalance_per_broker_percentage = 10;
+  /// `caftx.drills.enable` (caftx's own, off by default): the node takes
+  /// drill requests (drill_network_request: cut it off from named peers
+  /// or from ZooKeeper, and heal) and routes every message to its
+  /// partitions, coordinators and broker through a gate that can drop
+  /// them. Off: drill requests are refused with INVALID_REQUEST and no
+  /// gate is in the way (docs/node.md §Drill hook).
+  bool drills_enable = false;
 
   /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
   /// without meaning here (segment sizes, thread counts) are ignored.

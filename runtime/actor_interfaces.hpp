@@ -105,6 +105,8 @@ struct cluster_nodes_request;
 struct cluster_nodes_response;
 struct node_handles_request;
 struct node_handles_response;
+struct drill_network_request;
+struct drill_network_response;
 
 namespace controller {
 struct leader_and_isr_request;
@@ -246,7 +248,8 @@ using broker_actor = caf::typed_actor<
   caf::reacts_to<controller::stop_replica_request>,
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
-  caf::replies_to<alter_isr_request>::with<alter_isr_response>>;
+  caf::replies_to<alter_isr_request>::with<alter_isr_response>,
+  caf::replies_to<drill_network_request>::with<drill_network_response>>;
 
 /// The broker's own steps and its node's wiring (actors/broker/node.cpp):
 /// the controller actor and the registration, a controller request to

@@ -143,6 +143,34 @@ struct cluster_nodes_response {
   std::vector<std::string> endpoints;
 };
 
+/// caftx's drill hook (caftx.drills.enable, docs/node.md §Drill hook), to
+/// a node's broker: cut the node off from `peers` (node ids) and, with
+/// `zookeeper`, from ZooKeeper, while it goes on serving its clients; or,
+/// with `heal`, end those cuts. A cut peer's messages to the node's
+/// partitions, coordinators and broker are dropped unanswered, as lost
+/// packets. Two-way unless `one_way`: the broker first asks each peer
+/// (that it can reach) to drop this node's messages too, and a heal asks
+/// it to take them again. Errors (INVALID_REQUEST): drills are off on the
+/// node, a peer id is the node's own or negative, `zookeeper` on a node
+/// without ZooKeeper.
+struct drill_network_request {
+  bool heal = false;
+  std::vector<int32_t> peers;
+  bool zookeeper = false;
+  bool one_way = false;
+};
+
+/// The answer: the node's cuts after the request (peer ids, sorted, and
+/// whether ZooKeeper is cut); `message` names the peers that did not
+/// confirm their half of a two-way cut or heal (unreachable or timed out:
+/// this node's half holds regardless).
+struct drill_network_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::vector<int32_t> cut_peers;
+  bool zookeeper_cut = false;
+};
+
 /// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
 /// registered message types (each name and the bytes of its
 /// default-constructed value under CAF's binary serializer, so a field
@@ -168,5 +196,7 @@ CAFTX_INSPECT(node_handles_request, x.partitions)
 CAFTX_INSPECT(node_handles_response, x.node_id, x.handles)
 CAFTX_INSPECT(cluster_nodes_response, x.endpoints)
 CAFTX_INSPECT_EMPTY(cluster_nodes_request)
+CAFTX_INSPECT(drill_network_request, x.heal, x.peers, x.zookeeper, x.one_way)
+CAFTX_INSPECT(drill_network_response, x.error, x.message, x.cut_peers, x.zookeeper_cut)
 
 } // namespace caftx

@@ -17,6 +17,7 @@
 // All types are registered by register_message_types() (runtime/messages.hpp).
 #pragma once
 
+#include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
@@ -26,6 +27,14 @@
 #include "runtime/coordination_types.hpp"
 
 namespace caftx {
+
+/// The drill hook (caftx.drills.enable; actors/broker/network_drill.hpp),
+/// to a ZooKeeper store, with a bool: true = from now on the client
+/// connects to nowhere (the connection drops, the session expires on the
+/// ensemble after its timeout), false = to the configured ensemble again.
+/// Local only (never sent between processes); only the ZooKeeper store
+/// takes it.
+using zookeeper_drill_cut_atom = caf::atom_constant<caf::atom("zkdrillcut")>;
 
 /// create(path, data, flags) (zoo_acreate2). With znode_sequential the
 /// name gets a 10-digit suffix: how many children the parent ever had

@@ -28,6 +28,8 @@ namespace caftx {
   X(node_handles_response)                                                                      \
   X(cluster_nodes_request)                                                                      \
   X(cluster_nodes_response)                                                                      \
+  X(drill_network_request)                                                                       \
+  X(drill_network_response)                                                                      \
   X(producer_id_block_request)                                                                      \
   X(producer_id_block_response)                                                                      \
   X(controller_create_topic_request)                                                            \

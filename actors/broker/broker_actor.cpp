@@ -440,6 +440,8 @@ void peer_connected(broker_ptr self, node_id id, caf::actor dynamic) {
   p.connecting = false;
   auto broker = caf::actor_cast<broker_actor>(dynamic);
   p.broker = broker;
+  if (auto& cuts = self->state.ctx->cuts)
+    cuts->learn(broker.node(), id);
   self->monitor(broker);
   p.unreachable_warned = false;
   self->state.ctx->emit(node_event_level::info, "peer_connected",
@@ -1088,6 +1090,107 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
   return rp;
 }
 
+
+// -- the drill hook (docs/node.md §Drill hook) ------------------------------------
+
+drill_network_response drill_state(const node_context& ctx) {
+  drill_network_response r;
+  r.cut_peers = ctx.cuts->cut_peers();
+  r.zookeeper_cut = ctx.cuts->zookeeper_cut();
+  return r;
+}
+
+void apply_drill(broker_ptr self, const drill_network_request& req) {
+  auto& ctx = *self->state.ctx;
+  auto prefix = "[Broker id=" + std::to_string(ctx.node_id) + "] drill: ";
+  for (auto peer : req.peers) {
+    if (req.heal)
+      ctx.cuts->heal(peer);
+    else
+      ctx.cuts->cut(peer);
+    ctx.emit(node_event_level::warn, "drill_network",
+             prefix + (req.heal ? "healed the cut from node " : "cut off from node ")
+               + std::to_string(peer) + (req.one_way ? " (its messages to this node are dropped)" : ""));
+  }
+  if (req.zookeeper) {
+    ctx.cuts->cut_zookeeper(!req.heal);
+    ctx.emit(node_event_level::warn, "drill_network",
+             prefix + (req.heal ? "healed the cut from ZooKeeper" : "cut off from ZooKeeper"));
+  }
+}
+
+// A drill request: checked, then this node's half and (two-way) each
+// reachable peer's half; a cut asks the peers first (while their
+// messages still arrive), a heal heals here first.
+caf::result<drill_network_response> drill_network(broker_ptr self, drill_network_request req) {
+  auto& ctx = *self->state.ctx;
+  auto refuse = [&](std::string why) {
+    drill_network_response r;
+    r.error = error_code::invalid_request;
+    r.message = std::move(why);
+    if (ctx.cuts) {
+      r.cut_peers = ctx.cuts->cut_peers();
+      r.zookeeper_cut = ctx.cuts->zookeeper_cut();
+    }
+    return r;
+  };
+  if (!ctx.cuts)
+    return refuse("drills are disabled on node " + std::to_string(ctx.node_id)
+                  + " (caftx.drills.enable=false)");
+  for (auto peer : req.peers)
+    if (peer < 0 || peer == ctx.node_id)
+      return refuse("node " + std::to_string(ctx.node_id) + " cannot be cut off from node "
+                    + std::to_string(peer) + ": not a peer");
+  if (req.zookeeper && ctx.embedded)
+    return refuse("node " + std::to_string(ctx.node_id) + " has no ZooKeeper to be cut off from");
+  std::vector<std::pair<int32_t, caf::actor>> asked;
+  if (!req.one_way)
+    for (auto peer : req.peers) {
+      auto p = self->state.cluster.peers.find(peer);
+      if (p != self->state.cluster.peers.end() && p->second.broker)
+        asked.emplace_back(peer, caf::actor_cast<caf::actor>(p->second.broker));
+    }
+  if (req.heal || asked.empty())
+    apply_drill(self, req);
+  std::set<int32_t> unconfirmed(req.peers.begin(), req.peers.end());
+  if (req.one_way)
+    unconfirmed.clear();
+  if (asked.empty()) {
+    auto r = drill_state(ctx);
+    for (auto peer : unconfirmed)
+      r.message += (r.message.empty() ? "not confirmed by node " : ", node ") + std::to_string(peer);
+    return r;
+  }
+  auto rp = self->make_response_promise<drill_network_response>();
+  struct pending {
+    size_t left;
+    std::set<int32_t> unconfirmed;
+  };
+  auto state = std::make_shared<pending>(pending{asked.size(), std::move(unconfirmed)});
+  auto done = [self, rp, req, state](int32_t peer, bool confirmed) mutable {
+    if (confirmed)
+      state->unconfirmed.erase(peer);
+    if (--state->left > 0)
+      return;
+    if (!req.heal)
+      apply_drill(self, req);
+    auto r = drill_state(*self->state.ctx);
+    for (auto p : state->unconfirmed)
+      r.message += (r.message.empty() ? "not confirmed by node " : ", node ") + std::to_string(p);
+    rp.deliver(std::move(r));
+  };
+  auto timeout = std::chrono::milliseconds(std::min<int64_t>(ctx.config.request_timeout_ms, 5000));
+  for (auto& [peer, broker] : asked) {
+    drill_network_request half{req.heal, {ctx.node_id}, false, true};
+    self->request(broker, timeout, std::move(half))
+      .then([done, peer = peer](const drill_network_response& r) mutable {
+              done(peer, r.error == error_code::none);
+            },
+            [done, peer = peer](const caf::error&) mutable { done(peer, false); });
+  }
+  return rp;
+}
+
 broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx) {
   self->state.ctx = ctx;
   self->state.dq = durable_queue{ctx->store};
@@ -1173,8 +1276,16 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       return self->delegate(shard, std::move(req));
     },
     [=](const list_transactions_request& req) { return list_transactions(self, req); },
-    [=](const cluster_hello_request& req) {
+    [=](const cluster_hello_request& req) -> caf::result<cluster_hello_response> {
       auto& ctx = *self->state.ctx;
+      if (ctx.cuts && req.role == 1 && req.node_id >= 0) {
+        // The drill hook: a peer's process is known by its hello, so that
+        // one restarted while cut off stays cut off.
+        if (auto& sender = self->current_sender())
+          ctx.cuts->learn(sender->node(), req.node_id);
+        if (ctx.cuts->is_cut(req.node_id))
+          return caf::delegated<cluster_hello_response>{}; // lost: no answer
+      }
       cluster_hello_response r{error_code::none, {}, ctx.cluster_id, ctx.node_id,
                                ctx.advertised_listener, wire_build_id()};
       if (req.build != r.build) {
@@ -1364,6 +1475,9 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       send_controller_requests(self, id);
     },
     [=](waiters_atom) { waiter_tick(self); },
+    [=](drill_network_request& req) -> caf::result<drill_network_response> {
+      return drill_network(self, std::move(req));
+    },
   };
 }
 

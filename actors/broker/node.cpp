@@ -303,6 +303,22 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   auto ctx = std::make_shared<node_context>();
   ctx->config = config;
   ctx->store = std::move(store).value();
+  if (config.drills_enable && !opts.network) {
+    // The drill hook: each published handle is a gate that can drop a cut
+    // peer's messages (one gate per address and actor behind it).
+    ctx->cuts = std::make_shared<network_cuts>();
+    auto gates = std::make_shared<std::pair<std::mutex, std::map<std::string, std::pair<caf::actor, caf::actor>>>>();
+    opts.network = [&sys, cuts = ctx->cuts, gates](const std::string& address,
+                                                   const caf::actor& a) {
+      std::lock_guard<std::mutex> guard{gates->first};
+      auto& [target, gate] = gates->second[address];
+      if (target != a) {
+        target = a;
+        gate = spawn_drill_gate(sys, cuts, a);
+      }
+      return gate;
+    };
+  }
   ctx->directory = std::make_shared<actor_directory>(opts.network);
   ctx->clock_ms = opts.clock_ms;
   ctx->events = opts.events;
@@ -331,6 +347,16 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
       return spawn_local_store(sys, {db, std::move(owner), clock});
     };
   }
+  if (ctx->cuts && !ctx->embedded) {
+    // ZooKeeper can be cut: each store the controller spawns is the one
+    // the drill hook points elsewhere.
+    auto spawn = opts.spawn_store;
+    opts.spawn_store = [spawn, cuts = ctx->cuts](caf::actor owner) {
+      auto store = spawn(std::move(owner));
+      cuts->set_store(store);
+      return store;
+    };
+  }
   return start_cluster_mode(sys, std::move(ctx), std::move(opts));
 }
 
@@ -346,6 +372,7 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   std::unique_ptr<node> n{new node(sys, ctx, opts)};
   auto broker = spawn_broker(sys, cctx);
   n->broker_ = broker;
+  n->published_broker_ = ctx->cuts ? spawn_drill_gate(sys, ctx->cuts, broker) : broker;
   ctx->directory->set_broker(broker);
   controller_options co;
   co.node_id = ctx->node_id;

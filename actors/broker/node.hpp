@@ -121,6 +121,10 @@ public:
   /// The broker: send it metadata_request, find_coordinator_request,
   /// create_topic_request. Clients (producer, consumer) bootstrap from it.
   const caf::actor& broker() const { return broker_; }
+  /// What to publish on the node's listener for peers and remote clients:
+  /// the broker, or with caftx.drills.enable the gate in front of it that
+  /// can drop a cut peer's messages (docs/node.md §Drill hook).
+  const caf::actor& published_broker() const { return published_broker_; }
 
   /// CreateTopics, blocking up to 30 s, with topic configs (Kafka's
   /// `retention.ms`, `retention.bytes`; config/config.hpp topic_config).
@@ -155,6 +159,7 @@ private:
   std::shared_ptr<node_context> ctx_;
   node_options opts_;
   caf::actor broker_;
+  caf::actor published_broker_;
   caf::actor controller_;
   bool stopped_ = false;
 };

@@ -15,6 +15,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/broker/network_drill.hpp"
 #include "actors/broker/node_events.hpp"
 #include "config/config.hpp"
 #include "runtime/ids.hpp"
@@ -176,6 +177,8 @@ struct node_context {
   controller_actor controller;
   /// node_options::connect_peer; empty: the CAF middleman.
   std::function<caf::actor(const std::string& host, uint16_t port)> connect_peer;
+  /// The drill hook's cuts (caftx.drills.enable); null when drills are off.
+  std::shared_ptr<network_cuts> cuts;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

@@ -102,6 +102,15 @@ status admin_client::create_topic(const std::string& name, int32_t partitions,
   return {r->error, r->message};
 }
 
+status_or<drill_network_response> admin_client::drill_network(const drill_network_request& req) {
+  auto r = ch_->call<drill_network_response>(ch_->broker(), req, opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  return std::move(r).value();
+}
+
 status_or<list_transactions_response>
 admin_client::list_transactions(const list_transactions_filter& filter) {
   auto r = ch_->call<list_transactions_response>(ch_->broker(), list_transactions_request{filter},

@@ -124,6 +124,14 @@ public:
   /// TRANSACTION_COORDINATOR_FENCED if the producer moved on meanwhile.
   status abort_transaction(const topic_partition& tp, int64_t start_offset);
 
+  /// caftx's drill hook (docs/node.md §Drill hook) on the node this client
+  /// is connected to (give bootstrap.servers that one node): cut it off
+  /// from peers and/or ZooKeeper, or heal; see drill_network_request.
+  /// Returns the node's cuts after the request. Errors: INVALID_REQUEST
+  /// (drills off on the node: caftx.drills.enable=false; a bad peer id;
+  /// ZooKeeper on a node without it), REQUEST_TIMED_OUT.
+  status_or<drill_network_response> drill_network(const drill_network_request& req);
+
 private:
   // Partition leaders of `topics` (all if empty), from the metadata of all
   // topics, so that no topic is auto-created by a lookup.

@@ -235,13 +235,16 @@ void record_accumulator::on_reply(const topic_partition& tp, uint64_t generation
     // OUT_OF_ORDER behind an unresolved batch is that batch's doing.
     bool retriable = is_retriable(error)
                      || (error == error_code::out_of_order_sequence_number && pos > 0);
-    bool expired = now_ms >= b.deadline_ms || b.attempts > settings_.retries;
-    if (retriable && !expired) {
+    bool timed_out = now_ms >= b.deadline_ms;
+    if (retriable && !timed_out && b.attempts <= settings_.retries) {
       retry_waiting_ = true;
       retrying_.insert(tp);
     } else {
-      if (retriable)
-        error = error_code::request_timed_out; // delivery.timeout.ms or retries exhausted
+      // Past delivery.timeout.ms the batch ends REQUEST_TIMED_OUT (the
+      // last answer in the message); with `retries` used up it ends with
+      // the leader's error itself, as Kafka's Sender fails it.
+      if (retriable && timed_out)
+        error = error_code::request_timed_out;
       // Later batches still in flight fail too; their replies only count
       // for "nothing in flight" before an epoch bump.
       for (size_t k = pos; k < p.queue.size(); ++k)

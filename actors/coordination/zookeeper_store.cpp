@@ -11,6 +11,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -362,6 +363,11 @@ struct zk_state {
   std::map<uint64_t, zk_pending> pending;
   bool closing = false;
   std::optional<caf::response_promise> close_rp;
+  // The drill hook cut the node off from ZooKeeper (actors/broker/
+  // network_drill.hpp): the client connects to nowhere until healed.
+  bool drill_cut = false;
+  // Which cut or heal is the latest (its blocking actor stops otherwise).
+  std::shared_ptr<std::atomic<uint64_t>> drill_seq = std::make_shared<std::atomic<uint64_t>>(0);
   caf::actor_system* sys = nullptr;
   // Hands the open handle to a blocking actor that closes it.
   void close_handle(bool notify);
@@ -409,6 +415,58 @@ void zk_state::close_handle(bool notify) {
   });
 }
 
+// Where a client cut off by the drill hook connects: ports nothing listens
+// on, so every attempt is refused at once. More addresses than the
+// ensemble has (`extra` more): a new list the client takes for the one it
+// has is ignored.
+std::string drill_nowhere(const std::string& hosts, int extra = 1) {
+  auto n = 1 + std::count(hosts.begin(), hosts.end(), ',');
+  std::string out;
+  for (long i = 1; i <= n + extra; ++i)
+    out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(i);
+  return out;
+}
+
+// Points the open handle at the ensemble again, or at nowhere: a client
+// whose server is no longer in its list drops the connection (zoo_set_servers),
+// as a network partition would; its session then expires on the ensemble
+// unless healed within the session timeout. The client (3.8) does not
+// always act on a new list (its own re-resolution of the old one can
+// overtake it), so the list is set again, alternating its length, until
+// the connection is gone (cut) or back (healed: connected, or told the
+// session expired), for at most twice the session timeout, unless a later
+// cut or heal took over. On a blocking actor of its own: the calls take
+// the client's locks and it sleeps between them.
+void apply_drill_cut(zk_ptr self) {
+  auto& st = self->state;
+  auto box = st.box;
+  if (box == nullptr)
+    return; // the next handle opens with the cut applied
+  auto seq = ++*st.drill_seq;
+  auto latest = st.drill_seq;
+  auto cut = st.drill_cut;
+  auto hosts = st.hosts;
+  auto deadline = std::chrono::steady_clock::now()
+                  + std::chrono::milliseconds(2 * st.opts.session_timeout_ms);
+  st.sys->spawn([box, seq, latest, cut, hosts, deadline](caf::blocking_actor*) {
+    for (int attempt = 0; *latest == seq && std::chrono::steady_clock::now() < deadline;
+         ++attempt) {
+      {
+        std::lock_guard<std::mutex> guard{box->mtx};
+        if (box->handle == nullptr)
+          return;
+        auto state = zoo_state(box->handle);
+        bool connected = state == ZOO_CONNECTED_STATE;
+        if (attempt > 0 && (cut ? !connected : connected || state == ZOO_EXPIRED_SESSION_STATE))
+          return;
+        auto servers = cut ? drill_nowhere(hosts, 1 + attempt % 2) : hosts;
+        zoo_set_servers(box->handle, servers.c_str());
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+}
+
 void open_handle(zk_ptr self) {
   auto& st = self->state;
   st.generation += 1;
@@ -417,7 +475,7 @@ void open_handle(zk_ptr self) {
   st.box->generation = st.generation;
   st.state = session_state::connecting;
   auto box = st.box;
-  auto connect = st.opts.connect;
+  auto connect = st.drill_cut ? drill_nowhere(st.hosts) + st.chroot : st.opts.connect;
   auto hosts = st.hosts;
   auto chroot = st.chroot_created ? std::string{} : st.chroot;
   st.chroot_created = true;
@@ -706,6 +764,13 @@ caf::behavior zookeeper_store_fn(zk_ptr self, zookeeper_store_options opts) {
     [=](const zk_close_deadline&) {
       if (self->state.closing && self->state.box != nullptr)
         finish_close(self);
+    },
+    [=](zookeeper_drill_cut_atom, bool cut) {
+      auto& st = self->state;
+      if (st.drill_cut == cut)
+        return;
+      st.drill_cut = cut;
+      apply_drill_cut(self);
     },
     [=](const coord_create_request& req) {
       auto flags = req.flags;

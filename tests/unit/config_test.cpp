@@ -191,6 +191,17 @@ TEST(Config, LeaderRebalanceKeysHaveKafkasDefaultsAndRanges) {
             "9223372036854775807]");
 }
 
+TEST(Config, DrillsAreOffUnlessEnabled) {
+  auto d = node_config::parse({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->drills_enable);
+  auto on = node_config::parse({{"caftx.drills.enable", "true"}});
+  ASSERT_TRUE(on.ok()) << on.error().to_string();
+  EXPECT_TRUE(on->drills_enable);
+  EXPECT_EQ(error_of(node_config::parse({{"caftx.drills.enable", "on"}})),
+            "config 'caftx.drills.enable' = 'on' must be true or false");
+}
+
 TEST(Config, NonIntegerValueErrorNamesKey) {
   EXPECT_EQ(error_of(node_config::parse({{"num.partitions", "3x"}})),
             "config 'num.partitions' = '3x' is not an integer");

@@ -256,6 +256,25 @@ TEST_F(RecordAccumulator, DeliveryTimeoutEndsTheRetries) {
   EXPECT_EQ(next[0].batch.base_sequence, 0);
 }
 
+// retries 0 (Kafka's producer with idempotence off): a retriable answer
+// ends the batch with that answer's error and message, not a timeout, as
+// Kafka's Sender fails a batch it may not retry.
+TEST_F(RecordAccumulator, RetriesUsedUpEndTheBatchWithTheLeadersError) {
+  accumulator_settings once = settings;
+  once.retries = 0;
+  record_accumulator a{once};
+  a.append(tp0, next_id++, rec("x"), 0);
+  a.seal_all(0);
+  auto sent = a.ready();
+  ASSERT_EQ(sent.size(), 1u);
+  a.on_reply(tp0, sent[0].generation, error_code::not_enough_replicas, "ISR [1] < 2", -1, 10);
+  auto outcomes = a.take_outcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].error, error_code::not_enough_replicas);
+  EXPECT_EQ(outcomes[0].message, "ISR [1] < 2");
+  EXPECT_TRUE(a.ready().empty()) << "resent with no retries left";
+}
+
 TEST_F(RecordAccumulator, DiscardUnsentFailsOpenAndQueuedRecordsButNotThoseInFlight) {
   record_accumulator small{{/*batch_size=*/1, /*max_in_flight=*/1, 100, 1000, true}};
   small.set_identity(producer_id{7}, producer_epoch{0});

@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
       return refuse("log.dirs " + sc.node.data_dir + ": " + started.error().to_string());
     }
     auto node = std::move(started).value();
-    auto port = caftx::publish_broker(sys, node->broker(), sc.listener);
+    auto port = caftx::publish_broker(sys, node->published_broker(), sc.listener);
     if (!port.ok()) {
       node->stop();
       log->error(prefix + port.error().message());
