@@ -332,9 +332,16 @@ constexpr double session_timeout_ms = 6000;
 // few transactions on topic "fo" (one partition), then the node leading
 // its coordinator's `__transaction_state` partition (`internal`) or "fo-0"
 // gets `sig` between two transactions; the result is the time from the
-// signal to the end of the next successful commit (ms), and whether the
-// node was the controller.
-std::pair<double, bool> failover_trial(const std::string& dir, bool internal, int sig) {
+// signal to the end of the next successful commit (ms), of which the
+// record's acknowledgement took produce_ms, and whether the node was the
+// controller.
+struct failover_result {
+  double total_ms = 0;
+  double produce_ms = 0;
+  bool controller = false;
+};
+
+failover_result failover_trial(const std::string& dir, bool internal, int sig) {
   auto& zk = testing::zk_server::shared();
   node_cluster c{dir, 3, zk.connect(zk.fresh_chroot("bench-failover")), 3};
   {
@@ -346,13 +353,17 @@ std::pair<double, bool> failover_trial(const std::string& dir, bool internal, in
                        {"max.block.ms", "60000"},
                        {"delivery.timeout.ms", "60000"}})};
   p.init_transactions();
+  // Returns when the record was acknowledged (the commit follows).
   auto commit_one = [&] {
     for (int attempt = 0;; ++attempt) {
       try {
         p.begin_transaction();
-        p.send({"fo", 0, "", "x", {}, -1});
+        auto acked = p.send({"fo", 0, "", "x", {}, -1});
+        acked.wait();
+        auto at = clock_type::now();
         p.commit_transaction();
-        return;
+        acked.get();
+        return at;
       } catch (const kafka_exception& e) {
         // An abortable error (a send that failed for good): abort, again.
         if (e.cls() != error_class::abortable || attempt > 10)
@@ -376,12 +387,15 @@ std::pair<double, bool> failover_trial(const std::string& dir, bool internal, in
   bool controller = c.nodes[victim]->logged("elected controller at controller epoch");
   auto t0 = clock_type::now();
   c.nodes[victim]->signal(sig);
-  commit_one();
-  auto took = ms_since(t0);
+  auto acked_at = commit_one();
+  failover_result r;
+  r.total_ms = ms_since(t0);
+  r.produce_ms = std::chrono::duration<double, std::milli>(acked_at - t0).count();
+  r.controller = controller;
   for (auto& n : c.nodes)
     n->reap();
   std::filesystem::remove_all(dir);
-  return {took, controller};
+  return r;
 }
 
 } // namespace
@@ -415,19 +429,23 @@ void bench_failover(const context& ctx) {
   few.reps = ctx.quick ? 1 : std::min(ctx.reps, 3);
   interleave(few, lines, [&](size_t i, int) {
     auto& s = scenarios[i];
-    auto [ms, controller] = failover_trial(ctx.dir + "/failover-" + std::to_string(trial++),
-                                           s.internal, s.sig);
-    controller_hits[i] += controller ? 1 : 0;
+    auto f = failover_trial(ctx.dir + "/failover-" + std::to_string(trial++), s.internal, s.sig);
+    controller_hits[i] += f.controller ? 1 : 0;
     rep_result r;
-    r.value = ms;
-    r.extra = {{"victim_was_controller", controller}};
+    r.value = f.total_ms;
+    r.extra = {{"victim_was_controller", f.controller}, {"produce_ms", f.produce_ms}};
     return r;
   });
   for (size_t i = 0; i < lines.size(); ++i) {
     auto& l = lines[i];
     set_target(l, l.stats().median / scenarios[i].bound_ms, scenarios[i].of, 1.0, false);
-    l.note = std::to_string(controller_hits[i]) + " of " + std::to_string(l.reps.size())
-             + " killed nodes were the controller";
+    std::vector<double> produce;
+    for (auto& r : l.reps)
+      produce.push_back(r.extra["produce_ms"].get<double>());
+    l.extra = {{"produce_ms_p50", summarize(produce).median}};
+    l.note = "record acknowledged after " + fmt("%.0f", summarize(produce).median) + " ms; "
+             + std::to_string(controller_hits[i]) + " of " + std::to_string(l.reps.size())
+             + " stopped nodes were the controller";
     report(l);
   }
 }

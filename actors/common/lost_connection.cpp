@@ -29,9 +29,13 @@ public:
   // after the request went through it and before the watch was attached.
   // (A request sent to a proxy dead before gets CAF's own answer as well;
   // the second answer finds no waiter.)
-  void actor_exited(const caf::error& reason, caf::execution_unit* host) override {
-    if (reason != caf::exit_reason::remote_link_unreachable)
-      return; // the remote actor ended: its node answers what it owed
+  //
+  // Whatever the proxy died of: a lost link, or the remote actor's own end
+  // (a node stopping, in a controlled shutdown too). In the second case
+  // its node bounces what it had queued, but a request still on the wire
+  // when the process exits is answered by nobody; the first answer wins,
+  // a later one finds no waiter.
+  void actor_exited(const caf::error&, caf::execution_unit* host) override {
     auto requester = caf::actor_cast<caf::strong_actor_ptr>(requester_);
     if (!requester)
       return;

@@ -9,9 +9,12 @@
 // that node's actors: their monitors get a down message with
 // remote_link_unreachable. A request already sent through such a proxy,
 // though, is left to its own timeout: 30 s of silence with Kafka's
-// default request.timeout.ms, while a killed node restarts in a few. A
-// watch, made right after the request is sent, attaches to the
-// receiver's proxy; when the proxy dies of a lost link, it cancels the
+// default request.timeout.ms, while a killed node restarts in a few. So is
+// one on the wire when the receiver's node stops (a controlled shutdown):
+// the proxy dies with the actor's own exit reason, and the exited process
+// answers nothing. A watch, made right after the request is sent,
+// attaches to the receiver's proxy; when the proxy dies, of whatever, it
+// cancels the
 // request's timeout and answers the request itself with
 // sec::request_receiver_down ("lost the connection to the receiver's
 // node"), which callers already treat as a receiver that is gone

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "actors/broker/node_context.hpp"
+#include "actors/common/lost_connection.hpp"
 #include "runtime/partition_messages.hpp"
 
 namespace caftx {
@@ -104,9 +105,13 @@ void fetch(fetcher_ptr self, const topic_partition& tp, uint64_t g) {
                             cfg.replica_fetch_wait_max_ms};
   auto timeout = std::chrono::milliseconds(int64_t{cfg.replica_fetch_wait_max_ms}
                                            + cfg.request_timeout_ms);
-  self->request(leader, timeout, std::move(req))
-    .then(
-      [self, tp, g](replica_fetch_response& r) {
+  // Watched: the handle may be the previous leader's, on a node that
+  // stops while the fetch is held there; the fetch then ends at once and
+  // the retry takes the handle the broker resolved meanwhile, instead of
+  // waiting request.timeout.ms with the partition out of step.
+  auto h = self->request(leader, timeout, std::move(req));
+  h.then(
+      [self, tp, g, w = watch_connection(self, h.id(), leader)](replica_fetch_response& r) {
         auto* f = current(self, tp, g);
         if (!f)
           return;

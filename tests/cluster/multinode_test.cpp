@@ -1282,6 +1282,44 @@ TEST_F(Cluster, LeaderCutOffFromTheControllerAndZooKeeperButNotFromClientsIsRepl
   expect_identical_replicas(tp, 71, now.first, now.second, acked);
 }
 
+// A controlled shutdown (SIGTERM) of a partition's leader hands the
+// leadership to a follower, and the ISR that is left (two, with
+// min.insync.replicas 2) acknowledges acks=all writes at once: the other
+// follower's fetcher, whose fetch was held by the stopping leader, moves
+// to the new leader instead of waiting out the nodes' request.timeout.ms
+// (two minutes here, far beyond the wait below). Restarted, the stopped
+// node catches up and every replica holds the same log.
+TEST_F(Cluster, ControlledShutdownOfALeaderHandsItOverWithoutWaitingForARequestTimeout) {
+  start_cluster(3, {{"default.replication.factor", "3"},
+                    {"min.insync.replicas", "2"},
+                    {"request.timeout.ms", "120000"}});
+  create_topic("h", 1);
+  topic_partition tp{"h", 0};
+  auto [leader, epoch] = wait_leader_above(tp, -1);
+  ASSERT_GT(leader, 0);
+  producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "120000"}})};
+  std::map<std::string, int64_t> acked;
+  send_acked(idem, "h", 0, 20, acked);
+  auto stopped = nodes[leader]->proc().stop(SIGTERM, 30s);
+  ASSERT_TRUE(stopped && WIFEXITED(*stopped) && WEXITSTATUS(*stopped) == 0) << log(leader);
+  auto next = wait_leader_above(tp, epoch);
+  ASSERT_GT(next.first, 0);
+  ASSERT_NE(next.first, leader);
+  std::vector<std::future<record_metadata>> sent;
+  for (int i = 20; i < 40; ++i)
+    sent.push_back(idem.send({"h", 0, "", std::to_string(i), {}, -1}));
+  for (int i = 20; i < 40; ++i) {
+    ASSERT_EQ(sent[i - 20].wait_for(60s), std::future_status::ready)
+      << "acks=all waited for a follower still fetching from the stopped leader";
+    acked[std::to_string(i)] = sent[i - 20].get().offset;
+  }
+  start(leader);
+  std::regex whole("\\] ISR updated to [1-3],[1-3],[1-3] and version updated to");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(log(next.first), whole); }, 60s))
+    << log(next.first);
+  expect_identical_replicas(tp, 40, next.first, next.second, acked);
+}
+
 // Drill requests are refused unless the node enables them, and name what
 // is wrong: drills off, the node's own id, a negative id.
 TEST_F(Cluster, DrillRequestsAreRefusedWhenDisabledOrMalformed) {

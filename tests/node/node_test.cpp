@@ -47,7 +47,7 @@ std::multiset<std::string> read_committed(uint16_t port, const std::vector<topic
 }
 
 class NodeProcess : public ::testing::Test {
-protected:
+public: // for the helpers below the tests share
   temp_dir tmp{"node"};
   std::string data = tmp.path() + "/data";
   uint16_t port = free_port();
@@ -254,19 +254,20 @@ TEST_F(NodeProcess, NorthwindPipelineRunsAgainstARunningNode) {
   EXPECT_EQ(exit_code(n->proc().stop(SIGTERM, 30s)), 0) << n->proc().err();
 }
 
-// A request already sent to a node that is then killed ends at once with
+// A request already sent to a node that then stops ends at once with
 // request_receiver_down (lost_connection_watch), not at its timeout: CAF
 // leaves it to the timeout, here 10 minutes. Two fetches that the node
 // holds (fetch.max.wait.ms 10 minutes, nothing to return), one from a
 // blocking caller and one from an event-based actor, both end once the
-// connection drops.
-TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
-  auto n = start();
-  create_topic("held", 1);
+// node is gone: killed (SIGKILL: the connection drops), or stopped
+// (SIGTERM: its actors end first, the stopped process answers nothing).
+void requests_in_flight_end_when_the_node_stops(NodeProcess& t, int sig) {
+  auto n = t.start();
+  t.create_topic("held", 1);
   caf::actor_system_config cfg;
   configure_middleman(cfg, middleman_config{});
   caf::actor_system sys{cfg};
-  auto c = connect_to_node(sys, {"127.0.0.1", port}, {0, "", -1, wire_build_id()}, 10s);
+  auto c = connect_to_node(sys, {"127.0.0.1", t.port}, {0, "", -1, wire_build_id()}, 10s);
   ASSERT_TRUE(c.ok()) << c.error().to_string();
   auto broker = c->broker;
   constexpr int32_t ten_minutes_ms = 600000;
@@ -308,8 +309,8 @@ TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
       .receive([&](const metadata_response&) { answered = true; }, [](const caf::error&) {});
     ASSERT_TRUE(answered);
   }
-  auto killed = n->proc().stop(SIGKILL, 10s);
-  ASSERT_TRUE(killed && WIFSIGNALED(*killed));
+  auto stopped = n->proc().stop(sig, 30s);
+  ASSERT_TRUE(stopped);
   auto event_based_done = event_based.get_future();
   ASSERT_EQ(event_based_done.wait_for(60s), std::future_status::ready);
   ASSERT_EQ(blocking.wait_for(60s), std::future_status::ready);
@@ -318,6 +319,14 @@ TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
     EXPECT_NE(what.find("lost the connection"), std::string::npos) << what;
   }
   caf::anon_send_exit(requester, caf::exit_reason::user_shutdown);
+}
+
+TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeIsKilled) {
+  requests_in_flight_end_when_the_node_stops(*this, SIGKILL);
+}
+
+TEST_F(NodeProcess, RequestsInFlightEndWhenTheNodeStopsCleanly) {
+  requests_in_flight_end_when_the_node_stops(*this, SIGTERM);
 }
 
 // A node of another cluster is refused by caftx's hello
