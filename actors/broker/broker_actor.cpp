@@ -718,13 +718,20 @@ void follow(broker_ptr self, const topic_partition& tp, node_id leader, int32_t 
   auto& c = self->state.cluster;
   auto& r = c.local.at(tp);
   stop_fetching(self, tp);
-  caf::anon_send(fetcher_for(self, leader), fetcher_assign{tp, r.leader, epoch});
   remote_leader want{leader, epoch};
+  bool resolving = false;
   if (auto w = c.resolved.find(tp); w == c.resolved.end() || !(w->second == want)) {
+    // The previous leader's handle goes first: the fetcher waits for the
+    // new one (a short retry) instead of fetching from the old leader and
+    // backing off replica.fetch.backoff.ms after its refusal.
     c.resolved.erase(tp);
+    forget_handle(self, tp);
     c.wanted[tp] = want;
-    resolve(self);
+    resolving = true;
   }
+  caf::anon_send(fetcher_for(self, leader), fetcher_assign{tp, r.leader, epoch});
+  if (resolving)
+    resolve(self);
   emit_role(self, tp, "follows node " + std::to_string(leader) + " for " + to_string(tp)
                         + " at leader epoch " + std::to_string(epoch));
 }

@@ -880,7 +880,15 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
           advance_high_watermark(self);
           return;
         }
-        st.replication->isr_rejected();
+        if (r.error == error_code::ineligible_replica) {
+          // Its node left (a controlled shutdown, an expired session): it
+          // no longer holds the HW back while its last fetch is recent.
+          st.replication->isr_refused_ineligible(st.ctx->clock_ms(),
+                                                 st.ctx->config.replica_fetch_backoff_ms);
+          advance_high_watermark(self);
+        } else {
+          st.replication->isr_rejected();
+        }
         st.ctx->emit(node_event_level::debug, "isr_refused",
                      "[Partition " + to_string(st.core->tp()) + " broker="
                        + std::to_string(st.ctx->node_id) + "] AlterIsr refused: "

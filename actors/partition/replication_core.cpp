@@ -74,6 +74,8 @@ void leader_replication::record_fetch(node_id follower, int64_t fetch_offset,
   if (i == followers_.end())
     return;
   auto& st = i->second;
+  if (st.ineligible_until_ms >= 0 && now_ms >= st.ineligible_until_ms)
+    st.ineligible_until_ms = -1; // fetching again: propose it again
   if (fetch_offset >= leader_log_end_offset)
     st.last_caught_up_time_ms = std::max(st.last_caught_up_time_ms, now_ms);
   else if (fetch_offset >= st.last_fetch_leader_log_end_offset)
@@ -89,7 +91,7 @@ std::optional<int64_t> leader_replication::advanced_high_watermark(int64_t curre
   int64_t hw = leader_log_end_offset;
   for (const auto& [id, st] : followers_) {
     bool counts = in_maximal_isr(id)
-                  || (st.log_end_offset >= 0
+                  || (st.log_end_offset >= 0 && st.ineligible_until_ms < 0
                       && now_ms - st.last_caught_up_time_ms <= replica_lag_time_max_ms_);
     if (!counts)
       continue;
@@ -106,7 +108,7 @@ std::optional<isr_proposal> leader_replication::maybe_expand(node_id follower,
   if (pending_ || in_isr(follower))
     return std::nullopt;
   auto i = followers_.find(follower);
-  if (i == followers_.end() || i->second.log_end_offset < 0)
+  if (i == followers_.end() || i->second.log_end_offset < 0 || i->second.ineligible_until_ms >= 0)
     return std::nullopt;
   const auto leo = i->second.log_end_offset;
   if (leo < high_watermark || leo < leader_epoch_start_offset_)
@@ -149,6 +151,20 @@ void leader_replication::isr_committed(const std::vector<node_id>& written,
 
 void leader_replication::isr_rejected() {
   pending_.reset();
+}
+
+std::vector<node_id> leader_replication::isr_refused_ineligible(int64_t now_ms,
+                                                                int64_t retry_after_ms) {
+  std::vector<node_id> marked;
+  if (pending_)
+    for (auto id : pending_->isr)
+      if (!in_isr(id))
+        if (auto i = followers_.find(id); i != followers_.end()) {
+          i->second.ineligible_until_ms = now_ms + retry_after_ms;
+          marked.push_back(id);
+        }
+  pending_.reset();
+  return marked;
 }
 
 void leader_replication::isr_replaced(std::vector<node_id> isr, int32_t partition_epoch) {

@@ -35,6 +35,10 @@ struct follower_state {
   int64_t last_caught_up_time_ms = 0;
   int64_t last_fetch_leader_log_end_offset = 0;
   int64_t last_fetch_time_ms = 0;
+  /// The controller refused it in the ISR (INELIGIBLE_REPLICA: its node is
+  /// not live or shuts down): until a fetch of it at or after this time
+  /// (ms), it neither counts for the HW nor is proposed. -1: eligible.
+  int64_t ineligible_until_ms = -1;
 };
 
 /// A proposed ISR for the controller (Kafka's AlterIsr / AlterPartition
@@ -139,6 +143,15 @@ public:
   /// lost controller): the ISR stays as committed and a later check may
   /// propose again.
   void isr_rejected();
+
+  /// The controller refused the in-flight expand with INELIGIBLE_REPLICA
+  /// (KIP-841): its node is not live or shuts down. The proposal is
+  /// dropped and the followers it added stop counting for the HW (as
+  /// Kafka's leader counts only ISR-eligible caught-up replicas) and are
+  /// not proposed again until one of their fetches arrives at or after
+  /// `now_ms + retry_after_ms` (a node that left fetches no more; one that
+  /// came back is proposed anew). Returns the followers so marked.
+  std::vector<node_id> isr_refused_ineligible(int64_t now_ms, int64_t retry_after_ms);
 
   /// A newer partition state from the controller at the same leader epoch
   /// (LeaderAndIsr after a write the leader did not propose): replaces the

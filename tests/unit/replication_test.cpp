@@ -148,6 +148,29 @@ TEST(LeaderReplication, AFollowerOutsideTheIsrCountsOnlyWhileCaughtUp) {
   EXPECT_EQ(l.advanced_high_watermark(100, 200, 1000 + 30001), 200);
 }
 
+// KIP-841: a caught-up follower whose node left (the controller refused
+// its expand with INELIGIBLE_REPLICA) stops holding the HW at once instead
+// of for replica.lag.time.max.ms, and is not proposed again until it
+// fetches after the retry delay (it came back).
+TEST(LeaderReplication, AFollowerRefusedAsIneligibleNoLongerHoldsTheHighWatermark) {
+  leader_replication l(1, 4, 10, {1, 2, 3}, {1, 2}, 100, 1000, 30000);
+  l.record_fetch(2, 150, 150, 1000);
+  l.record_fetch(3, 150, 150, 1000); // caught up: proposed
+  auto p = l.maybe_expand(3, 150);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->isr, (std::vector<int32_t>{1, 2, 3}));
+  l.record_fetch(2, 200, 200, 2000); // 3 fetches no more (its node stopped)
+  EXPECT_EQ(l.advanced_high_watermark(150, 200, 2000), std::nullopt) << "3 is in the maximal ISR";
+  EXPECT_EQ(l.isr_refused_ineligible(2000, 1000), std::vector<int32_t>{3});
+  EXPECT_FALSE(l.change_in_flight());
+  EXPECT_EQ(l.advanced_high_watermark(150, 200, 2000), 200);
+  EXPECT_EQ(l.maybe_expand(3, 200), std::nullopt);
+  l.record_fetch(3, 200, 200, 2500); // before the retry delay: still out
+  EXPECT_EQ(l.maybe_expand(3, 200), std::nullopt);
+  l.record_fetch(3, 200, 200, 3000); // back: proposed again
+  EXPECT_TRUE(l.maybe_expand(3, 200).has_value());
+}
+
 TEST(LeaderReplication, CheckFetchFencesEpochsAndFindsDivergence) {
   auto l = leader_of_three();
   auto epochs = cache_of({{1, 0}, {4, 100}});
