@@ -6,6 +6,7 @@
 #include <caf/scheduled_actor.hpp>
 #include <caf/send.hpp>
 
+#include "runtime/broker_messages.hpp"
 #include "runtime/coordination_messages.hpp"
 
 namespace caftx {
@@ -82,9 +83,13 @@ caf::behavior gate_fn(caf::event_based_actor* self, std::shared_ptr<const networ
   self->set_down_handler([self](caf::down_msg& m) { self->quit(m.reason); });
   self->set_default_handler(
     [cuts, target](caf::scheduled_actor* s, caf::message_view& x) -> caf::result<caf::message> {
+      // The sender first: making the promise takes it over.
+      auto* e = s->current_mailbox_element();
+      caf::strong_actor_ptr sender = e ? e->sender : nullptr;
       auto rp = s->make_response_promise();
-      auto& sender = s->current_sender();
-      if (sender && cuts->drops(sender->node()))
+      // Drill requests themselves pass (a peer's heal must get through).
+      if (sender && cuts->drops(sender->node())
+          && !x.content().match_elements<drill_network_request>())
         return caf::delegated<caf::message>{}; // lost: no answer, the sender times out
       rp.delegate(target, x.move_content_to_message());
       return caf::delegated<caf::message>{};

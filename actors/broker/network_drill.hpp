@@ -62,6 +62,7 @@ private:
 /// A gate in front of `target` (same node): passes every message on
 /// (requests keep their sender, so replies go straight back) unless its
 /// sender's process belongs to a cut peer; then it is dropped unanswered.
+/// Drill requests always pass: they are the drill's control, not traffic.
 /// The gate stops when `target` does, with its exit reason, so monitors of
 /// the gate see what monitors of the target would.
 caf::actor spawn_drill_gate(caf::actor_system& sys, std::shared_ptr<const network_cuts> cuts,

@@ -277,6 +277,113 @@ protected:
     return {"", -1};
   }
 
+  // Topic `name` of three partitions on three nodes (each leads one): a
+  // partition led by a node other than the controller's, with its leader
+  // and leader epoch ({"", -1}, {-1, -1} when there is none).
+  std::pair<topic_partition, std::pair<int32_t, int32_t>>
+  partition_led_outside_the_controller(const std::string& name) {
+    auto controller = controller_at(1);
+    create_topic(name, 3);
+    for (int32_t p = 0; p < 3; ++p) {
+      auto l = wait_leader_above({name, p}, -1);
+      if (l.first > 0 && l.first != controller)
+        return {{name, p}, l};
+    }
+    return {{"", -1}, {-1, -1}};
+  }
+
+  // Creates `__transaction_state` (a first InitProducerId) and waits for
+  // its leaders: a transactional id whose coordinator is led outside
+  // `avoid`, and that leader.
+  std::pair<std::string, int32_t> transactional_id_led_outside(const std::string& prefix,
+                                                               const std::set<int32_t>& avoid) {
+    {
+      producer warmup{client_props({{"transactional.id", "warmup"}})};
+      warmup.init_transactions();
+    }
+    for (int32_t s = 0; s < internal_partitions; ++s)
+      wait_leader_of({transaction_state_topic, s});
+    return key_led_outside(prefix, transaction_state_topic, avoid);
+  }
+
+  // A transactional producer that waits out a failover (a minute for
+  // every call and for the transaction itself).
+  properties patient_txn_props(const std::string& tid) {
+    return client_props({{"transactional.id", tid},
+                         {"delivery.timeout.ms", "60000"},
+                         {"max.block.ms", "60000"},
+                         {"transaction.timeout.ms", "60000"}});
+  }
+
+  // distribution.md §7.4's `__transaction_state` leader killed in
+  // PrepareCommit or PrepareAbort (see the two tests below).
+  void coordinator_killed_in_prepare(bool commit) {
+    start_cluster(3, {{"default.replication.factor", "3"},
+                      {"min.insync.replicas", "2"},
+                      {"replica.lag.time.max.ms", "2000"},
+                      {"caftx.drills.enable", "true"}});
+    // The data partition on a node D other than the controller's (D is
+    // cut off from the coordinator's node below; the controller must still
+    // take that node's ISR changes).
+    auto [tp, led] = partition_led_outside_the_controller("pc");
+    auto d = led.first;
+    ASSERT_GT(d, 0);
+    auto [tid, c] = transactional_id_led_outside("pc-", {d});
+    ASSERT_GT(c, 0);
+    topic_partition shard{transaction_state_topic, partition_for(tid, internal_partitions)};
+    auto shard_at = current_leader(shard);
+    ASSERT_EQ(shard_at.first, c);
+    producer p{patient_txn_props(tid)};
+    p.init_transactions();
+    p.begin_transaction();
+    p.send({"pc", tp.partition, "", "first", {}, -1});
+    p.flush();
+    // D cut off from the coordinator's node C: C's markers to D are lost,
+    // and C's transaction log goes on without D (out of its ISR after
+    // replica.lag.time.max.ms), so the Prepare card commits and the
+    // transaction stays in it.
+    admin_client drill{client_props({}, {d})};
+    auto cut = drill.drill_network({false, {c}, false, false});
+    ASSERT_TRUE(cut.ok()) << cut.error().to_string();
+    if (commit)
+      p.commit_transaction();
+    else
+      p.abort_transaction();
+    std::string prepare = commit ? "PrepareCommit" : "PrepareAbort";
+    std::string complete = commit ? "CompleteCommit" : "CompleteAbort";
+    admin_client admin{client_props()};
+    auto state = [&] {
+      auto r = admin.describe_transaction(tid);
+      return r.ok() ? r->state + " at coordinator epoch " + std::to_string(r->coordinator_epoch)
+                    : r.error().to_string();
+    };
+    EXPECT_EQ(state(), prepare + " at coordinator epoch " + std::to_string(shard_at.second))
+      << "the markers reached the cut-off leader";
+    ASSERT_TRUE(nodes[c]->proc().stop(SIGKILL, 10s));
+    // The shard's next leader loads the card at the next leader epoch, its
+    // coordinator epoch, and sends the markers itself.
+    auto moved = wait_leader_above(shard, shard_at.second);
+    ASSERT_GT(moved.first, 0);
+    ASSERT_NE(moved.first, c);
+    std::string done = complete + " at coordinator epoch " + std::to_string(moved.second);
+    std::string last;
+    EXPECT_TRUE(wait_until([&] { return (last = state()) == done; }, 60s)) << last;
+    p.begin_transaction();
+    p.send({"pc", tp.partition, "", "second", {}, -1});
+    p.commit_transaction();
+    // read_committed: the second transaction is visible only once the
+    // first one's marker moved the LSO past it.
+    std::vector<int32_t> alive;
+    for (auto& [id, n] : nodes)
+      if (n->proc().running())
+        alive.push_back(id);
+    auto part = std::to_string(tp.partition) + ":";
+    std::multiset<std::string> want{part + "second"};
+    if (commit)
+      want.insert(part + "first");
+    EXPECT_EQ(read_committed_records(client_props({}, alive), {tp}, want.size()), want);
+  }
+
   void TearDown() override {
     for (auto& [id, n] : nodes)
       if (n->proc().running())
@@ -897,14 +1004,8 @@ TEST_F(Cluster, ReadCommittedConsumerAcrossALeaderChangeSeesEachCommittedRecordO
   topic_partition tp{"c", 0};
   auto [leader, epoch] = start_replicated(tp.topic);
   ASSERT_GT(leader, 0);
-  {
-    producer warmup{client_props({{"transactional.id", "warmup"}})};
-    warmup.init_transactions();
-  }
-  for (int32_t s = 0; s < internal_partitions; ++s)
-    wait_leader_of({transaction_state_topic, s});
   // The coordinator on another node, so that only the data partition moves.
-  auto [tid, shard_leader] = key_led_outside("rc-", transaction_state_topic, {leader});
+  auto [tid, shard_leader] = transactional_id_led_outside("rc-", {leader});
   ASSERT_GT(shard_leader, 0);
   producer p{client_props({{"transactional.id", tid}, {"delivery.timeout.ms", "60000"}})};
   p.init_transactions();
@@ -1200,17 +1301,7 @@ TEST_F(Cluster, LeaderCutOffFromTheControllerAndZooKeeperButNotFromClientsIsRepl
                     {"caftx.drills.enable", "true"}});
   auto controller = controller_at(1);
   ASSERT_GT(controller, 0);
-  create_topic("x", 3);
-  // Each node leads one of the three partitions: the one N leads.
-  topic_partition tp{"x", -1};
-  std::pair<int32_t, int32_t> led{-1, -1};
-  for (int32_t p = 0; p < 3 && tp.partition < 0; ++p) {
-    auto l = wait_leader_above({"x", p}, -1);
-    if (l.first > 0 && l.first != controller) {
-      tp.partition = p;
-      led = l;
-    }
-  }
+  auto [tp, led] = partition_led_outside_the_controller("x");
   ASSERT_GE(tp.partition, 0) << "the controller leads every partition";
   auto n = led.first;
   for (auto& [id, _] : nodes)
@@ -1264,6 +1355,7 @@ TEST_F(Cluster, LeaderCutOffFromTheControllerAndZooKeeperButNotFromClientsIsRepl
   ASSERT_TRUE(healed.ok()) << healed.error().to_string();
   EXPECT_TRUE(healed->cut_peers.empty());
   EXPECT_FALSE(healed->zookeeper_cut);
+  EXPECT_EQ(healed->message, "") << "the controller's node did not heal its half";
   ASSERT_TRUE(wait_until(
     [&] {
       return logged(n, "follows node " + std::to_string(next.first) + " for " + to_string(tp)
@@ -1318,6 +1410,87 @@ TEST_F(Cluster, ControlledShutdownOfALeaderHandsItOverWithoutWaitingForARequestT
   ASSERT_TRUE(wait_until([&] { return std::regex_search(log(next.first), whole); }, 60s))
     << log(next.first);
   expect_identical_replicas(tp, 40, next.first, next.second, acked);
+}
+
+// The `__transaction_state` leader C killed while its coordinator is in
+// PrepareCommit: the data partition's leader D is cut off from C (drill
+// hook), so the commit's markers cannot land; the card itself commits
+// (D leaves the shard's ISR). C is killed; the shard's next leader loads
+// the card at its leader epoch, which is its coordinator epoch, completes
+// the commit with its own markers (CompleteCommit at the new epoch), and
+// the producer's next transaction commits; read_committed sees both.
+TEST_F(Cluster, TransactionStateLeaderKilledInPrepareCommitCompletesAtTheNextLeader) {
+  coordinator_killed_in_prepare(true);
+}
+
+// The same in PrepareAbort: the new coordinator writes the abort markers
+// (CompleteAbort), read_committed never sees the aborted record and does
+// see the next transaction's, past it.
+TEST_F(Cluster, TransactionStateLeaderKilledInPrepareAbortCompletesAtTheNextLeader) {
+  coordinator_killed_in_prepare(false);
+}
+
+// The group coordinator moved during a transaction's offset commit
+// (distribution.md §7.4, R11): the group's offsets are in the
+// transaction (TxnOffsetCommit answered) when the node leading their
+// `__consumer_offsets` partition is killed. Its follower becomes leader,
+// its group coordinator loads the pending offsets from the replicated
+// log, and the commit's marker makes them the group's: the committed
+// offset is the transaction's. A later aborted transaction's offsets
+// never show.
+TEST_F(Cluster, GroupCoordinatorMovedDuringTxnOffsetCommitKeepsTheOffsetsExactlyWhenCommitted) {
+  start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+  create_topic("g", 1);
+  topic_partition tp{"g", 0};
+  {
+    producer warmup{client_props({{"transactional.id", "warmup"}})};
+    warmup.init_transactions();
+    warmup.begin_transaction();
+    warmup.send_offsets_to_transaction({{tp, 0}}, "warmup-group");
+    warmup.commit_transaction();
+  }
+  for (int32_t s = 0; s < internal_partitions; ++s) {
+    wait_leader_of({transaction_state_topic, s});
+    wait_leader_of({consumer_offsets_topic, s});
+  }
+  auto [tid, txn_node] = key_led_outside("gm-", transaction_state_topic, {});
+  ASSERT_GT(txn_node, 0);
+  auto [group, group_node] = key_led_outside("group-", consumer_offsets_topic, {txn_node});
+  ASSERT_GT(group_node, 0);
+  topic_partition offsets_tp{consumer_offsets_topic, partition_for(group, internal_partitions)};
+  auto offsets_at = current_leader(offsets_tp);
+  ASSERT_EQ(offsets_at.first, group_node);
+  producer p{patient_txn_props(tid)};
+  p.init_transactions();
+  auto txn = [&](const std::string& value, int64_t offset) {
+    p.begin_transaction();
+    p.send({"g", 0, "", value, {}, -1});
+    p.send_offsets_to_transaction({{tp, offset}}, group);
+  };
+  auto committed = [&](std::vector<int32_t> alive) {
+    consumer c{client_props({{"group.id", group}, {"isolation.level", "read_committed"}}, alive)};
+    return c.committed(tp);
+  };
+  txn("one", 10);
+  p.commit_transaction();
+  EXPECT_EQ(committed({}), std::optional<int64_t>{10});
+  txn("two", 20);
+  ASSERT_TRUE(nodes[group_node]->proc().stop(SIGKILL, 10s));
+  p.commit_transaction();
+  auto moved = wait_leader_above(offsets_tp, offsets_at.second);
+  ASSERT_GT(moved.first, 0);
+  ASSERT_NE(moved.first, group_node);
+  std::vector<int32_t> alive;
+  for (auto& [id, n] : nodes)
+    if (n->proc().running())
+      alive.push_back(id);
+  EXPECT_EQ(committed(alive), std::optional<int64_t>{20});
+  txn("three", 30);
+  p.flush();
+  p.abort_transaction();
+  EXPECT_EQ(committed(alive), std::optional<int64_t>{20});
+  EXPECT_EQ(read_committed_records(client_props({}, alive), {tp}, 2),
+            (std::multiset<std::string>{"0:one", "0:two"}));
 }
 
 // Drill requests are refused unless the node enables them, and name what
