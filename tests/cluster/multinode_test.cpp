@@ -1493,6 +1493,53 @@ TEST_F(Cluster, GroupCoordinatorMovedDuringTxnOffsetCommitKeepsTheOffsetsExactly
             (std::multiset<std::string>{"0:one", "0:two"}));
 }
 
+// A follower cut off from its leader only (drill hook; ZooKeeper, the
+// controller's node and clients still reach both): it fetches no more, the
+// leader takes it out of the ISR after replica.lag.time.max.ms and goes
+// on acknowledging acks=all writes with the two left (min.insync.replicas
+// 2). Healed, it catches up and the leader adds it back; every replica
+// holds the same records, each acknowledged one at its offset.
+TEST_F(Cluster, FollowerCutOffFromItsLeaderLeavesTheIsrAndRejoinsOnceHealed) {
+  start_cluster(3, {{"default.replication.factor", "3"},
+                    {"min.insync.replicas", "2"},
+                    {"replica.lag.time.max.ms", "2000"},
+                    {"request.timeout.ms", "5000"},
+                    {"caftx.drills.enable", "true"}});
+  create_topic("f", 1);
+  topic_partition tp{"f", 0};
+  auto [leader, epoch] = wait_leader_above(tp, -1);
+  ASSERT_GT(leader, 0);
+  // Not the controller's node: the leader's ISR change goes there (a
+  // leader cut off from the controller cannot shrink its ISR, as in
+  // Kafka with AlterPartition). Its fetch lost in the cut is sent again
+  // after request.timeout.ms, shortened here.
+  auto controller = controller_at(1);
+  int32_t follower = -1;
+  for (int32_t id = 1; id <= 3; ++id)
+    if (id != leader && id != controller)
+      follower = id;
+  producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
+  std::map<std::string, int64_t> acked;
+  send_acked(idem, "f", 0, 20, acked);
+  admin_client drill{client_props({}, {follower})};
+  auto cut = drill.drill_network({false, {leader}, false, false});
+  ASSERT_TRUE(cut.ok()) << cut.error().to_string();
+  EXPECT_EQ(cut->message, "");
+  send_acked(idem, "f", 20, 40, acked); // once the ISR shrank to two
+  std::regex two("\\] ISR updated to [1-3],[1-3] and version updated to");
+  EXPECT_TRUE(std::regex_search(log(leader), two)) << log(leader);
+  auto healed = drill.drill_network({true, {leader}, false, false});
+  ASSERT_TRUE(healed.ok()) << healed.error().to_string();
+  EXPECT_EQ(healed->message, "");
+  std::regex whole("\\] ISR updated to [1-3],[1-3],[1-3] and version updated to");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(log(leader), whole); }, 60s))
+    << log(leader);
+  send_acked(idem, "f", 40, 50, acked);
+  auto now = current_leader(tp);
+  EXPECT_EQ(now.first, leader);
+  expect_identical_replicas(tp, 50, now.first, now.second, acked);
+}
+
 // Drill requests are refused unless the node enables them, and name what
 // is wrong: drills off, the node's own id, a negative id.
 TEST_F(Cluster, DrillRequestsAreRefusedWhenDisabledOrMalformed) {
