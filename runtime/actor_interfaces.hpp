@@ -107,6 +107,8 @@ struct node_handles_request;
 struct node_handles_response;
 struct drill_network_request;
 struct drill_network_response;
+struct elect_leaders_request;
+struct elect_leaders_response;
 
 namespace controller {
 struct leader_and_isr_request;
@@ -204,7 +206,8 @@ using controller_actor = caf::typed_actor<
   caf::replies_to<controller_topic_request>::with<controller_topic_response>,
   caf::replies_to<producer_id_block_request>::with<producer_id_block_response>,
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
-  caf::replies_to<alter_isr_request>::with<alter_isr_response>>;
+  caf::replies_to<alter_isr_request>::with<alter_isr_response>,
+  caf::replies_to<elect_leaders_request>::with<elect_leaders_response>>;
 
 /// The controller's own steps: registering again, a producer id block
 /// claim retried, a new election round, a store read retried after a
@@ -249,7 +252,8 @@ using broker_actor = caf::typed_actor<
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
   caf::replies_to<alter_isr_request>::with<alter_isr_response>,
-  caf::replies_to<drill_network_request>::with<drill_network_response>>;
+  caf::replies_to<drill_network_request>::with<drill_network_response>,
+  caf::replies_to<elect_leaders_request>::with<elect_leaders_response>>;
 
 /// The broker's own steps and its node's wiring (actors/broker/node.cpp):
 /// the controller actor and the registration, a controller request to

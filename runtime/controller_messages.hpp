@@ -70,6 +70,32 @@ struct controller_create_topic_request {
   std::map<std::string, std::string> configs;
 };
 
+/// Kafka's ElectLeaders (KIP-460, election type PREFERRED;
+/// kafka-leader-election.sh --election-type preferred), sent to any node's
+/// broker, which forwards it to the controller: each partition of
+/// `partitions` (every partition when empty) whose preferred replica (its
+/// first assigned) is live and in the ISR gets it as leader at the next
+/// leader epoch.
+struct elect_leaders_request {
+  std::vector<topic_partition> partitions;
+  /// Set by the broker that hands it to the controller's node.
+  bool forwarded = false;
+};
+
+/// One partition's answer: NONE (the election is being written; the new
+/// leader takes over once it is), ELECTION_NOT_NEEDED (84),
+/// PREFERRED_LEADER_NOT_AVAILABLE (80), UNKNOWN_TOPIC_OR_PARTITION,
+/// NOT_CONTROLLER.
+struct elect_leaders_result {
+  topic_partition tp;
+  error_code error = error_code::none;
+  std::string message;
+};
+
+struct elect_leaders_response {
+  std::vector<elect_leaders_result> results;
+};
+
 /// To the local controller actor: a topic's assignment as stored
 /// (/topics/<name>), for the configs a new leader needs.
 struct controller_topic_request {
@@ -108,6 +134,9 @@ struct controlled_shutdown_response {
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(producer_id_block_response, x.error, x.message, x.first, x.last)
+CAFTX_INSPECT(elect_leaders_request, x.partitions, x.forwarded)
+CAFTX_INSPECT(elect_leaders_result, x.tp, x.error, x.message)
+CAFTX_INSPECT(elect_leaders_response, x.results)
 CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replication_factor,
               x.configs)
 CAFTX_INSPECT(controller_topic_request, x.name)

@@ -26,6 +26,8 @@ const char* to_string(error_code code) {
     case error_code::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
     case error_code::invalid_update_version: return "INVALID_UPDATE_VERSION";
     case error_code::ineligible_replica: return "INELIGIBLE_REPLICA";
+    case error_code::preferred_leader_not_available: return "PREFERRED_LEADER_NOT_AVAILABLE";
+    case error_code::election_not_needed: return "ELECTION_NOT_NEEDED";
     case error_code::fenced_leader_epoch: return "FENCED_LEADER_EPOCH";
     case error_code::invalid_request: return "INVALID_REQUEST";
     case error_code::out_of_order_sequence_number: return "OUT_OF_ORDER_SEQUENCE_NUMBER";

@@ -49,6 +49,8 @@ enum class error_code : uint8_t {
   unknown_leader_epoch = 75, // a fetch or proposal from a leader epoch newer than the receiver's (KIP-320)
   invalid_update_version = 95, // an ISR proposal based on a partition epoch no longer current
   ineligible_replica = 107,     // an ISR proposal adding a node that is not live or shuts down (KIP-841)
+  preferred_leader_not_available = 80, // ElectLeaders: the preferred replica cannot lead now (KIP-460)
+  election_not_needed = 84,     // ElectLeaders: the preferred replica leads already (KIP-460)
   unsupported_compression_type = 76,
   stale_broker_epoch = 77,       // a controller request for an older registration of the node (KIP-380)
   invalid_record = 87,

@@ -33,6 +33,9 @@ namespace caftx {
   X(producer_id_block_request)                                                                      \
   X(producer_id_block_response)                                                                      \
   X(controller_create_topic_request)                                                            \
+  X(elect_leaders_request)                                                                      \
+  X(elect_leaders_result)                                                                       \
+  X(elect_leaders_response)                                                                     \
   X(controller_topic_request)                                                                   \
   X(controller_topic_response)                                                                  \
   X(controlled_shutdown_request)                                                                \

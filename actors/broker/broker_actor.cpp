@@ -1482,6 +1482,23 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       send_controller_requests(self, id);
     },
     [=](waiters_atom) { waiter_tick(self); },
+    [=](elect_leaders_request& req) -> caf::result<elect_leaders_response> {
+      // To the controller: this node's own, or once (never back and
+      // forth between two stale views) the controller's node's broker.
+      auto& c = self->state.cluster;
+      auto& ctx = *self->state.ctx;
+      if (c.controller_id == ctx.node_id || req.forwarded)
+        return self->delegate(c.controller, std::move(req));
+      auto dest = controller_destination(self);
+      if (!dest) {
+        elect_leaders_response r;
+        for (auto& tp : req.partitions)
+          r.results.push_back({tp, error_code::not_controller, "no controller is known yet"});
+        return r;
+      }
+      req.forwarded = true;
+      return self->delegate(caf::actor_cast<broker_actor>(dest), std::move(req));
+    },
     [=](drill_network_request& req) -> caf::result<drill_network_response> {
       return drill_network(self, std::move(req));
     },

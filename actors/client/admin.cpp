@@ -102,6 +102,15 @@ status admin_client::create_topic(const std::string& name, int32_t partitions,
   return {r->error, r->message};
 }
 
+status_or<std::vector<elect_leaders_result>>
+admin_client::elect_preferred_leaders(const std::vector<topic_partition>& partitions) {
+  auto r = ch_->call<elect_leaders_response>(ch_->broker(), elect_leaders_request{partitions},
+                                             opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return std::move(r->results);
+}
+
 status_or<drill_network_response> admin_client::drill_network(const drill_network_request& req) {
   auto r = ch_->call<drill_network_response>(ch_->broker(), req, opts_.request_timeout);
   if (!r.ok())

@@ -124,6 +124,15 @@ public:
   /// TRANSACTION_COORDINATOR_FENCED if the producer moved on meanwhile.
   status abort_transaction(const topic_partition& tp, int64_t start_offset);
 
+  /// ElectLeaders (KIP-460, kafka-leader-election.sh --election-type
+  /// preferred) for `partitions` (every partition when empty), through the
+  /// controller: one answer per partition (see elect_leaders_result:
+  /// NONE, ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+  /// UNKNOWN_TOPIC_OR_PARTITION, NOT_CONTROLLER). Errors of the call:
+  /// REQUEST_TIMED_OUT.
+  status_or<std::vector<elect_leaders_result>>
+  elect_preferred_leaders(const std::vector<topic_partition>& partitions = {});
+
   /// caftx's drill hook (docs/node.md §Drill hook) on the node this client
   /// is connected to (give bootstrap.servers that one node): cut it off
   /// from peers and/or ZooKeeper, or heal; see drill_network_request.

@@ -924,6 +924,25 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
                                     req.partition_epoch}));
       return rp;
     },
+    [=](const elect_leaders_request& req) -> elect_leaders_response {
+      auto& st = self->state;
+      elect_leaders_response r;
+      if (!st.core) {
+        for (auto& tp : req.partitions)
+          r.results.push_back({tp, error_code::not_controller,
+                               "node " + std::to_string(st.opts.node_id) + " is not the controller"});
+        return r;
+      }
+      std::vector<topic_partition> elect;
+      for (auto& [tp, why] : st.core->preferred_election_check(req.partitions)) {
+        if (why.ok())
+          elect.push_back(tp);
+        r.results.push_back({tp, why.code(), why.message()});
+      }
+      if (!elect.empty())
+        run(self, st.core->elect_preferred_leaders(elect));
+      return r;
+    },
     [=](const controller_topic_request& req) -> caf::result<controller_topic_response> {
       auto rp = self->make_response_promise<controller_topic_response>();
       auto name = req.name;

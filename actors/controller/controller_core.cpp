@@ -546,6 +546,41 @@ controller_decision controller_core::elect_preferred_leaders(const std::vector<t
   return out;
 }
 
+std::vector<std::pair<topic_partition, status>>
+controller_core::preferred_election_check(const std::vector<topic_partition>& which) const {
+  std::vector<topic_partition> tps = which;
+  if (tps.empty())
+    for (const auto& [tp, st] : states_)
+      tps.push_back(tp);
+  std::vector<std::pair<topic_partition, status>> out;
+  for (const auto& tp : tps) {
+    auto i = states_.find(tp);
+    if (resigned_) {
+      out.push_back({tp, {error_code::not_controller, "the controller resigned"}});
+      continue;
+    }
+    if (i == states_.end()) {
+      out.push_back({tp, {error_code::unknown_topic_or_partition, "no partition " + to_string(tp)}});
+      continue;
+    }
+    const auto& reps = replicas(tp);
+    auto preferred = reps.empty() ? no_leader : reps.front();
+    if (i->second.leader == preferred) {
+      out.push_back({tp, {error_code::election_not_needed,
+                          "Leader election not needed for topic partition " + to_string(tp)}});
+      continue;
+    }
+    if (preferred == no_leader || !eligible(preferred) || !contains(i->second.isr, preferred)) {
+      out.push_back({tp, {error_code::preferred_leader_not_available,
+                          "Failed to elect leader for partition " + to_string(tp)
+                            + " under strategy PreferredReplicaPartitionLeaderElectionStrategy"}});
+      continue;
+    }
+    out.push_back({tp, status{}});
+  }
+  return out;
+}
+
 std::vector<topic_partition> controller_core::imbalanced_partitions(int32_t imbalance_percent) const {
   std::vector<topic_partition> out;
   if (resigned_ || !shutting_down_.empty())

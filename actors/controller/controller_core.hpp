@@ -167,6 +167,15 @@ public:
   /// Returns nothing once resigned.
   controller_decision elect_preferred_leaders(const std::vector<topic_partition>& which);
 
+  /// Kafka's ElectLeaders (KIP-460, election type PREFERRED) answers for
+  /// `which` (every partition when empty), as the controller holds them
+  /// now: NONE (elect_preferred_leaders will move it), ELECTION_NOT_NEEDED
+  /// (its preferred replica leads), PREFERRED_LEADER_NOT_AVAILABLE (the
+  /// preferred replica is not live, shuts down or is out of the ISR),
+  /// UNKNOWN_TOPIC_OR_PARTITION; NOT_CONTROLLER for all once resigned.
+  std::vector<std::pair<topic_partition, status>>
+  preferred_election_check(const std::vector<topic_partition>& which) const;
+
   /// The partitions an automatic rebalance would elect now (Kafka's
   /// checkAndTriggerAutoLeaderRebalance): for each live node, the
   /// partitions whose preferred replica it is; if the share of them that

@@ -157,10 +157,26 @@ protected:
     return l;
   }
 
+  // Waits until `node` leads `tp` at a leader epoch above `above`: the
+  // leader and epoch then (or the last seen after a minute).
+  std::pair<int32_t, int32_t> wait_led_by(const topic_partition& tp, int32_t node, int32_t above) {
+    std::pair<int32_t, int32_t> now{-1, -1};
+    wait_until(
+      [&] {
+        now = current_leader(tp);
+        return now.first == node && now.second > above;
+      },
+      60s);
+    return now;
+  }
+
   // Three nodes with every topic on three replicas (min.insync.replicas
   // 2) and topic `name` of one partition: its leader and leader epoch.
-  std::pair<int32_t, int32_t> start_replicated(const std::string& name) {
-    start_cluster(3, {{"default.replication.factor", "3"}, {"min.insync.replicas", "2"}});
+  std::pair<int32_t, int32_t> start_replicated(const std::string& name,
+                                               std::map<std::string, std::string> extra = {}) {
+    extra["default.replication.factor"] = "3";
+    extra["min.insync.replicas"] = "2";
+    start_cluster(3, extra);
     create_topic(name, 1);
     return wait_leader_above({name, 0}, -1);
   }
@@ -1064,12 +1080,9 @@ TEST_F(Cluster, ReadCommittedConsumerAcrossALeaderChangeSeesEachCommittedRecordO
 // acknowledged by each leader in turn are all there once, at their
 // offsets, on every replica.
 TEST_F(Cluster, LeadershipReturnsToThePreferredReplicaOnceItIsBackInSync) {
-  start_cluster(3, {{"default.replication.factor", "3"},
-                    {"min.insync.replicas", "2"},
-                    {"leader.imbalance.check.interval.seconds", "1"}});
-  create_topic("p", 1);
   topic_partition tp{"p", 0};
-  auto [preferred, epoch] = wait_leader_above(tp, -1);
+  auto [preferred, epoch] =
+    start_replicated(tp.topic, {{"leader.imbalance.check.interval.seconds", "1"}});
   ASSERT_GT(preferred, 0);
   producer idem{client_props({{"enable.idempotence", "true"}, {"delivery.timeout.ms", "60000"}})};
   std::map<std::string, int64_t> acked;
@@ -1080,14 +1093,8 @@ TEST_F(Cluster, LeadershipReturnsToThePreferredReplicaOnceItIsBackInSync) {
   EXPECT_NE(moved.first, preferred);
   send_acked(idem, "p", 20, 40, acked);
   start(preferred);
-  std::pair<int32_t, int32_t> now{-1, -1};
-  ASSERT_TRUE(wait_until(
-    [&] {
-      now = current_leader(tp);
-      return now.first == preferred && now.second > moved.second;
-    },
-    60s))
-    << "leader " << now.first << " at epoch " << now.second;
+  auto now = wait_led_by(tp, preferred, moved.second);
+  ASSERT_EQ(now.first, preferred) << "leader " << now.first << " at epoch " << now.second;
   send_acked(idem, "p", 40, 60, acked);
   expect_identical_replicas(tp, 60, now.first, now.second, acked);
 }
@@ -1538,6 +1545,41 @@ TEST_F(Cluster, FollowerCutOffFromItsLeaderLeavesTheIsrAndRejoinsOnceHealed) {
   auto now = current_leader(tp);
   EXPECT_EQ(now.first, leader);
   expect_identical_replicas(tp, 50, now.first, now.second, acked);
+}
+
+// The admin call (kafka-leader-election.sh --election-type preferred,
+// KIP-460) with automatic rebalancing off: after the preferred leader was
+// killed and came back in sync, ElectLeaders through another node moves
+// the leadership back to it at a higher leader epoch; a second call
+// answers ELECTION_NOT_NEEDED, an unknown partition
+// UNKNOWN_TOPIC_OR_PARTITION.
+TEST_F(Cluster, ElectLeadersMovesLeadershipBackToThePreferredReplica) {
+  topic_partition tp{"e", 0};
+  auto [preferred, epoch] = start_replicated(tp.topic, {{"auto.leader.rebalance.enable", "false"}});
+  ASSERT_GT(preferred, 0);
+  ASSERT_TRUE(nodes[preferred]->proc().stop(SIGKILL, 10s));
+  auto moved = wait_leader_above(tp, epoch);
+  ASSERT_GT(moved.first, 0);
+  start(preferred);
+  std::regex whole("\\] ISR updated to [1-3],[1-3],[1-3] and version updated to");
+  ASSERT_TRUE(wait_until([&] { return std::regex_search(log(moved.first), whole); }, 60s))
+    << log(moved.first);
+  int32_t other = -1;
+  for (int32_t id = 1; id <= 3; ++id)
+    if (id != preferred && id != moved.first)
+      other = id;
+  admin_client admin{client_props({}, {other})};
+  auto r = admin.elect_preferred_leaders({tp, {"e", 9}});
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].error, error_code::none) << (*r)[0].message;
+  EXPECT_EQ((*r)[1].error, error_code::unknown_topic_or_partition);
+  auto now = wait_led_by(tp, preferred, moved.second);
+  ASSERT_EQ(now.first, preferred) << "leader " << now.first << " at epoch " << now.second;
+  auto again = admin.elect_preferred_leaders({tp});
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].error, error_code::election_not_needed);
 }
 
 // Drill requests are refused unless the node enables them, and name what

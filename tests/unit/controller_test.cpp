@@ -187,6 +187,32 @@ TEST(Controller, PreferredElectionMovesLeadershipBackToTheFirstReplicaWhereItCan
   EXPECT_TRUE(c.settle(c.core.elect_preferred_leaders({{"t", 0}, {"t", 1}})).writes.empty());
 }
 
+// ElectLeaders' answers (KIP-460): NONE where the election moves the
+// leadership, ELECTION_NOT_NEEDED where the preferred replica leads,
+// PREFERRED_LEADER_NOT_AVAILABLE where it is out of the ISR, and
+// UNKNOWN_TOPIC_OR_PARTITION; every partition when none is named.
+TEST(Controller, PreferredElectionCheckAnswersAsKafkasElectLeaders) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}, {1, {2, 3, 1}}, {2, {3, 1, 2}}},
+        {{0, {2, 2, {2, 1, 3}, 4, 0}},
+         {1, {2, 1, {2, 3, 1}, 4, 0}},
+         {2, {1, 3, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto codes = [&](const std::vector<topic_partition>& which) {
+    std::vector<std::pair<topic_partition, error_code>> out;
+    for (auto& [tp, why] : c.core.preferred_election_check(which))
+      out.push_back({tp, why.code()});
+    return out;
+  };
+  using r = std::vector<std::pair<topic_partition, error_code>>;
+  EXPECT_EQ(codes({}), (r{{{"t", 0}, error_code::none},
+                          {{"t", 1}, error_code::election_not_needed},
+                          {{"t", 2}, error_code::preferred_leader_not_available}}));
+  EXPECT_EQ(codes({{"t", 7}}), (r{{{"t", 7}, error_code::unknown_topic_or_partition}}));
+  c.settle(c.core.elect_preferred_leaders({{"t", 0}}));
+  EXPECT_EQ(codes({{"t", 0}}), (r{{{"t", 0}, error_code::election_not_needed}}));
+}
+
 // leader.imbalance.per.broker.percentage: a node whose preferred
 // partitions are led elsewhere above that share takes back those it can.
 TEST(Controller, AutomaticRebalanceElectsANodesPartitionsOnlyAboveTheImbalanceShare) {

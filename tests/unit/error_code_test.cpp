@@ -25,6 +25,11 @@ TEST(ErrorCode, ControllerErrorsAreKafkasNumbersAndNames) {
   EXPECT_EQ(static_cast<int>(error_code::invalid_replication_factor), 38);
   EXPECT_EQ(static_cast<int>(error_code::not_controller), 41);
   EXPECT_EQ(static_cast<int>(error_code::stale_broker_epoch), 77);
+  EXPECT_EQ(static_cast<int>(error_code::preferred_leader_not_available), 80);
+  EXPECT_EQ(static_cast<int>(error_code::election_not_needed), 84);
+  EXPECT_STREQ(to_string(error_code::preferred_leader_not_available),
+               "PREFERRED_LEADER_NOT_AVAILABLE");
+  EXPECT_STREQ(to_string(error_code::election_not_needed), "ELECTION_NOT_NEEDED");
   EXPECT_STREQ(to_string(error_code::leader_not_available), "LEADER_NOT_AVAILABLE");
   EXPECT_STREQ(to_string(error_code::broker_not_available), "BROKER_NOT_AVAILABLE");
   EXPECT_STREQ(to_string(error_code::stale_controller_epoch), "STALE_CONTROLLER_EPOCH");
