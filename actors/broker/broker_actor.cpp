@@ -1132,13 +1132,9 @@ void apply_drill(broker_ptr self, const drill_network_request& req) {
 caf::result<drill_network_response> drill_network(broker_ptr self, drill_network_request req) {
   auto& ctx = *self->state.ctx;
   auto refuse = [&](std::string why) {
-    drill_network_response r;
+    auto r = ctx.cuts ? drill_state(ctx) : drill_network_response{};
     r.error = error_code::invalid_request;
     r.message = std::move(why);
-    if (ctx.cuts) {
-      r.cut_peers = ctx.cuts->cut_peers();
-      r.zookeeper_cut = ctx.cuts->zookeeper_cut();
-    }
     return r;
   };
   if (!ctx.cuts)

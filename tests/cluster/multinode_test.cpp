@@ -322,6 +322,14 @@ protected:
     return key_led_outside(prefix, transaction_state_topic, avoid);
   }
 
+  // The partition of internal topic `topic` that `key` (a transactional
+  // id or a group) maps to, with its current leader and leader epoch.
+  std::pair<topic_partition, std::pair<int32_t, int32_t>>
+  internal_partition_of(const std::string& key, const std::string& topic) {
+    topic_partition tp{topic, partition_for(key, internal_partitions)};
+    return {tp, current_leader(tp)};
+  }
+
   // A transactional producer that waits out a failover (a minute for
   // every call and for the transaction itself).
   properties patient_txn_props(const std::string& tid) {
@@ -331,7 +339,7 @@ protected:
                          {"transaction.timeout.ms", "60000"}});
   }
 
-  // distribution.md §7.4's `__transaction_state` leader killed in
+  // The `__transaction_state` leader killed in
   // PrepareCommit or PrepareAbort (see the two tests below).
   void coordinator_killed_in_prepare(bool commit) {
     start_cluster(3, {{"default.replication.factor", "3"},
@@ -346,8 +354,7 @@ protected:
     ASSERT_GT(d, 0);
     auto [tid, c] = transactional_id_led_outside("pc-", {d});
     ASSERT_GT(c, 0);
-    topic_partition shard{transaction_state_topic, partition_for(tid, internal_partitions)};
-    auto shard_at = current_leader(shard);
+    auto [shard, shard_at] = internal_partition_of(tid, transaction_state_topic);
     ASSERT_EQ(shard_at.first, c);
     producer p{patient_txn_props(tid)};
     p.init_transactions();
@@ -1290,8 +1297,8 @@ TEST_F(Cluster, InternalTopicWaitsForAsManyLiveNodesAsItsReplicationFactor) {
     }
 }
 
-// distribution.md's "a node partitioned from the controller but not from
-// clients", with the drill hook (caftx.drills.enable): a partition leader
+// A node partitioned from the controller but not from clients
+// (docs/testing.md), with the drill hook (caftx.drills.enable): a partition leader
 // N is cut off from the controller's node and from ZooKeeper, while the
 // third node and every client still reach it. Its session expires, the
 // controller elects another leader at a higher leader epoch, and clients
@@ -1438,7 +1445,7 @@ TEST_F(Cluster, TransactionStateLeaderKilledInPrepareAbortCompletesAtTheNextLead
 }
 
 // The group coordinator moved during a transaction's offset commit
-// (distribution.md §7.4, R11): the group's offsets are in the
+// (docs/testing.md): the group's offsets are in the
 // transaction (TxnOffsetCommit answered) when the node leading their
 // `__consumer_offsets` partition is killed. Its follower becomes leader,
 // its group coordinator loads the pending offsets from the replicated
@@ -1464,8 +1471,7 @@ TEST_F(Cluster, GroupCoordinatorMovedDuringTxnOffsetCommitKeepsTheOffsetsExactly
   ASSERT_GT(txn_node, 0);
   auto [group, group_node] = key_led_outside("group-", consumer_offsets_topic, {txn_node});
   ASSERT_GT(group_node, 0);
-  topic_partition offsets_tp{consumer_offsets_topic, partition_for(group, internal_partitions)};
-  auto offsets_at = current_leader(offsets_tp);
+  auto [offsets_tp, offsets_at] = internal_partition_of(group, consumer_offsets_topic);
   ASSERT_EQ(offsets_at.first, group_node);
   producer p{patient_txn_props(tid)};
   p.init_transactions();
