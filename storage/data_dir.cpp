@@ -172,9 +172,14 @@ status_or<data_dir_kind> inspect_data_dir(leveldb::Env* env, const std::string& 
   auto props = parse_meta_properties(text, file);
   if (!props.ok())
     return props.error();
-  if (props->node_id != node_id)
+  // node.id=0 with another id configured: a directory from before node
+  // ids were kept (every node wrote 0), taken over once by this node.
+  bool adopt = props->node_id == 0 && node_id != 0;
+  if (props->node_id != node_id && !adopt)
     return storage_error(file + ": node.id=" + std::to_string(props->node_id)
-                         + " does not match this node's id " + std::to_string(node_id));
+                         + " does not match this node's id " + std::to_string(node_id)
+                         + " (if the directory is this node's, moved, correct node.id there; "
+                           "a new node needs an empty directory)");
   if (!has("CURRENT")) {
     std::vector<std::string> tables;
     for (auto& n : children)
@@ -189,7 +194,7 @@ status_or<data_dir_kind> inspect_data_dir(leveldb::Env* env, const std::string& 
                          + "; refusing to create an empty database over them (restore CURRENT: "
                            "one line naming the MANIFEST file in use)");
   }
-  return data_dir_kind::existing;
+  return adopt ? data_dir_kind::adopted : data_dir_kind::existing;
 }
 
 status write_identity(leveldb::Env* env, const std::string& dir, const meta_properties& props) {

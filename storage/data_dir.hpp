@@ -54,6 +54,9 @@ std::string format_meta_properties(const meta_properties& props);
 enum class data_dir_kind {
   fresh,    // no database files: create the database, then write_identity()
   existing, // meta.properties (matching node id) and LevelDB's CURRENT present
+  adopted,  // as existing, but meta.properties says node.id=0 and another id
+            // is configured (written when every node kept 0): open(), then
+            // write_identity() with the configured id
 };
 
 /// Inspects `dir` before LevelDB opens it (creating it if missing). Fresh:
@@ -61,7 +64,8 @@ enum class data_dir_kind {
 /// are left alone, as LevelDB leaves them). Errors, all KAFKA_STORAGE_ERROR
 /// naming the directory: LevelDB files without meta.properties (the files
 /// found are named); meta.properties that
-/// does not parse (file and line) or names another node.id; CURRENT missing
+/// does not parse (file and line) or names another node.id than 0 (see
+/// data_dir_kind::adopted) or the configured one; CURRENT missing
 /// although the identity says a database was created here (the table files
 /// still there are counted and named).
 status_or<data_dir_kind> inspect_data_dir(leveldb::Env* env, const std::string& dir,

@@ -72,8 +72,22 @@ status_or<std::unique_ptr<node_store>> node_store::open(const std::string& dir,
   auto st = leveldb::DB::Open(leveldb_options(opts, fresh), dir, &db);
   if (!st.ok())
     return to_status(st, "cannot open data directory " + dir);
-  if (fresh) {
+  if (fresh || kind.value() == data_dir_kind::adopted) {
     meta_properties identity;
+    if (!fresh) { // keeps what else the file holds (cluster.id)
+      std::string text;
+      auto file = dir + "/" + meta_properties_file;
+      if (auto r = leveldb::ReadFileToString(env, file, &text); !r.ok()) {
+        delete db;
+        return to_status(r, "cannot read " + file);
+      }
+      auto parsed = parse_meta_properties(text, file);
+      if (!parsed.ok()) {
+        delete db;
+        return parsed.error();
+      }
+      identity = *parsed;
+    }
     identity.node_id = opts.node_id;
     if (auto w = write_identity(env, dir, identity); !w.ok()) {
       delete db;

@@ -295,6 +295,9 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   so.background_writer = opts.background_writer;
   so.env = opts.env;
   so.reopen_backoff_ms = opts.storage_reopen_backoff_ms;
+  // meta.properties keeps the node's id: a directory of another node is
+  // refused (Kafka's InconsistentBrokerIdException).
+  so.node_id = opts.node_id;
   auto store = node_store::open(config.data_dir, so);
   if (!store.ok())
     return store.error();
@@ -432,6 +435,17 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
       emit_event(events, node_event_level::warn, "controlled_shutdown_of",
                  cprefix + "Controlled shutdown of broker " + std::to_string(node)
                    + " refused: " + result.to_string());
+  };
+  co.events.topic_created = [events, cprefix](const controller::topic_assignment& t) {
+    std::string parts;
+    for (auto& [p, replicas] : t.partitions) {
+      parts += (parts.empty() ? "" : ", ") + t.name + "-" + std::to_string(p) + " -> [";
+      for (size_t i = 0; i < replicas.size(); ++i)
+        parts += (i ? "," : "") + std::to_string(replicas[i]);
+      parts += "]";
+    }
+    emit_event(events, node_event_level::info, "topic_created",
+               cprefix + "New topic " + t.name + " with replica assignment " + parts);
   };
   auto on_fatal = opts.on_fatal;
   co.events.fatal = [events, prefix, on_fatal](const status& why) {

@@ -112,6 +112,10 @@ public:
   /// asks the broker again.
   void note_error(error_code e);
 
+  /// True for a client of a cluster (bootstrap.servers): its node's
+  /// metadata may lag the controller's (a topic just created elsewhere).
+  bool has_metadata_source() const { return static_cast<bool>(generation_); }
+
   /// The client's time and waiting (client.hpp); default: real time.
   void set_driver(client_driver d) { driver_ = std::move(d); }
   /// True once a driver replaced real time: the calling thread then runs

@@ -359,9 +359,12 @@ struct producer::impl {
 
   // A record that cannot be placed fails the send like Kafka's metadata
   // timeout in send(): abortable for a transactional producer (the
-  // transaction must be aborted), a plain failed send otherwise. caftx fails
-  // at once instead of waiting max.block.ms, as topics are never created
-  // implicitly unless auto.create.topics.enable is set on the node.
+  // transaction must be aborted), a plain failed send otherwise. A client
+  // of the embedded node fails at once on an unknown topic instead of
+  // waiting max.block.ms: that node's metadata is the cluster's, and
+  // topics are never created implicitly unless auto.create.topics.enable
+  // is set on it. A client of a cluster waits, as Kafka's: its node learns
+  // of a topic created through another one a little later.
   [[noreturn]] void unplaceable(const status& st) {
     if (tm.transactional())
       tm.fail(error_class::abortable, st);
@@ -384,10 +387,11 @@ struct producer::impl {
         return {tp, leaders[static_cast<size_t>(tp.partition)]};
       }
       auto code = parts.error().code();
-      if (code == error_code::unknown_topic_or_partition || !is_retriable(code))
+      bool unknown = code == error_code::unknown_topic_or_partition;
+      if ((unknown && !ch.has_metadata_source()) || (!unknown && !is_retriable(code)))
         unplaceable(parts.error());
       if (ch.deadline_clock_ms() >= deadline)
-        unplaceable(status{error_code::request_timed_out,
+        unplaceable(status{unknown ? code : error_code::request_timed_out,
                            "Topic " + r.topic + " not present in metadata after "
                              + std::to_string(cfg.max_block_ms)
                              + " ms (last error: " + parts.error().to_string() + ")"});

@@ -70,6 +70,11 @@ struct relay_state {
   client_connection_config cfg;
   std::shared_ptr<remote_cluster::shared> shared;
   caf::actor broker;
+  // The handle of the broker this relay lost last: the middleman may still
+  // hand it out for that address (its cache) while the node stops. The
+  // same broker reached again (a paused node resumed) comes through a new
+  // proxy, a handle of its own.
+  caf::strong_actor_ptr lost;
   // The cluster of the first connection: later ones must be to it too.
   std::string cluster_id;
   size_t next_server = 0;
@@ -166,6 +171,8 @@ void connect_next(relay_ptr self) {
         auto broker = caf::actor_cast<caf::actor>(ptr);
         if (!broker)
           return fail_attempt(self, at.to_string() + ": no broker published there");
+        if (ptr.get() == self->state.lost.get())
+          return fail_attempt(self, at.to_string() + ": its broker has stopped");
         cluster_hello_request hello{0, self->state.cluster_id, -1, wire_build_id()};
         self->request(broker, timeout, hello)
           .then(
@@ -204,12 +211,17 @@ caf::behavior relay_fn(relay_ptr self, client_connection_config cfg,
     auto& st = self->state;
     if (!st.broker || dm.source != st.broker.address())
       return;
+    st.lost = caf::actor_cast<caf::strong_actor_ptr>(st.broker);
     st.broker = nullptr;
     {
       std::lock_guard<std::mutex> guard{st.shared->mtx};
       st.shared->last_error = "lost the connection to the broker: " + self->system().render(dm.reason);
       st.shared->broker = nullptr;
     }
+    // The next bootstrap server first: the lost node is most likely
+    // stopping (Kafka's client, too, leaves a node it just lost for the
+    // least loaded other one).
+    st.next_server = (st.next_server + 1) % st.cfg.bootstrap_servers.size();
     if (!st.connecting)
       connect_next(self);
   });

@@ -216,6 +216,9 @@ void run(ctl_ptr self, controller_decision d) {
   for (auto& r : d.requests)
     deliver(self, r);
   for (auto& c : d.created_topics) {
+    if (c.result.ok() && st.opts.events.topic_created)
+      if (auto* t = st.core->topic(c.name))
+        st.opts.events.topic_created(*t);
     auto i = st.creating.find(c.name);
     if (i == st.creating.end())
       continue;

@@ -45,6 +45,9 @@ struct controller_events {
   /// "Shutting down broker N"), with the count of partitions it still leads.
   std::function<void(controller::node_id node, const status& result, size_t remaining)>
     controlled_shutdown;
+  /// A topic was created with this replica assignment (Kafka's
+  /// controller logs "New topics: ... with new partition replica assignment").
+  std::function<void(const controller::topic_assignment& topic)> topic_created;
   /// Registration is impossible (another live node has this node.id, a
   /// malformed znode): the node must stop.
   std::function<void(const status& why)> fatal;

@@ -190,7 +190,13 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
              st.core->abort_pending(tid);
              if (nothing_appended(s)) {
                // Nothing was written: the card stays as it was and the
-               // shard goes on; the caller retries.
+               // shard goes on; the caller retries. (Kafka's
+               // TransactionStateManager.appendTransactionToLog line.)
+               st.ctx->emit(node_event_level::debug, "transaction_append_refused",
+                            "[TransactionStateManager brokerId=" + std::to_string(st.ctx->node_id)
+                              + "] Appending new metadata of transactionalId " + tid
+                              + " failed due to NOT_ENOUGH_REPLICAS, returning "
+                                "COORDINATOR_NOT_AVAILABLE (" + s.message() + ")");
                then(coordinator_unavailable(s));
                wake_parked(self, tid);
                return;

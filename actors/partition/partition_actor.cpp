@@ -684,6 +684,11 @@ void start_leading(partition_ptr self) {
                          st.ctx->clock_ms(), st.ctx->config.replica_lag_time_max_ms);
   if (a->replicas.size() > 1)
     arm_isr_timer(self);
+  // Kafka's makeLeader ends with maybeIncrementLeaderHW: the ISR may be
+  // down to this replica alone (the controller removed dead followers),
+  // and no follower fetch may ever come to move the HW and release the
+  // writes waiting for it.
+  advance_high_watermark(self);
 }
 
 void elect(partition_ptr self, std::function<void(const status&)> done) {
@@ -1514,8 +1519,16 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
         return r;
       // The follower holds everything below its fetch offset (it reports
       // only what it synced): its place in the HW and the ISR.
+      auto before = st.replication->follower(req.follower);
+      bool advanced = before != nullptr && before->log_end_offset < req.fetch_offset;
       st.replication->record_fetch(req.follower, req.fetch_offset, st.durable_end,
                                    st.ctx->clock_ms());
+      if (advanced) // Kafka's Partition.updateFollowerFetchState line
+        st.ctx->emit(node_event_level::trace, "follower_fetched",
+                     "[Partition " + to_string(st.core->tp()) + " broker="
+                       + std::to_string(st.ctx->node_id) + "] Recorded replica "
+                       + std::to_string(req.follower) + " log end offset (LEO) position "
+                       + std::to_string(req.fetch_offset));
       advance_high_watermark(self);
       if (auto p = st.replication->maybe_expand(req.follower, st.core->high_watermark()))
         propose_isr(self, *p);

@@ -194,7 +194,9 @@ TEST_F(StorageFaults, MalformedOrUnknownIdentityNamesFileAndLine) {
     {"version=1\nnode.id=-4\n", file + ":2: node.id '-4' is not an integer in [0, 2147483647]"},
     {"version=1\n=0\n", file + ":2: empty key in '=0'"},
     {"node.id=0\n", file + ": no version= line"},
-    {"version=1\nnode.id=7\n", file + ": node.id=7 does not match this node's id 0"},
+    {"version=1\nnode.id=7\n",
+     file + ": node.id=7 does not match this node's id 0 (if the directory is this node's, "
+            "moved, correct node.id there; a new node needs an empty directory)"},
   };
   for (auto& c : cases) {
     write_file(file, c.text);
@@ -205,6 +207,40 @@ TEST_F(StorageFaults, MalformedOrUnknownIdentityNamesFileAndLine) {
   }
   write_file(file, "#c\r\nversion=1\r\nnode.id=0\r\ncluster.id=abc\r\ndirectory.id=x\r\n");
   expect_all_data_reads_back();
+}
+
+// A node keeps its node.id in meta.properties (Kafka's broker.id there):
+// another node's directory is refused. A directory saying node.id=0 (as
+// every node wrote before the id was kept) is taken over once by the
+// first node that opens it, its other keys kept.
+TEST_F(StorageFaults, DataDirectoryKeepsItsNodeIdAndOldZeroIdsAreTakenOverOnce) {
+  auto file = (fs::path(dir_) / "meta.properties").string();
+  {
+    node_store_options so;
+    so.node_id = 2;
+    auto store = node_store::open(dir_, so);
+    ASSERT_TRUE(store.ok()) << store.error().to_string();
+  }
+  auto text = snapshot(dir_)["meta.properties"];
+  EXPECT_NE(text.find("\nnode.id=2\n"), std::string::npos) << text;
+  node_store_options other;
+  other.node_id = 3;
+  auto refused = node_store::open(dir_, other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            file + ": node.id=2 does not match this node's id 3 (if the directory is this "
+                   "node's, moved, correct node.id there; a new node needs an empty directory)");
+  write_file(file, "version=1\nnode.id=0\ncluster.id=abc\n");
+  {
+    auto store = node_store::open(dir_, other);
+    ASSERT_TRUE(store.ok()) << store.error().to_string();
+  }
+  text = snapshot(dir_)["meta.properties"];
+  EXPECT_NE(text.find("\nnode.id=3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\ncluster.id=abc\n"), std::string::npos) << text;
+  node_store_options first;
+  first.node_id = 2;
+  EXPECT_FALSE(node_store::open(dir_, first).ok()) << "taken over twice";
 }
 
 // Twelve single-bit flips spread over a table file: each one is either

@@ -56,12 +56,12 @@ struct planned_run {
   double fault_scale = 1.0;
   std::string workload = "mixed";
   int32_t nodes = 1;
-  int32_t fault_model = 3;
+  int32_t fault_model = 4;
 };
 
 // One run per line: "SEED [FAULT-SCALE] [WORKLOAD] [nodes=N [model=M]]"
 // (the fault scale, workload, cluster size and fault model it failed with;
-// 1, mixed, one node and model 3 by default), then an optional '#' comment.
+// 1, mixed, one node and model 4 by default), then an optional '#' comment.
 std::vector<planned_run> read_seed_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw CLI::ValidationError("--regression", path + " is not a file");
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   bool json = false;
   bool dump = false;
   int32_t nodes = 1;
-  int32_t fault_model = 3;
+  int32_t fault_model = 4;
   auto seed_check = CLI::Validator(
     [](std::string& x) {
       return parse_seed(x) ? std::string{} : "'" + clip(x) + "' is not a seed (0 to 2^64-1)";
@@ -195,9 +195,10 @@ int main(int argc, char** argv) {
   app.add_option("--fault-model", fault_model,
                  "With --nodes 3 to 5: 1, faults up to node crashes and ZooKeeper cuts; 2, also "
                  "node pauses, network partitions between nodes and kills at the fault points of "
-                 "replication; 3 (default), also leaderships moving back to their preferred "
-                 "replicas every 10 s. Older models replay the seeds found with them")
-    ->check(CLI::IsMember({1, 2, 3}));
+                 "replication; 3, also leaderships moving back to their preferred replicas every "
+                 "10 s; 4 (default), also power losses of the whole cluster, the nodes back one "
+                 "by one. Older models replay the seeds found with them")
+    ->check(CLI::IsMember({1, 2, 3, 4}));
   app.add_flag("--no-faults", no_faults, "The same workload without faults");
   app.add_option("--fault-scale", fault_scale, "Multiply every fault rate (a storm: 5)")
     ->check(CLI::Validator(
@@ -284,7 +285,7 @@ int main(int argc, char** argv) {
     auto replay = "caftx-sim --seed " + std::to_string(s)
                   + (o.load == workload::northwind ? " --workload northwind" : "")
                   + (o.nodes != 1 ? " --nodes " + std::to_string(o.nodes) : "")
-                  + (o.nodes != 1 && o.fault_model != 3 ? " --fault-model " + std::to_string(o.fault_model) : "")
+                  + (o.nodes != 1 && o.fault_model != 4 ? " --fault-model " + std::to_string(o.fault_model) : "")
                   + (planned.fault_scale != 1.0 ? " --fault-scale " + fmt_scale(planned.fault_scale) : "")
                   + (active_ms != 20000 ? " --active-ms " + std::to_string(active_ms) : "")
                   + (no_faults ? " --no-faults" : "");

@@ -80,6 +80,8 @@ struct fault_rates {
   // Fault model 2, several nodes:
   double node_pause = 0;  // per step: every actor of a node stops (SIGSTOP), then resumes
   double partition = 0;   // per step: two nodes cut off from each other (or one way)
+  // Fault model 4, several nodes:
+  double cluster_crash = 0; // per step: every node loses power, they come back one by one
 };
 
 class world;
@@ -529,6 +531,10 @@ public:
       crash_node(pick_node());
       return;
     }
+    if (multi() && chance(rates_.cluster_crash)) {
+      crash_cluster();
+      return;
+    }
     if (multi() && chance(rates_.zk_cut))
       cut_from_zookeeper(pick_node());
     if (chance(rates_.node_pause))
@@ -564,10 +570,35 @@ public:
   /// it sent to other nodes may still arrive); it restarts from its
   /// LevelDB. Its ZooKeeper session is not closed: it times out.
   void crash_node(size_t k) {
-    auto& n = nodes_[k];
-    if (!n.n)
+    if (!nodes_[k].n)
       return;
     count("node.crash");
+    power_off(k);
+    start_node(k);
+  }
+
+  /// Power loss of the whole cluster (every node at once, as in a data
+  /// centre outage): each node loses its unsynced writes, and they come
+  /// back one by one, each at a time drawn from the seed within two
+  /// session timeouts, so that any of them may be the first to register
+  /// and lead (Kafka's "last replica standing" cases).
+  void crash_cluster() {
+    count("cluster.crash");
+    auto now = now_ms();
+    for (size_t k = 0; k < nodes_.size(); ++k) {
+      if (!nodes_[k].n)
+        continue;
+      power_off(k);
+      nodes_[k].restart_at = now + 1 + static_cast<int64_t>(pick(2 * zk_session_timeout_ms));
+      if (opts_.verbose)
+        std::fprintf(stderr, "  node %d restarts at %lld ms\n", nodes_[k].id,
+                     static_cast<long long>(nodes_[k].restart_at - base_time_ms));
+    }
+  }
+
+  /// Node index `k` loses power: crash_node() without the restart.
+  void power_off(size_t k) {
+    auto& n = nodes_[k];
     n.paused_until = 0; // a paused process can be killed too
     if (opts_.verbose)
       std::fprintf(stderr, "  node %d crashed\n", n.id);
@@ -587,7 +618,6 @@ public:
     zk_.set_crashing(n.id, false);
     n.down = false;
     n.env->crash();
-    start_node(k);
   }
 
   /// Drops the messages queued in the network for node index `k`'s
@@ -627,7 +657,7 @@ public:
   /// it wait in its mailboxes, as in socket buffers.
   void pause_node(size_t k) {
     auto& n = nodes_[k];
-    if (n.down || n.paused_until != 0)
+    if (!n.n || n.down || n.paused_until != 0)
       return;
     count("node.pause");
     n.paused_until = now_ms() + 1000 + static_cast<int64_t>(pick(3 * zk_session_timeout_ms));
@@ -659,6 +689,11 @@ public:
 
   void heal_due() {
     auto now = now_ms();
+    for (size_t k = 0; k < nodes_.size(); ++k)
+      if (nodes_[k].restart_at != 0 && (now >= nodes_[k].restart_at || !faults_on_)) {
+        nodes_[k].restart_at = 0;
+        start_node(k);
+      }
     for (auto& n : nodes_) {
       if (n.zk_cut_until != 0 && (now >= n.zk_cut_until || !faults_on_)) {
         n.zk_cut_until = 0;
@@ -863,6 +898,9 @@ private:
       rates_.node_pause = rate(0.00002);
       rates_.partition = rate(0.00002);
     }
+    // Model 4 after them, for the same reason.
+    if (multi() && opts_.fault_model >= 4)
+      rates_.cluster_crash = rate(0.00001);
   }
 
   void setup_topics();
@@ -894,6 +932,7 @@ private:
     bool down = false;        // between a crash and the restart
     int64_t zk_cut_until = 0; // cut off from ZooKeeper until then (0: not)
     int64_t paused_until = 0; // paused until then (0: running)
+    int64_t restart_at = 0;   // off after a cluster crash until then (0: not)
   };
   /// Node index pairs (from, to) whose messages are lost while partitioned.
   std::set<std::pair<int, int>> blocked_;
@@ -1470,6 +1509,7 @@ void world::collect_replica_logs() {
     node_store_options so;
     so.background_writer = false;
     so.env = n.env.get();
+    so.node_id = n.id;
     auto store = node_store::open(n.cfg.data_dir, so);
     if (!store.ok())
       throw sim_failure("node " + std::to_string(n.id) + "'s storage: " + store.error().to_string());

@@ -54,9 +54,11 @@ struct sim_options {
   /// cuts (the seeds found with them replay as they did); 2, also node
   /// pauses past the session timeout, network partitions between nodes
   /// (both ways and one way) and kills at the fault points of replication;
-  /// 3 (default), also leaderships moving back to their preferred replicas
-  /// every 10 s (auto.leader.rebalance.enable).
-  int32_t fault_model = 3;
+  /// 3, also leaderships moving back to their preferred replicas every
+  /// 10 s (auto.leader.rebalance.enable); 4 (default), also power loss of
+  /// the whole cluster, the nodes back one by one at times drawn from the
+  /// seed.
+  int32_t fault_model = 4;
   /// Print each fault as it is injected (stderr).
   bool verbose = false;
   /// Print the whole history, one event per line, after the run (stderr).
