@@ -246,7 +246,8 @@ void run(ctl_ptr self, controller_decision d) {
     st.altering.erase(i);
   }
   if (d.resigned) {
-    resign(self, "a newer controller wrote to the store");
+    resign(self, d.resigned_because.empty() ? "a newer controller wrote to the store"
+                                            : d.resigned_because);
     elect(self);
     return;
   }

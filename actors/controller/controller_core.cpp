@@ -664,11 +664,24 @@ controller_decision controller_core::on_write_result(const write_result& r) {
         bt.topic_reply = create_topic_result{
           t.name, status{error_code::topic_already_exists, "Topic '" + t.name + "' already exists."}};
         break;
-      case write_outcome::connection_loss:
-        bt.topic_reply = create_topic_result{
-          t.name, status{error_code::request_timed_out,
-                         "the store's answer to creating topic '" + t.name + "' was lost"}};
-        break;
+      case write_outcome::connection_loss: {
+        // The topic may or may not exist now. If it does, nothing else
+        // would ever elect its leaders (no watch on /topics: only the
+        // creating controller knows of it), so this controller resigns
+        // and, elected again (the shell goes back to the election), reads
+        // the whole state anew, the topic included (Kafka's controller
+        // failover reads every topic). The client's retry then gets
+        // TOPIC_ALREADY_EXISTS or creates it.
+        auto name = t.name;
+        batches_.erase(bit);
+        out.created_topics.push_back({name, status{error_code::request_timed_out,
+                                                   "the store's answer to creating topic '" + name
+                                                     + "' was lost"}});
+        out = resign(std::move(out));
+        out.resigned_because = "the store's answer to creating topic '" + name
+                               + "' was lost: reading the state again";
+        return out;
+      }
       default:
         bt.topic_reply = create_topic_result{
           t.name, status{error_code::unknown_server_error,

@@ -93,6 +93,8 @@ struct controller_decision {
   std::vector<controlled_shutdown_result> shutdowns;
   std::vector<alter_isr_result> isr_changes;
   bool resigned = false;
+  /// Why, when resigned: a newer controller wrote (empty), or the reason.
+  std::string resigned_because;
 };
 
 class controller_core {

@@ -2183,6 +2183,60 @@ TEST_F(Cluster, TransactionStateLeadershipFlappingKeepsCommittingExactlyOnce) {
   EXPECT_EQ(read_committed({{"fl", 0}}, want.size()), want);
 }
 
+// ZooKeeper's leader killed (SIGKILL) in a three-server ensemble: the two
+// left elect a new leader and the nodes' sessions move to them (no node
+// registers again: its session survived). caftx serves throughout — a
+// transaction commits while ZooKeeper elects, since records, cards and
+// markers never go through ZooKeeper — and once ZooKeeper serves again
+// the controller acts: a new topic is created and led, and a killed
+// node's leadership moves.
+TEST_F(Cluster, ZooKeeperLeaderKilledTheClusterKeepsServingAndTheControllerActs) {
+  zk_ensemble ensemble{3};
+  topic_partition tp{"zk", 0};
+  auto [leader, epoch] = start_replicated(
+    tp.topic, {{"zookeeper.connect", ensemble.connect(chroot)}, {"zookeeper.session.timeout.ms", "6000"}});
+  ASSERT_GT(leader, 0);
+  producer p{patient_txn_props("zk-txn")};
+  p.init_transactions();
+  auto commit = [&](const std::string& value) {
+    p.begin_transaction();
+    p.send({"zk", 0, "", value, {}, -1});
+    p.commit_transaction();
+  };
+  commit("before");
+  auto zk_leader = ensemble.leader();
+  ASSERT_GE(zk_leader, 0);
+  ensemble.kill(zk_leader);
+  commit("during");
+  // CreateTopics while ZooKeeper elects may time out (the controller then
+  // reads the state again): the retry creates the topic or finds it made.
+  {
+    admin_client admin{client_props()};
+    status st;
+    EXPECT_TRUE(wait_until(
+      [&] {
+        st = admin.create_topic("zk2", 1);
+        return st.ok() || st.code() == error_code::topic_already_exists;
+      },
+      60s))
+      << st.to_string();
+  }
+  EXPECT_GT(wait_leader_above({"zk2", 0}, -1).first, 0);
+  ASSERT_TRUE(nodes[leader]->proc().stop(SIGKILL, 10s));
+  auto moved = wait_leader_above(tp, epoch);
+  ASSERT_GT(moved.first, 0);
+  ASSERT_NE(moved.first, leader);
+  commit("after");
+  for (auto id : running()) {
+    auto text = log(id);
+    auto first = text.find("registered with node epoch");
+    EXPECT_NE(first, std::string::npos) << log(id);
+    EXPECT_EQ(text.find("registered with node epoch", first + 1), std::string::npos)
+      << "node " << id << " registered again: its session expired";
+  }
+  EXPECT_EQ(read_committed({tp}, 3), (std::multiset<std::string>{"0:before", "0:during", "0:after"}));
+}
+
 // The admin call (kafka-leader-election.sh --election-type preferred,
 // KIP-460) with automatic rebalancing off: after the preferred leader was
 // killed and came back in sync, ElectLeaders through another node moves

@@ -77,6 +77,58 @@ bool exited(pid_t pid) {
   return ::waitpid(pid, &status, WNOHANG) == pid;
 }
 
+// True once the server on `port` serves: imok comes before it takes
+// sessions, srvr names its mode only once it serves (in an ensemble, once
+// a quorum elected a leader).
+bool serving(int port) {
+  return four_letter(port, "ruok", std::chrono::milliseconds(500)) == "imok"
+         && four_letter(port, "srvr", std::chrono::milliseconds(500)).find("Mode: ")
+              != std::string::npos;
+}
+
+// Starts a ZooKeeper server JVM on `cfg_path`, its output in `log_path`:
+// the JVM's pid (the child becomes java itself).
+pid_t spawn_server(const std::string& cfg_path, const std::string& log_path) {
+  pid_t pid = ::fork();
+  if (pid < 0)
+    throw std::runtime_error("zk_server: fork failed");
+  if (pid == 0) {
+    int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (log >= 0) {
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+    }
+    const char* argv[] = {"java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                          "-cp", server_jar,
+                          "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg_path.c_str(),
+                          nullptr};
+    ::execvp("java", const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Stops server `pid` (SIGTERM, SIGKILL after 10 s), reaps it, sets it -1.
+void stop_server(pid_t& pid) {
+  ::kill(pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!exited(pid)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10)); // poll interval
+  }
+  pid = -1;
+}
+
+// The settings every test server shares (its own dataDir and client port
+// follow).
+const char* common_config = "tickTime=500\ninitLimit=10\nsyncLimit=5\n"
+                            "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n"
+                            "minSessionTimeout=1000\nmaxSessionTimeout=60000\nforceSync=no\n";
+
 } // namespace
 
 zk_server& zk_server::shared() {
@@ -130,38 +182,15 @@ void zk_server::start() {
   std::filesystem::create_directories(data);
   {
     std::ofstream cfg(dir_ + "/zoo.cfg");
-    cfg << "tickTime=500\ninitLimit=10\nsyncLimit=5\n"
-        << "dataDir=" << data << "\n"
-        << "clientPortAddress=127.0.0.1\nclientPort=" << port_ << "\n"
-        << "admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n"
-        << "minSessionTimeout=1000\nmaxSessionTimeout=60000\nforceSync=no\n";
+    cfg << common_config << "dataDir=" << data << "\n"
+        << "clientPortAddress=127.0.0.1\nclientPort=" << port_ << "\n";
   }
   auto cfg_path = dir_ + "/zoo.cfg";
   auto log_path = dir_ + "/server.log";
-  pid_ = ::fork();
-  if (pid_ < 0)
-    throw std::runtime_error("zk_server: fork failed");
-  if (pid_ == 0) {
-    // The child becomes java itself, so pid_ is the JVM's.
-    int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (log >= 0) {
-      ::dup2(log, 1);
-      ::dup2(log, 2);
-    }
-    const char* argv[] = {"java", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                          "-cp", server_jar,
-                          "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg_path.c_str(),
-                          nullptr};
-    ::execvp("java", const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
+  pid_ = spawn_server(cfg_path, log_path);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
-    // imok comes before the server takes sessions; srvr names its mode
-    // only once it serves.
-    if (four_letter(port_, "ruok", std::chrono::milliseconds(500)) == "imok"
-        && four_letter(port_, "srvr", std::chrono::milliseconds(500)).find("Mode: ")
-             != std::string::npos)
+    if (serving(port_))
       return;
     if (exited(pid_)) {
       pid_ = -1;
@@ -177,17 +206,7 @@ void zk_server::stop() {
     return;
   if (paused_)
     resume();
-  ::kill(pid_, SIGTERM);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!exited(pid_)) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10)); // poll interval
-  }
-  pid_ = -1;
+  stop_server(pid_);
 }
 
 void zk_server::pause() {
@@ -265,5 +284,75 @@ bool expire_zookeeper_session(const std::string& connect, int64_t session_id,
   }
   return false;
 }
+
+zk_ensemble::zk_ensemble(int n) {
+  char tmpl[] = "/tmp/caftx-zk-ensemble-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr)
+    throw std::runtime_error("zk_ensemble: mkdtemp failed");
+  dir_ = tmpl;
+  std::string members;
+  for (int i = 0; i < n; ++i) {
+    ports_.push_back(free_port());
+    members += "server." + std::to_string(i + 1) + "=127.0.0.1:" + std::to_string(free_port())
+               + ":" + std::to_string(free_port()) + "\n";
+  }
+  for (int i = 0; i < n; ++i) {
+    auto dir = dir_ + "/" + std::to_string(i + 1);
+    std::filesystem::create_directories(dir + "/data");
+    std::ofstream(dir + "/data/myid") << i + 1 << "\n";
+    std::ofstream(dir + "/zoo.cfg") << common_config << "dataDir=" << dir << "/data\n"
+                                    << "clientPortAddress=127.0.0.1\nclientPort=" << ports_[i]
+                                    << "\n" << members;
+    pids_.push_back(spawn_server(dir + "/zoo.cfg", dir + "/server.log"));
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int i = 0; i < n; ++i)
+    while (!serving(ports_[i])) {
+      if (std::chrono::steady_clock::now() > deadline || exited(pids_[i])) {
+        stop_all();
+        throw std::runtime_error("zk_ensemble: server " + std::to_string(i + 1)
+                                 + " did not serve within 60 s (see " + dir_ + ")");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20)); // poll interval
+    }
+}
+
+zk_ensemble::~zk_ensemble() {
+  stop_all();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void zk_ensemble::stop_all() {
+  for (auto& pid : pids_)
+    if (pid > 0)
+      stop_server(pid);
+}
+
+std::string zk_ensemble::hosts() const {
+  std::string out;
+  for (auto port : ports_)
+    out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+  return out;
+}
+
+int zk_ensemble::leader() const {
+  for (size_t i = 0; i < ports_.size(); ++i)
+    if (pids_[i] > 0
+        && four_letter(ports_[i], "srvr", std::chrono::milliseconds(500)).find("Mode: leader")
+             != std::string::npos)
+      return static_cast<int>(i);
+  return -1;
+}
+
+void zk_ensemble::kill(int i) {
+  auto& pid = pids_.at(static_cast<size_t>(i));
+  if (pid <= 0)
+    return;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  pid = -1;
+}
+
 
 } // namespace caftx::testing

@@ -2,7 +2,7 @@
 // standalone JVM per test binary (started on first use, stopped when the
 // binary exits), on a free 127.0.0.1 port with its data in a temporary
 // directory, and a fresh chroot per test. Also the C-client tricks tests
-// need (forcing a session expiry).
+// need (forcing a session expiry), and an ensemble of several servers.
 #pragma once
 
 #include <sys/types.h>
@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace caftx::testing {
 
@@ -50,6 +51,34 @@ private:
   pid_t pid_ = -1;
   bool paused_ = false;
   int next_chroot_ = 1;
+};
+
+/// A ZooKeeper ensemble of `n` servers on 127.0.0.1 for the tests of a
+/// server failing (a quorum is n / 2 + 1): each its own JVM, data
+/// directory and client port. Serving (every server in a mode) when the
+/// constructor returns, else std::runtime_error after 60 s; the destructor
+/// stops every server still running (SIGTERM, then SIGKILL) by its PID and
+/// removes the directories.
+class zk_ensemble {
+public:
+  explicit zk_ensemble(int n);
+  ~zk_ensemble();
+  zk_ensemble(const zk_ensemble&) = delete;
+  zk_ensemble& operator=(const zk_ensemble&) = delete;
+
+  /// Every server's client address, "127.0.0.1:<port>,...".
+  std::string hosts() const;
+  std::string connect(const std::string& chroot) const { return hosts() + chroot; }
+  /// The index of the running server whose `srvr` says "Mode: leader", or -1.
+  int leader() const;
+  /// SIGKILLs server `i` and reaps it.
+  void kill(int i);
+
+private:
+  void stop_all();
+  std::string dir_;
+  std::vector<int> ports_;
+  std::vector<pid_t> pids_;
 };
 
 /// Expires the session (id, password) as ZooKeeper's tests do: opens a

@@ -516,6 +516,26 @@ TEST(Controller, CreateTopicWithReplicationFactorAboveLiveNodesIsInvalidReplicat
   EXPECT_EQ(d.created_topics[0].result.message(), "Replication factor: 3 larger than available brokers: 2.");
 }
 
+// The store's answer to a topic create lost with the connection: the
+// topic may exist, and nothing would elect its leaders, so the controller
+// answers REQUEST_TIMED_OUT and resigns, to read the whole state again
+// when elected (the shell's election finds /controller its own).
+TEST(Controller, TopicCreateWhoseAnswerIsLostResignsToReadTheStateAgain) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto d = c.core.create_topic({"t", 1, 3, {}, 0, 0});
+  ASSERT_EQ(d.writes.size(), 1u);
+  auto r = c.core.on_write_result({d.writes[0].id, write_outcome::connection_loss, 0, {}});
+  EXPECT_TRUE(r.resigned);
+  EXPECT_TRUE(r.writes.empty());
+  EXPECT_EQ(r.resigned_because, "the store's answer to creating topic 't' was lost: reading the "
+                                "state again");
+  ASSERT_EQ(r.created_topics.size(), 1u);
+  EXPECT_EQ(r.created_topics[0].name, "t");
+  EXPECT_EQ(r.created_topics[0].result.code(), error_code::request_timed_out);
+  EXPECT_TRUE(c.core.resigned());
+}
+
 TEST(Controller, InternalTopicsGoThroughTheSamePath) {
   cluster c;
   c.settle(c.become(c.nodes));
