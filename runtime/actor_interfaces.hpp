@@ -107,6 +107,8 @@ struct node_handles_request;
 struct node_handles_response;
 struct drill_network_request;
 struct drill_network_response;
+struct drill_fault_request;
+struct drill_fault_response;
 struct elect_leaders_request;
 struct elect_leaders_response;
 
@@ -253,6 +255,7 @@ using broker_actor = caf::typed_actor<
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
   caf::replies_to<alter_isr_request>::with<alter_isr_response>,
   caf::replies_to<drill_network_request>::with<drill_network_response>,
+  caf::replies_to<drill_fault_request>::with<drill_fault_response>,
   caf::replies_to<elect_leaders_request>::with<elect_leaders_response>>;
 
 /// The broker's own steps and its node's wiring (actors/broker/node.cpp):

@@ -171,6 +171,30 @@ struct drill_network_response {
   bool zookeeper_cut = false;
 };
 
+/// caftx's fault drill (caftx.drills.enable, docs/node.md §Drill hook), to
+/// a node's broker: arms fault point `point` (one of fault::all_points())
+/// once. Its next hit — for the points of appended batches, of a batch of
+/// `topic` (empty: any) and `partition` (-1: any), and with `control_only`
+/// of a control batch (a marker) only — kills the whole node process
+/// there, as SIGKILL at that instant would, or with `kill_node` false only
+/// the actor hitting it (its supervisor restarts it). Errors
+/// (INVALID_REQUEST): drills off, a node without fault drills (only
+/// `caftx-node` has them), a build without fault points (Release), an
+/// unknown point.
+struct drill_fault_request {
+  std::string point;
+  std::string topic;
+  int32_t partition = -1;
+  bool control_only = false;
+  bool kill_node = true;
+};
+
+/// The answer: armed (error NONE), or why not.
+struct drill_fault_response {
+  error_code error = error_code::none;
+  std::string message;
+};
+
 /// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
 /// registered message types (each name and the bytes of its
 /// default-constructed value under CAF's binary serializer, so a field
@@ -198,5 +222,7 @@ CAFTX_INSPECT(cluster_nodes_response, x.endpoints)
 CAFTX_INSPECT_EMPTY(cluster_nodes_request)
 CAFTX_INSPECT(drill_network_request, x.heal, x.peers, x.zookeeper, x.one_way)
 CAFTX_INSPECT(drill_network_response, x.error, x.message, x.cut_peers, x.zookeeper_cut)
+CAFTX_INSPECT(drill_fault_request, x.point, x.topic, x.partition, x.control_only, x.kill_node)
+CAFTX_INSPECT(drill_fault_response, x.error, x.message)
 
 } // namespace caftx

@@ -30,6 +30,8 @@ namespace caftx {
   X(cluster_nodes_response)                                                                      \
   X(drill_network_request)                                                                       \
   X(drill_network_response)                                                                      \
+  X(drill_fault_request)                                                                         \
+  X(drill_fault_response)                                                                        \
   X(producer_id_block_request)                                                                      \
   X(producer_id_block_response)                                                                      \
   X(controller_create_topic_request)                                                            \

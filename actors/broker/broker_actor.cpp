@@ -1194,6 +1194,34 @@ caf::result<drill_network_response> drill_network(broker_ptr self, drill_network
   return rp;
 }
 
+// A fault drill: checked, armed in the process's fault handler.
+drill_fault_response drill_fault(broker_ptr self, const drill_fault_request& req) {
+  auto& ctx = *self->state.ctx;
+  auto refuse = [](std::string why) {
+    return drill_fault_response{error_code::invalid_request, std::move(why)};
+  };
+  auto node = "node " + std::to_string(ctx.node_id);
+  if (!ctx.cuts)
+    return refuse("drills are disabled on " + node + " (caftx.drills.enable=false)");
+  if (!ctx.faults)
+    return refuse(node + " has no fault drills (only caftx-node arms fault points)");
+  if (!fault::enabled())
+    return refuse(node + " was built without fault points (CAFTX_FAULT_POINTS off, as in Release)");
+  const auto& points = fault::all_points();
+  if (std::find(points.begin(), points.end(), req.point) == points.end())
+    return refuse("unknown fault point '" + req.point + "'");
+  ctx.faults->arm(req);
+  std::string where = req.topic.empty() ? std::string("any partition")
+                                        : req.topic + (req.partition >= 0
+                                                         ? "-" + std::to_string(req.partition)
+                                                         : std::string(" (any partition)"));
+  ctx.emit(node_event_level::warn, "drill_fault",
+           "[Broker id=" + std::to_string(ctx.node_id) + "] drill: armed " + req.point + " for "
+             + where + (req.control_only ? ", control batches only" : "") + ": its next hit "
+             + (req.kill_node ? "kills this node's process" : "kills the actor hitting it"));
+  return {};
+}
+
 broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<const node_context> ctx) {
   self->state.ctx = ctx;
   self->state.dq = durable_queue{ctx->store};
@@ -1495,6 +1523,7 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       req.forwarded = true;
       return self->delegate(caf::actor_cast<broker_actor>(dest), std::move(req));
     },
+    [=](const drill_fault_request& req) -> drill_fault_response { return drill_fault(self, req); },
     [=](drill_network_request& req) -> caf::result<drill_network_response> {
       return drill_network(self, std::move(req));
     },

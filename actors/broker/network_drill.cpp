@@ -6,6 +6,10 @@
 #include <caf/scheduled_actor.hpp>
 #include <caf/send.hpp>
 
+#include <csignal>
+#include <cstdio>
+#include <unistd.h>
+
 #include "runtime/broker_messages.hpp"
 #include "runtime/coordination_messages.hpp"
 
@@ -71,6 +75,41 @@ void network_cuts::cut_zookeeper(bool cut) {
 bool network_cuts::zookeeper_cut() const {
   std::lock_guard<std::mutex> guard{mtx_};
   return zookeeper_cut_;
+}
+
+void fault_drills::arm(const drill_fault_request& req) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  armed_[req.point] = req;
+}
+
+fault::action fault_drills::on_hit(const char* point, const void* detail) {
+  bool kill_node = false;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto i = armed_.find(point);
+    if (i == armed_.end())
+      return fault::action::proceed;
+    auto& d = i->second;
+    auto* a = static_cast<const fault::append_detail*>(detail);
+    bool filtered = !d.topic.empty() || d.partition >= 0 || d.control_only;
+    if (filtered
+        && (a == nullptr || (!d.topic.empty() && a->tp.topic != d.topic)
+            || (d.partition >= 0 && a->tp.partition != d.partition) || (d.control_only && !a->control)))
+      return fault::action::proceed;
+    kill_node = d.kill_node;
+    armed_.erase(i);
+  }
+  if (kill_node) {
+    std::fflush(nullptr);
+    ::kill(::getpid(), SIGKILL); // as a SIGKILL at this instant: nothing after it runs
+  }
+  return fault::action::crash_here;
+}
+
+void install_fault_drills(std::shared_ptr<fault_drills> drills) {
+  fault::set_handler([drills](const char* point, const void* detail) {
+    return drills->on_hit(point, detail);
+  });
 }
 
 namespace {

@@ -25,6 +25,9 @@
 #include <caf/fwd.hpp>
 #include <caf/node_id.hpp>
 
+#include "runtime/broker_messages.hpp"
+#include "runtime/fault_point.hpp"
+
 namespace caftx {
 
 /// What one node is cut off from now. Thread-safe: gates read it on every
@@ -58,6 +61,28 @@ private:
   caf::actor store_;
   bool zookeeper_cut_ = false;
 };
+
+/// The fault points armed by drill requests (drill_fault_request):
+/// `caftx-node` with caftx.drills.enable installs one as its process's
+/// fault handler. Thread-safe: points are hit on actor threads.
+class fault_drills {
+public:
+  /// Arms `req` (its point checked by the caller), replacing a drill of
+  /// the same point armed before.
+  void arm(const drill_fault_request& req);
+  /// The fault handler: the drill armed at `point` whose filter `detail`
+  /// matches is disarmed and acts — the process dies (SIGKILL to itself:
+  /// this does not return), or crash_here; anything else proceeds.
+  fault::action on_hit(const char* point, const void* detail);
+
+private:
+  std::mutex mtx_;
+  std::map<std::string, drill_fault_request> armed_;
+};
+
+/// Installs `drills` as the process's fault handler (fault::set_handler):
+/// before any actor runs.
+void install_fault_drills(std::shared_ptr<fault_drills> drills);
 
 /// A gate in front of `target` (same node): passes every message on
 /// (requests keep their sender, so replies go straight back) unless its

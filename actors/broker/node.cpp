@@ -322,6 +322,8 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
       return gate;
     };
   }
+  if (config.drills_enable)
+    ctx->faults = opts.faults;
   ctx->directory = std::make_shared<actor_directory>(opts.network);
   ctx->clock_ms = opts.clock_ms;
   ctx->events = opts.events;

@@ -31,6 +31,7 @@ class Env;
 namespace caftx {
 
 struct node_context;
+class fault_drills;
 
 /// Options for embedding and tests.
 struct node_options {
@@ -100,6 +101,11 @@ struct node_options {
   /// Cluster mode: the node cannot go on (another live node registered
   /// this node.id). Called once, on an actor thread; must not block.
   std::function<void(const status& why)> on_fatal;
+  /// The process's fault drills (drill_fault_request), installed as its
+  /// fault handler by caftx-node when caftx.drills.enable is set; null:
+  /// the node refuses fault drills (an embedding application's own fault
+  /// handler, the simulator's say, stays untouched).
+  std::shared_ptr<fault_drills> faults;
 };
 
 class node {

@@ -179,6 +179,8 @@ struct node_context {
   std::function<caf::actor(const std::string& host, uint16_t port)> connect_peer;
   /// The drill hook's cuts (caftx.drills.enable); null when drills are off.
   std::shared_ptr<network_cuts> cuts;
+  /// The fault drills (caftx.drills.enable in caftx-node); null otherwise.
+  std::shared_ptr<fault_drills> faults;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

@@ -120,6 +120,13 @@ status_or<drill_network_response> admin_client::drill_network(const drill_networ
   return std::move(r).value();
 }
 
+status admin_client::drill_fault(const drill_fault_request& req) {
+  auto r = ch_->call<drill_fault_response>(ch_->broker(), req, opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return status{r->error, r->message};
+}
+
 status_or<list_transactions_response>
 admin_client::list_transactions(const list_transactions_filter& filter) {
   auto r = ch_->call<list_transactions_response>(ch_->broker(), list_transactions_request{filter},

@@ -141,6 +141,12 @@ public:
   /// ZooKeeper on a node without it), REQUEST_TIMED_OUT.
   status_or<drill_network_response> drill_network(const drill_network_request& req);
 
+  /// caftx's fault drill on the node this client is connected to: arms a
+  /// fault point once (see drill_fault_request). Errors: INVALID_REQUEST
+  /// (drills off, no fault drills on that node, a build without fault
+  /// points, an unknown point), REQUEST_TIMED_OUT.
+  status drill_fault(const drill_fault_request& req);
+
 private:
   // Partition leaders of `topics` (all if empty), from the metadata of all
   // topics, so that no topic is auto-created by a lookup.

@@ -664,10 +664,14 @@ void arm_isr_timer(partition_ptr self) {
                      isr_expiration_tick{});
 }
 
+void propose_isr(partition_ptr self, const replication::isr_proposal& p);
+
 // Leading from now on at st.leader_epoch (Kafka's Partition.makeLeader):
 // in cluster mode with the controller's replicas and ISR, every follower's
-// position unknown until it fetches.
-void start_leading(partition_ptr self) {
+// position unknown until it fetches. `restarted`: at the leader epoch it
+// led at before (the actor restarted under the same leadership), when the
+// ISR known here may be older than the controller's until it confirms it.
+void start_leading(partition_ptr self, bool restarted = false) {
   auto& st = self->state;
   st.following = false;
   st.follow_leader = -1;
@@ -679,16 +683,27 @@ void start_leading(partition_ptr self) {
   if (!a)
     return;
   auto start = st.epochs.latest();
+  auto start_offset = start ? start->start_offset : st.core->log_end_offset();
+  // Restarted: its HW starts at the checkpoint, below records that may be
+  // committed; a follower joins only once it holds everything this replica
+  // has (as a new leader epoch's start offset demands of it).
+  if (restarted)
+    start_offset = std::max(start_offset, st.core->log_end_offset());
   st.replication.emplace(st.ctx->node_id, st.leader_epoch, a->partition_epoch, a->replicas, a->isr,
-                         start ? start->start_offset : st.core->log_end_offset(),
-                         st.ctx->clock_ms(), st.ctx->config.replica_lag_time_max_ms);
-  if (a->replicas.size() > 1)
+                         start_offset, st.ctx->clock_ms(), st.ctx->config.replica_lag_time_max_ms);
+  std::optional<replication::isr_proposal> confirm;
+  if (a->replicas.size() > 1) {
     arm_isr_timer(self);
+    if (restarted)
+      confirm = st.replication->start_unconfirmed();
+  }
   // Kafka's makeLeader ends with maybeIncrementLeaderHW: the ISR may be
   // down to this replica alone (the controller removed dead followers),
   // and no follower fetch may ever come to move the HW and release the
   // writes waiting for it.
   advance_high_watermark(self);
+  if (confirm)
+    propose_isr(self, *confirm);
 }
 
 void elect(partition_ptr self, std::function<void(const status&)> done) {
@@ -714,7 +729,7 @@ void elect(partition_ptr self, std::function<void(const status&)> done) {
     }
     if (*assigned == last) {
       st.leader_epoch = last;
-      start_leading(self);
+      start_leading(self, true);
       st.dq.submit(caf::actor_cast<caf::actor>(self), leveldb::WriteBatch{},
                    [done = std::move(done)](const status& s) { done(s); });
       return;
@@ -879,6 +894,16 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
           advance_high_watermark(self);
           return;
         }
+        if (r.error != error_code::none && st.replication->unconfirmed() && r.leader_epoch == epoch
+            && r.partition_epoch >= 0) {
+          // Refused, but the answer carries the controller's state at this
+          // leader epoch: that is the ISR to confirm (a stale one here may
+          // name a node the controller removed, refused as ineligible).
+          st.replication->isr_replaced(r.isr, r.partition_epoch);
+          remember_isr(self, r.isr, r.partition_epoch);
+          advance_high_watermark(self);
+          return;
+        }
         if (r.error == error_code::invalid_update_version && r.leader_epoch == epoch) {
           st.replication->isr_replaced(r.isr, r.partition_epoch);
           remember_isr(self, r.isr, r.partition_epoch);
@@ -893,6 +918,10 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
           advance_high_watermark(self);
         } else {
           st.replication->isr_rejected();
+          if (st.replication->pending()) // an unconfirmed ISR: asked again
+            self->delayed_send(self,
+                               std::chrono::milliseconds(st.ctx->config.replica_fetch_backoff_ms),
+                               alter_isr_retry{epoch});
         }
         st.ctx->emit(node_event_level::debug, "isr_refused",
                      "[Partition " + to_string(st.core->tp()) + " broker="

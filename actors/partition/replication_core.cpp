@@ -119,6 +119,12 @@ std::optional<isr_proposal> leader_replication::maybe_expand(node_id follower,
   return p;
 }
 
+isr_proposal leader_replication::start_unconfirmed() {
+  unconfirmed_ = true;
+  pending_ = isr_proposal{isr_, leader_epoch_, partition_epoch_};
+  return *pending_;
+}
+
 std::optional<isr_proposal> leader_replication::maybe_shrink(int64_t leader_log_end_offset,
                                                              int64_t now_ms) {
   if (pending_)
@@ -142,15 +148,23 @@ std::optional<isr_proposal> leader_replication::maybe_shrink(int64_t leader_log_
 
 void leader_replication::isr_committed(const std::vector<node_id>& written,
                                        int32_t partition_epoch) {
-  if (!pending_ || partition_epoch <= partition_epoch_)
+  if (!pending_ || partition_epoch < partition_epoch_)
+    return;
+  // At the same partition epoch only a confirmation: the controller had
+  // nothing to write, the ISR is the one known here.
+  if (partition_epoch == partition_epoch_ && written != isr_)
     return;
   isr_ = written;
   partition_epoch_ = partition_epoch;
   pending_.reset();
+  unconfirmed_ = false;
 }
 
 void leader_replication::isr_rejected() {
-  pending_.reset();
+  // An unconfirmed ISR stays in flight: the confirmation is sent again
+  // (the controller may not be known yet, or be moving).
+  if (!unconfirmed_)
+    pending_.reset();
 }
 
 std::vector<node_id> leader_replication::isr_refused_ineligible(int64_t now_ms,
@@ -173,6 +187,7 @@ void leader_replication::isr_replaced(std::vector<node_id> isr, int32_t partitio
   isr_ = std::move(isr);
   partition_epoch_ = partition_epoch;
   pending_.reset();
+  unconfirmed_ = false;
 }
 
 status leader_replication::check_append(acks required_acks, int32_t min_insync_replicas) const {
@@ -199,6 +214,13 @@ acks_state leader_replication::check_acks(int64_t required_offset, int64_t high_
 }
 
 std::vector<node_id> leader_replication::maximal_isr() const {
+  if (unconfirmed_) { // every assigned replica
+    std::vector<node_id> out = isr_;
+    for (auto id : replicas_)
+      if (!contains(out, id))
+        out.push_back(id);
+    return out;
+  }
   if (!pending_)
     return isr_;
   std::vector<node_id> out = isr_;
@@ -226,7 +248,8 @@ bool leader_replication::in_isr(node_id id) const {
 }
 
 bool leader_replication::in_maximal_isr(node_id id) const {
-  return in_isr(id) || (pending_ && contains(pending_->isr, id));
+  return in_isr(id) || (pending_ && contains(pending_->isr, id))
+         || (unconfirmed_ && contains(replicas_, id));
 }
 
 truncation follower_truncation(const epoch_end& diverging, const leader_epoch_cache& local,

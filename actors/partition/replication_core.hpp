@@ -127,6 +127,21 @@ public:
   /// the maximal ISR already counts the follower).
   std::optional<isr_proposal> maybe_expand(node_id follower, int64_t high_watermark);
 
+  /// A leader that starts again at the leader epoch it led at (its actor
+  /// restarted by its supervisor) may hold an older ISR than the
+  /// controller's: a change its predecessor proposed may have been written
+  /// and the answer lost with it. Until an ISR change is answered, every
+  /// assigned replica counts as in the maximal ISR (holds the HW) — else
+  /// the HW could pass records a replica the controller has in the ISR,
+  /// and may elect, does not hold. The returned proposal (the ISR as known
+  /// here, in flight from now on) asks the controller to confirm it: it is
+  /// written again, or answered INVALID_UPDATE_VERSION with the current
+  /// one (found by the multi-node simulation, seed 9734). A refusal
+  /// (isr_rejected: no controller yet, say) keeps it in flight, to be sent
+  /// again.
+  isr_proposal start_unconfirmed();
+  bool unconfirmed() const { return unconfirmed_; }
+
   /// Proposes removing every follower that is not at the leader's log end
   /// and has not been caught up for more than replica.lag.time.max.ms
   /// (Kafka's getOutOfSyncReplicas); never the leader. nullopt if none or
@@ -135,8 +150,10 @@ public:
   std::optional<isr_proposal> maybe_shrink(int64_t leader_log_end_offset, int64_t now_ms);
 
   /// The controller wrote `written` (the in-flight proposal, possibly
-  /// another one's equal) at `partition_epoch`. Ignored unless a proposal
-  /// is in flight and `written` carries this leader epoch.
+  /// another one's equal) at `partition_epoch`, or answered a proposal of
+  /// the ISR already written with that ISR at the same partition epoch (a
+  /// confirmation, see start_unconfirmed). Ignored unless a proposal is in
+  /// flight and `written` carries this leader epoch.
   void isr_committed(const std::vector<node_id>& written, int32_t partition_epoch);
 
   /// The proposal failed (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, a
@@ -196,6 +213,7 @@ private:
   bool in_maximal_isr(node_id id) const;
 
   node_id self_;
+  bool unconfirmed_ = false;
   int32_t leader_epoch_;
   int32_t partition_epoch_;
   std::vector<node_id> replicas_;

@@ -173,6 +173,8 @@ inline std::vector<caf::message> samples() {
     caf::make_message(producer_id_block_response{error_code::none, "", 3000, 3999}),
     caf::make_message(cluster_nodes_response{{"10.0.0.2:9192", "10.0.0.3:9192"}}),
     caf::make_message(drill_network_request{true, {2, 3}, true, true}),
+    caf::make_message(drill_fault_request{"partition.append_durable", "orders", 1, true, false}),
+    caf::make_message(drill_fault_response{error_code::invalid_request, "unknown fault point"}),
     caf::make_message(elect_leaders_request{{{"orders", 1}}, true}),
     caf::make_message(elect_leaders_result{{"orders", 2}, error_code::election_not_needed, "led"}),
     caf::make_message(elect_leaders_response{{{{"orders", 1}, error_code::none, ""}}}),

@@ -2237,6 +2237,74 @@ TEST_F(Cluster, ZooKeeperLeaderKilledTheClusterKeepsServingAndTheControllerActs)
   EXPECT_EQ(read_committed({tp}, 3), (std::multiset<std::string>{"0:before", "0:during", "0:after"}));
 }
 
+// The data partition's leader dies after appending a transaction's marker
+// and before answering it (fault drill: partition.append_durable armed on
+// its node for control batches of the partition kills the process there).
+// The marker may be on the dead leader alone; the coordinator sends it again
+// to the next leader, where it takes effect once: the transaction
+// completes, read_committed sees its record once, the last stable offset
+// reaches the high watermark, and the old leader, restarted, truncates its
+// copy and rejoins (the replicas compared after the test).
+TEST_F(Cluster, DataLeaderKilledAfterTheMarkerAppendBeforeItsReplyTakesTheMarkerOnce) {
+  topic_partition tp{"mk", 0};
+  auto [d, epoch] = start_replicated(tp.topic, {{"caftx.drills.enable", "true"}});
+  ASSERT_GT(d, 0);
+  auto [tid, c] = transactional_id_led_outside("mk-", {d});
+  ASSERT_GT(c, 0);
+  producer p{patient_txn_props(tid)};
+  p.init_transactions();
+  p.begin_transaction();
+  p.send({"mk", 0, "", "first", {}, -1});
+  p.flush();
+  {
+    admin_client drill{client_props({}, {d})};
+    auto armed = drill.drill_fault({"partition.append_durable", "mk", 0, true, true});
+    ASSERT_TRUE(armed.ok()) << armed.to_string();
+  }
+  p.commit_transaction();
+  ASSERT_TRUE(wait_until([&] { return !nodes[d]->proc().running(); }, 30s))
+    << "the armed fault point did not kill node " << d;
+  EXPECT_TRUE(logged(d, "drill: armed partition.append_durable for mk-0, control batches only"));
+  auto moved = wait_leader_above(tp, epoch);
+  ASSERT_GT(moved.first, 0);
+  ASSERT_NE(moved.first, d);
+  admin_client admin{client_props({}, running())};
+  std::string last;
+  EXPECT_TRUE(wait_until(
+    [&] { return (last = transaction_state(admin, tid)).rfind("CompleteCommit", 0) == 0; }, 60s))
+    << last;
+  p.begin_transaction();
+  p.send({"mk", 0, "", "second", {}, -1});
+  p.commit_transaction();
+  EXPECT_EQ(read_committed({tp}, 2), (std::multiset<std::string>{"0:first", "0:second"}));
+  std::pair<int64_t, int64_t> at;
+  EXPECT_TRUE(wait_until([&] { return (at = lso_and_hw(tp, running())).first == at.second; }, 60s))
+    << "last stable offset " << at.first << ", high watermark " << at.second;
+  start(d);
+  ASSERT_TRUE(isr_whole(moved.first, tp, moved.second)) << log(moved.first);
+}
+
+// Fault drills are refused unless the node enables drills, and name what
+// is wrong: an unknown point.
+TEST_F(Cluster, FaultDrillsAreRefusedWhenDisabledOrUnknown) {
+  start(1);
+  ASSERT_TRUE(wait_until([&] { return logged(1, "registered with node epoch"); }, 30s));
+  {
+    admin_client admin{client_props()};
+    auto st = admin.drill_fault({"partition.append_durable", "", -1, false, true});
+    EXPECT_EQ(st.code(), error_code::invalid_request);
+    EXPECT_EQ(st.message(), "drills are disabled on node 1 (caftx.drills.enable=false)");
+  }
+  nodes[1]->proc().stop(SIGTERM, 30s);
+  start(1, {{"caftx.drills.enable", "true"}});
+  ASSERT_TRUE(wait_until([&] { return logged(1, "registered with node epoch"); }, 30s));
+  admin_client admin{client_props()};
+  auto st = admin.drill_fault({"partition.nowhere", "", -1, false, true});
+  EXPECT_EQ(st.code(), error_code::invalid_request);
+  EXPECT_EQ(st.message(), "unknown fault point 'partition.nowhere'");
+  EXPECT_TRUE(admin.drill_fault({"txn_coordinator.between_markers", "", -1, false, false}).ok());
+}
+
 // The admin call (kafka-leader-election.sh --election-type preferred,
 // KIP-460) with automatic rebalancing off: after the preferred leader was
 // killed and came back in sync, ElectLeaders through another node moves

@@ -171,6 +171,36 @@ TEST(LeaderReplication, AFollowerRefusedAsIneligibleNoLongerHoldsTheHighWatermar
   EXPECT_TRUE(l.maybe_expand(3, 200).has_value());
 }
 
+// A leader restarted at the leader epoch it led at knows the ISR {1, 2}
+// (partition epoch 10), but its predecessor's expand to {1, 2, 3} may
+// have been written with the answer lost: until the controller answers
+// the confirming proposal, replica 3 holds the HW (it has not fetched),
+// so nothing it lacks is acknowledged; the controller's answer with the
+// current ISR ends it (multi-node simulation seed 9734).
+TEST(LeaderReplication, ARestartedLeaderCountsEveryReplicaUntilItsIsrIsConfirmed) {
+  leader_replication l(1, 4, 10, {1, 2, 3}, {1, 2}, 100, 1000, 30000);
+  auto p = l.start_unconfirmed();
+  EXPECT_EQ(p, (isr_proposal{{1, 2}, 4, 10}));
+  EXPECT_TRUE(l.unconfirmed());
+  EXPECT_EQ(l.maximal_isr(), (std::vector<int32_t>{1, 2, 3}));
+  l.record_fetch(2, 150, 150, 1000);
+  EXPECT_EQ(l.advanced_high_watermark(100, 150, 1000), std::nullopt) << "3 holds it";
+  EXPECT_EQ(l.maybe_expand(3, 100), std::nullopt) << "one change at a time";
+  l.isr_replaced({1, 2, 3}, 11); // INVALID_UPDATE_VERSION: the expand was written
+  EXPECT_FALSE(l.unconfirmed());
+  EXPECT_EQ(l.isr(), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(l.advanced_high_watermark(100, 150, 1000), std::nullopt) << "3 is in the ISR";
+  l.record_fetch(3, 150, 150, 1100);
+  EXPECT_EQ(l.advanced_high_watermark(100, 150, 1100), 150);
+  // Confirmed as it was: the same ISR written again.
+  leader_replication same(1, 4, 10, {1, 2, 3}, {1, 2}, 100, 1000, 30000);
+  same.start_unconfirmed();
+  same.record_fetch(2, 150, 150, 1000);
+  same.isr_committed({1, 2}, 11);
+  EXPECT_FALSE(same.unconfirmed());
+  EXPECT_EQ(same.advanced_high_watermark(100, 150, 1000), 150);
+}
+
 TEST(LeaderReplication, CheckFetchFencesEpochsAndFindsDivergence) {
   auto l = leader_of_three();
   auto epochs = cache_of({{1, 0}, {4, 100}});

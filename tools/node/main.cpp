@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/broker/network_drill.hpp"
 #include "actors/broker/node.hpp"
 #include "actors/coordination/zookeeper_store.hpp"
 #include "actors/common/middleman.hpp"
@@ -115,6 +116,12 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{cfg};
     caftx::node_options opts;
+    if (sc.node.drills_enable) {
+      // The fault drills: this process's fault handler, installed before
+      // any actor runs (docs/node.md §Drill hook).
+      opts.faults = std::make_shared<caftx::fault_drills>();
+      caftx::install_fault_drills(opts.faults);
+    }
     opts.node_id = sc.node_id;
     opts.cluster_id = sc.cluster_id;
     opts.advertised_listener = sc.advertised.to_string();

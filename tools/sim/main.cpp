@@ -92,9 +92,9 @@ std::vector<planned_run> read_seed_file(const std::string& path) {
     while (ls >> word) {
       if (word.compare(0, 6, "model=") == 0 && nodes_seen && !model_seen) {
         auto m = word.substr(6);
-        if (m != "1" && m != "2" && m != "3")
+        if (m != "1" && m != "2" && m != "3" && m != "4")
           throw CLI::ValidationError("--regression", where + "'" + clip(word)
-                                                       + "': model is 1, 2 or 3");
+                                                       + "': model is 1, 2, 3 or 4");
         r.fault_model = std::stoi(m);
         model_seen = true;
         continue;
