@@ -150,9 +150,10 @@ void leader_replication::isr_committed(const std::vector<node_id>& written,
                                        int32_t partition_epoch) {
   if (!pending_ || partition_epoch < partition_epoch_)
     return;
-  // At the same partition epoch only a confirmation: the controller had
-  // nothing to write, the ISR is the one known here.
-  if (partition_epoch == partition_epoch_ && written != isr_)
+  // At the same partition epoch only the answer to a confirmation (a
+  // proposal of the ISR known here, which the controller had no need to
+  // write); a late answer of that kind settles no other proposal.
+  if (partition_epoch == partition_epoch_ && (written != isr_ || pending_->isr != isr_))
     return;
   isr_ = written;
   partition_epoch_ = partition_epoch;

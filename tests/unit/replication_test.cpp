@@ -199,6 +199,13 @@ TEST(LeaderReplication, ARestartedLeaderCountsEveryReplicaUntilItsIsrIsConfirmed
   same.isr_committed({1, 2}, 11);
   EXPECT_FALSE(same.unconfirmed());
   EXPECT_EQ(same.advanced_high_watermark(100, 150, 1000), 150);
+  // A late same-epoch answer to the confirmation settles no later expand.
+  same.record_fetch(3, 150, 150, 1200);
+  ASSERT_TRUE(same.maybe_expand(3, 150).has_value());
+  same.isr_committed({1, 2}, 11);
+  EXPECT_TRUE(same.change_in_flight());
+  same.isr_committed({1, 2, 3}, 12);
+  EXPECT_EQ(same.isr(), (std::vector<int32_t>{1, 2, 3}));
 }
 
 TEST(LeaderReplication, CheckFetchFencesEpochsAndFindsDivergence) {
