@@ -327,6 +327,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   ctx->directory = std::make_shared<actor_directory>(opts.network);
   ctx->clock_ms = opts.clock_ms;
   ctx->events = opts.events;
+  ctx->events_from = opts.events_from;
   ctx->health->set_events(opts.events);
   ctx->node_id = opts.node_id;
   ctx->cluster_id = opts.cluster_id;

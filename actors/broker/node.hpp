@@ -60,6 +60,9 @@ struct node_options {
   /// Receives the node's operator events (see node_events.hpp); empty:
   /// dropped. Component failures then still go to stderr.
   node_event_sink events;
+  /// The lowest level `events` takes (caftx-node: its log.level): events
+  /// on hot paths (a follower's fetch) are not even built below it.
+  node_event_level events_from = node_event_level::trace;
   /// Who the node is (Kafka's node.id, its cluster, its advertised
   /// listener): answered to caftx's handshake (cluster_hello_request) and
   /// named in events. Defaults fit an embedded node.

@@ -181,10 +181,15 @@ struct node_context {
   std::shared_ptr<network_cuts> cuts;
   /// The fault drills (caftx.drills.enable in caftx-node); null otherwise.
   std::shared_ptr<fault_drills> faults;
+  /// node_options::events_from.
+  node_event_level events_from = node_event_level::trace;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));
   }
+  /// Whether an event of `level` is taken: frequent ones check this before
+  /// their text is built.
+  bool wants(node_event_level level) const { return events && level >= events_from; }
 };
 
 } // namespace caftx

@@ -672,14 +672,11 @@ controller_decision controller_core::on_write_result(const write_result& r) {
         // the whole state anew, the topic included (Kafka's controller
         // failover reads every topic). The client's retry then gets
         // TOPIC_ALREADY_EXISTS or creates it.
-        auto name = t.name;
+        auto lost = "the store's answer to creating topic '" + t.name + "' was lost";
+        out.created_topics.push_back({t.name, status{error_code::request_timed_out, lost}});
         batches_.erase(bit);
-        out.created_topics.push_back({name, status{error_code::request_timed_out,
-                                                   "the store's answer to creating topic '" + name
-                                                     + "' was lost"}});
         out = resign(std::move(out));
-        out.resigned_because = "the store's answer to creating topic '" + name
-                               + "' was lost: reading the state again";
+        out.resigned_because = lost + ": reading the state again";
         return out;
       }
       default:

@@ -894,17 +894,13 @@ void propose_isr(partition_ptr self, const replication::isr_proposal& p) {
           advance_high_watermark(self);
           return;
         }
-        if (r.error != error_code::none && st.replication->unconfirmed() && r.leader_epoch == epoch
-            && r.partition_epoch >= 0) {
-          // Refused, but the answer carries the controller's state at this
-          // leader epoch: that is the ISR to confirm (a stale one here may
-          // name a node the controller removed, refused as ineligible).
-          st.replication->isr_replaced(r.isr, r.partition_epoch);
-          remember_isr(self, r.isr, r.partition_epoch);
-          advance_high_watermark(self);
-          return;
-        }
-        if (r.error == error_code::invalid_update_version && r.leader_epoch == epoch) {
+        // INVALID_UPDATE_VERSION carries the controller's state at this
+        // leader epoch; so does any refusal of an unconfirmed ISR, which
+        // that state then confirms (a stale ISR here may name a node the
+        // controller removed, refused as ineligible).
+        if (r.leader_epoch == epoch
+            && (r.error == error_code::invalid_update_version
+                || (st.replication->unconfirmed() && r.partition_epoch >= 0))) {
           st.replication->isr_replaced(r.isr, r.partition_epoch);
           remember_isr(self, r.isr, r.partition_epoch);
           advance_high_watermark(self);
@@ -1552,7 +1548,8 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       bool advanced = before != nullptr && before->log_end_offset < req.fetch_offset;
       st.replication->record_fetch(req.follower, req.fetch_offset, st.durable_end,
                                    st.ctx->clock_ms());
-      if (advanced) // Kafka's Partition.updateFollowerFetchState line
+      // Kafka's Partition.updateFollowerFetchState line.
+      if (advanced && st.ctx->wants(node_event_level::trace))
         st.ctx->emit(node_event_level::trace, "follower_fetched",
                      "[Partition " + to_string(st.core->tp()) + " broker="
                        + std::to_string(st.ctx->node_id) + "] Recorded replica "

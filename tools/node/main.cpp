@@ -45,6 +45,17 @@ spdlog::level::level_enum to_spdlog(caftx::node_event_level l) {
   return spdlog::level::info;
 }
 
+// log.level (validated by server_config) as the lowest event level taken.
+caftx::node_event_level from_log_level(const std::string& level) {
+  if (level == "trace")
+    return caftx::node_event_level::trace;
+  if (level == "debug")
+    return caftx::node_event_level::debug;
+  if (level == "info")
+    return caftx::node_event_level::info;
+  return level == "warn" ? caftx::node_event_level::warn : caftx::node_event_level::error;
+}
+
 int refuse(const std::string& why) {
   std::fprintf(stderr, "caftx-node: %s\n", why.c_str());
   return exit_bad_input;
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
       caftx::install_fault_drills(opts.faults);
     }
     opts.node_id = sc.node_id;
+    opts.events_from = from_log_level(sc.log_level);
     opts.cluster_id = sc.cluster_id;
     opts.advertised_listener = sc.advertised.to_string();
     // Set once the ZooKeeper session connected.
