@@ -78,10 +78,11 @@ struct controller_state {
   // ControlledShutdown requests waiting for the core's answer, by node.
   std::map<node_id, std::vector<caf::typed_response_promise<controlled_shutdown_response>>>
     shutting_down;
-  // AlterIsr requests waiting for the core's answer, by node and partition.
-  std::map<std::pair<node_id, topic_partition>,
-           std::vector<caf::typed_response_promise<alter_isr_response>>>
-    altering;
+  // AlterIsr requests waiting for the core's answer, each by its own
+  // handle (alter_isr_proposal::request): two proposals for one partition
+  // (a retry, a restarted leader's confirmation) get their own answers.
+  std::map<uint64_t, caf::typed_response_promise<alter_isr_response>> altering;
+  uint64_t next_alter_isr = 1;
   static inline const char* name = "caftx.controller";
 };
 
@@ -193,12 +194,11 @@ void resign(ctl_ptr self, const std::string& why) {
                                               "node " + std::to_string(st.opts.node_id)
                                                 + " stopped being the controller: " + why,
                                               {}});
-  for (auto& [key, waiting] : std::exchange(st.altering, {}))
-    for (auto& rp : waiting)
-      rp.deliver(alter_isr_response{error_code::not_controller,
-                                    "node " + std::to_string(st.opts.node_id)
-                                      + " stopped being the controller: " + why,
-                                    -1, {}, -1});
+  for (auto& [request, rp] : std::exchange(st.altering, {}))
+    rp.deliver(alter_isr_response{error_code::not_controller,
+                                  "node " + std::to_string(st.opts.node_id)
+                                    + " stopped being the controller: " + why,
+                                  -1, {}, -1});
   ++st.generation;
   if (st.opts.events.resigned)
     st.opts.events.resigned(why);
@@ -237,12 +237,12 @@ void run(ctl_ptr self, controller_decision d) {
     st.shutting_down.erase(i);
   }
   for (auto& c : d.isr_changes) {
-    auto i = st.altering.find({c.node, c.tp});
+    auto i = st.altering.find(c.request);
     if (i == st.altering.end())
       continue;
-    for (auto& rp : i->second)
-      rp.deliver(alter_isr_response{c.result.code(), c.result.message(), c.state.leader_epoch,
-                                    c.state.isr, c.state.partition_epoch});
+    i->second.deliver(alter_isr_response{c.result.code(), c.result.message(),
+                                         c.state.leader_epoch, c.state.isr,
+                                         c.state.partition_epoch});
     st.altering.erase(i);
   }
   if (d.resigned) {
@@ -923,9 +923,10 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
                                     + " is not the controller",
                                   -1, {}, -1};
       auto rp = self->make_response_promise<alter_isr_response>();
-      st.altering[{req.node_id, req.tp}].push_back(rp);
+      auto request = st.next_alter_isr++;
+      st.altering.emplace(request, rp);
       run(self, st.core->alter_isr({req.node_id, req.node_epoch, req.tp, req.leader_epoch, req.isr,
-                                    req.partition_epoch}));
+                                    req.partition_epoch, request}));
       return rp;
     },
     [=](const elect_leaders_request& req) -> elect_leaders_response {

@@ -297,8 +297,12 @@ controller_decision controller_core::resign(controller_decision out) {
     if (bt.isr_reply)
       out.isr_changes.push_back({bt.isr_reply->node, bt.isr_reply->tp,
                                  status{error_code::not_controller, "the controller resigned"},
-                                 {}});
+                                 {}, bt.isr_reply->request});
   }
+  for (const auto& [tp, p] : deferred_isr_)
+    out.isr_changes.push_back(
+      {p.node, tp, status{error_code::not_controller, "the controller resigned"}, {}, p.request});
+  deferred_isr_.clear();
   batches_.clear();
   writes_.clear();
   rereads_.clear();
@@ -481,11 +485,15 @@ controller_decision controller_core::alter_isr(const alter_isr_proposal& p) {
   auto fail = [&](error_code c, std::string msg) {
     const auto* st = state(p.tp);
     out.isr_changes.push_back({p.node, p.tp, status{c, std::move(msg)},
-                               st ? *st : partition_state{}});
+                               st ? *st : partition_state{}, p.request});
     return out;
   };
   if (resigned_)
     return fail(error_code::not_controller, "the controller resigned");
+  if (write_in_flight(p.tp)) {
+    deferred_isr_.emplace(p.tp, p);
+    return out;
+  }
   auto n = live_.find(p.node);
   if (n == live_.end() || p.node_epoch != n->second.node_epoch)
     return fail(error_code::stale_broker_epoch,
@@ -523,7 +531,7 @@ controller_decision controller_core::alter_isr(const alter_isr_proposal& p) {
   bt.intents[p.tp] = in;
   partition_state based = *cur;
   based.leader_epoch = p.leader_epoch;
-  bt.isr_reply = alter_isr_result{p.node, p.tp, status{}, based};
+  bt.isr_reply = alter_isr_result{p.node, p.tp, status{}, based, p.request};
   plan_batch(b, out);
   return out;
 }
@@ -614,6 +622,47 @@ store_write controller_core::create_cluster_id(const std::string& id) {
 }
 
 controller_decision controller_core::on_write_result(const write_result& r) {
+  auto out = write_answered(r);
+  release_deferred(out);
+  return out;
+}
+
+controller_decision controller_core::on_state_read(const topic_partition& tp,
+                                                   const std::optional<std::string>& data,
+                                                   int32_t version) {
+  auto out = state_read(tp, data, version);
+  release_deferred(out);
+  return out;
+}
+
+bool controller_core::write_in_flight(const topic_partition& tp) const {
+  for (const auto& [id, bt] : batches_)
+    if (bt.pending.count(tp) > 0)
+      return true;
+  return false;
+}
+
+void controller_core::release_deferred(controller_decision& out) {
+  std::set<topic_partition> tps;
+  for (const auto& [tp, p] : deferred_isr_)
+    tps.insert(tp);
+  for (const auto& tp : tps)
+    for (auto it = deferred_isr_.find(tp); !resigned_ && it != deferred_isr_.end()
+                                           && it->first == tp && !write_in_flight(tp);
+         it = deferred_isr_.find(tp)) {
+      auto p = std::move(it->second);
+      deferred_isr_.erase(it);
+      auto d = alter_isr(p);
+      for (auto& w : d.writes)
+        out.writes.push_back(std::move(w));
+      for (auto& r : d.requests)
+        out.requests.push_back(std::move(r));
+      for (auto& c : d.isr_changes)
+        out.isr_changes.push_back(std::move(c));
+    }
+}
+
+controller_decision controller_core::write_answered(const write_result& r) {
   controller_decision out;
   if (resigned_)
     return resign(std::move(out));
@@ -708,9 +757,9 @@ controller_decision controller_core::on_write_result(const write_result& r) {
   return out;
 }
 
-controller_decision controller_core::on_state_read(const topic_partition& tp,
-                                                   const std::optional<std::string>& data,
-                                                   int32_t version) {
+controller_decision controller_core::state_read(const topic_partition& tp,
+                                              const std::optional<std::string>& data,
+                                              int32_t version) {
   controller_decision out;
   if (resigned_)
     return resign(std::move(out));

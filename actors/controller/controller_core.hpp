@@ -73,6 +73,8 @@ struct alter_isr_proposal {
   int32_t leader_epoch = -1;
   std::vector<node_id> isr;
   int32_t partition_epoch = -1;
+  /// The shell's handle for the answer, carried into alter_isr_result.
+  uint64_t request = 0;
 };
 
 /// The answer to an alter_isr_proposal: ok with the state as written (or
@@ -82,6 +84,7 @@ struct alter_isr_result {
   topic_partition tp;
   status result;
   partition_state state;
+  uint64_t request = 0; ///< the proposal's
 };
 
 /// What the shell does after an event.
@@ -154,7 +157,12 @@ public:
   /// write of the state at that version with the new ISR, the leader and
   /// its epoch unchanged; once written the answer and UpdateMetadata to
   /// every live node (no LeaderAndIsr: the leader knows, the followers do
-  /// not need it).
+  /// not need it). A proposal for a partition with a write of this
+  /// controller in flight waits for that write's outcome and is decided
+  /// on the state after it (Kafka's controller decides its events one at a
+  /// time, each write answered before the next event): answered from the
+  /// state before it, a restarted leader's confirmation of the older ISR
+  /// would be taken while an expand it did not know of was being written.
   controller_decision alter_isr(const alter_isr_proposal& p);
 
   /// Preferred replica election (Kafka's onReplicaElection with
@@ -262,6 +270,14 @@ private:
   void update_metadata(node_id target, std::vector<partition_info> parts,
                        controller_decision& out) const;
   controller_decision resign(controller_decision out);
+  /// A write of some batch for `tp` is in flight (or being re-read).
+  bool write_in_flight(const topic_partition& tp) const;
+  /// Decides the waiting AlterIsr proposals whose partition has no write
+  /// in flight any more, one per partition at a time.
+  void release_deferred(controller_decision& out);
+  controller_decision write_answered(const write_result& r);
+  controller_decision state_read(const topic_partition& tp, const std::optional<std::string>& data,
+                                 int32_t version);
 
   controller_identity me_;
   bool resigned_ = false;
@@ -274,6 +290,7 @@ private:
   std::map<uint64_t, batch> batches_;
   std::map<uint64_t, pending_write> writes_;
   std::multimap<topic_partition, std::pair<uint64_t, partition_state>> rereads_; // batch, proposed
+  std::multimap<topic_partition, alter_isr_proposal> deferred_isr_; // in arrival order per partition
 };
 
 } // namespace caftx::controller

@@ -414,6 +414,52 @@ TEST(Controller, AlterIsrOverwrittenInFlightIsInvalidUpdateVersion) {
   EXPECT_EQ(after.isr_changes[0].state, newer);
 }
 
+// A leader restarted by its supervisor confirms the ISR it read back (the
+// older one) while the controller is still writing the expand its
+// predecessor proposed. Answered from the state before that write, the
+// confirmation would be "ok, {1, 2}" and the restarted leader would move
+// its HW without node 3, which the write then puts into the ISR and the
+// controller may elect (multi-node seed 21841: a __transaction_state
+// record acknowledged and lost). It waits for the write and is answered
+// INVALID_UPDATE_VERSION with the state the write left; each proposal gets
+// its own answer.
+TEST(Controller, AlterIsrWaitsForTheWriteInFlightOfItsPartition) {
+  cluster c;
+  c.add("t", {{0, {1, 2, 3}}, {1, {1, 2, 3}}}, {{0, {1, 2, {1, 2}, 4, 0}}, {1, {1, 2, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto expand = c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2, 3}, 4, 7});
+  ASSERT_EQ(expand.writes.size(), 1u);
+  EXPECT_TRUE(expand.isr_changes.empty());
+  auto confirm = c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2}, 4, 8});
+  EXPECT_TRUE(confirm.writes.empty());
+  EXPECT_TRUE(confirm.isr_changes.empty()); // waits, not "ok {1, 2}"
+  // Another partition's proposal does not wait for it.
+  EXPECT_EQ(c.core.alter_isr({1, 100, {"t", 1}, 2, {1, 2, 3}, 4, 11}).writes.size(), 1u);
+  auto done = c.core.on_write_result(c.store.apply(expand.writes[0]));
+  ASSERT_EQ(done.isr_changes.size(), 2u);
+  EXPECT_EQ(done.isr_changes[0].request, 7u);
+  EXPECT_TRUE(done.isr_changes[0].result.ok());
+  EXPECT_EQ(done.isr_changes[0].state, (partition_state{1, 2, {1, 2, 3}, our_epoch, 5}));
+  EXPECT_EQ(done.isr_changes[1].request, 8u);
+  EXPECT_EQ(done.isr_changes[1].result.code(), error_code::invalid_update_version);
+  EXPECT_EQ(done.isr_changes[1].state, (partition_state{1, 2, {1, 2, 3}, our_epoch, 5}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 2, {1, 2, 3}, our_epoch, 5}));
+  // Proposals written or waiting when the controller resigns get
+  // NOT_CONTROLLER (t-1's write is still unanswered).
+  auto shrink = c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2}, 5, 9});
+  ASSERT_EQ(shrink.writes.size(), 1u);
+  EXPECT_TRUE(c.core.alter_isr({1, 100, {"t", 0}, 2, {1, 2}, 5, 10}).isr_changes.empty());
+  write_result fenced{shrink.writes[0].id, write_outcome::bad_version, 0, {}};
+  auto gone = c.core.on_write_result(fenced);
+  EXPECT_TRUE(gone.resigned);
+  std::vector<uint64_t> answered;
+  for (const auto& ch : gone.isr_changes) {
+    EXPECT_EQ(ch.result.code(), error_code::not_controller);
+    answered.push_back(ch.request);
+  }
+  EXPECT_EQ(answered, (std::vector<uint64_t>{11, 9, 10}));
+}
+
 TEST(Controller, OfflinePartitionIsElectedWhenItsIsrMemberReturns) {
   cluster c;
   c.add("t", {{0, {1, 2, 3}}}, {{0, {no_leader, 3, {1}, 4, 0}}});
