@@ -33,7 +33,8 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/caftxConfig.cmake"
 # Programs: each one in this list is installed to bin/ if its target exists
 # once the whole project is configured (a program added later needs only
 # its name here).
-set(caftx_programs caftx-node caftx-sim)
+set(caftx_programs caftx-node caftx-sim caftx-topics caftx-transactions
+  caftx-console-producer caftx-console-consumer)
 function(caftx_install_programs)
   foreach(program IN LISTS caftx_programs)
     if(TARGET ${program})

@@ -93,6 +93,8 @@ struct coord_session_event;
 struct coord_watch_event;
 
 struct create_topic_request;
+struct describe_topics_request;
+struct describe_topics_response;
 struct metadata_request;
 struct metadata_response;
 struct find_coordinator_request;
@@ -241,6 +243,7 @@ using controller_impl_actor = controller_actor::extend<
 using broker_actor = caf::typed_actor<
   caf::replies_to<create_topic_request>::with<txn_response>,
   caf::replies_to<metadata_request>::with<metadata_response>,
+  caf::replies_to<describe_topics_request>::with<describe_topics_response>,
   caf::replies_to<find_coordinator_request>::with<find_coordinator_response>,
   caf::replies_to<init_producer_id_request>::with<init_producer_id_response>,
   caf::replies_to<list_transactions_request>::with<list_transactions_response>,

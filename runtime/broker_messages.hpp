@@ -17,12 +17,18 @@
 namespace caftx {
 
 /// CreateTopics for one topic. Errors: TOPIC_ALREADY_EXISTS,
-/// INVALID_PARTITIONS (count outside [1, 10000]), INVALID_REQUEST (bad name).
+/// INVALID_PARTITIONS (count outside [1, 10000]), INVALID_REQUEST (bad name),
+/// INVALID_REPLICATION_FACTOR (more replicas than live nodes, or not -1 and
+/// below 1).
 struct create_topic_request {
   std::string name;
+  /// -1: the node's num.partitions.
   int32_t partitions = 1;
   /// CreateTopics configs (retention.ms, retention.bytes, ...).
   std::map<std::string, std::string> configs;
+  /// Replicas per partition; -1: the node's default.replication.factor
+  /// (Kafka's CreatableTopic.replicationFactor). The single node has one.
+  int32_t replication_factor = -1;
 };
 
 /// Metadata of one topic: one partition leader handle per partition (null:
@@ -195,6 +201,40 @@ struct drill_fault_response {
   std::string message;
 };
 
+/// One partition as DescribeTopics reports it (Kafka's TopicPartitionInfo,
+/// the columns of kafka-topics.sh --describe): node ids; `leader` -1 when
+/// it has none now; replicas in assignment order (the first is the
+/// preferred leader).
+struct partition_description {
+  int32_t partition = 0;
+  int32_t leader = -1;
+  int32_t leader_epoch = -1;
+  std::vector<int32_t> replicas;
+  std::vector<int32_t> isr;
+};
+
+/// One topic of DescribeTopics: NONE with its partitions in order, or
+/// UNKNOWN_TOPIC_OR_PARTITION.
+struct topic_description {
+  std::string name;
+  error_code error = error_code::none;
+  bool internal = false; // __transaction_state, __consumer_offsets
+  std::vector<partition_description> partitions;
+};
+
+/// DescribeTopics (Kafka's Admin.describeTopics over Metadata) for the
+/// named topics, or every topic, internal ones included, when empty. The
+/// node answers from its metadata cache: the leaders, replicas and ISRs
+/// the controller last sent it (UpdateMetadata); the single node from its
+/// own partitions (leader, replica and ISR: itself). Creates nothing.
+struct describe_topics_request {
+  std::vector<std::string> topics;
+};
+
+struct describe_topics_response {
+  std::vector<topic_description> topics;
+};
+
 /// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
 /// registered message types (each name and the bytes of its
 /// default-constructed value under CAF's binary serializer, so a field
@@ -204,7 +244,11 @@ const std::string& wire_build_id();
 
 // -- inspectors ----------------------------------------------------------------
 
-CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs)
+CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs, x.replication_factor)
+CAFTX_INSPECT(partition_description, x.partition, x.leader, x.leader_epoch, x.replicas, x.isr)
+CAFTX_INSPECT(topic_description, x.name, x.error, x.internal, x.partitions)
+CAFTX_INSPECT(describe_topics_request, x.topics)
+CAFTX_INSPECT(describe_topics_response, x.topics)
 CAFTX_INSPECT(topic_metadata, x.name, x.error, x.partitions)
 CAFTX_INSPECT(metadata_request, x.topics)
 CAFTX_INSPECT(metadata_response, x.topics)

@@ -16,6 +16,10 @@ namespace caftx {
   X(record)                                                                                        \
   X(aborted_transaction)                                                                           \
   X(create_topic_request)                                                                          \
+  X(partition_description)                                                                         \
+  X(topic_description)                                                                             \
+  X(describe_topics_request)                                                                       \
+  X(describe_topics_response)                                                                      \
   X(topic_metadata)                                                                                \
   X(metadata_request)                                                                              \
   X(metadata_response)                                                                             \

@@ -1098,6 +1098,36 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
 }
 
 
+// DescribeTopics: from the metadata cache once the node has registered
+// (the controller's UpdateMetadata), else from the partitions this node
+// leads alone.
+describe_topics_response describe_topics(broker_ptr self, const describe_topics_request& req) {
+  auto& ctx = *self->state.ctx;
+  auto& c = self->state.cluster;
+  std::vector<std::string> names = req.topics;
+  if (names.empty())
+    names = c.cache ? c.cache->topic_names() : ctx.directory->topic_names();
+  describe_topics_response resp;
+  for (auto& n : names) {
+    topic_description td;
+    td.name = n;
+    td.internal = is_internal_topic(n);
+    if (c.cache) {
+      for (auto& p : c.cache->partitions_of(n))
+        td.partitions.push_back({p.tp.partition, p.leader, p.leader_epoch, p.replicas, p.isr});
+    } else if (auto t = ctx.directory->topic(n)) {
+      for (int32_t p = 0; p < static_cast<int32_t>(t->size()); ++p)
+        td.partitions.push_back({p, (*t)[p] ? ctx.node_id : -1,
+                                 ctx.directory->assigned_leader_epoch({n, p}).value_or(-1),
+                                 {ctx.node_id}, {ctx.node_id}});
+    }
+    if (td.partitions.empty())
+      td.error = error_code::unknown_topic_or_partition;
+    resp.topics.push_back(std::move(td));
+  }
+  return resp;
+}
+
 // -- the drill hook (docs/node.md §Drill hook) ------------------------------------
 
 drill_network_response drill_state(const node_context& ctx) {
@@ -1231,10 +1261,17 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
     [=](const create_topic_request& req) -> caf::result<txn_response> {
       if (auto s = validate_topic_name(req.name); !s.ok())
         return txn_response{s.code(), s.message()};
-      if (req.partitions < 1 || req.partitions > 10000)
+      // -1: the node's num.partitions (Kafka's CreatableTopic.numPartitions).
+      auto partitions = req.partitions == -1 ? self->state.ctx->config.num_partitions
+                                             : req.partitions;
+      if (partitions < 1 || partitions > 10000)
         return txn_response{
           error_code::invalid_partitions,
-          "partition count " + std::to_string(req.partitions) + " is out of range [1, 10000]"};
+          "partition count " + std::to_string(partitions) + " is out of range [1, 10000]"};
+      if (req.replication_factor < 1 && req.replication_factor != -1)
+        return txn_response{error_code::invalid_replication_factor,
+                            "Replication factor must be larger than 0, or -1 to use the default "
+                            "value."};
       if (self->state.ctx->directory->topic(req.name))
         return txn_response{error_code::topic_already_exists, "topic " + req.name + " already exists"};
       auto tc = topic_config::parse(req.configs, self->state.ctx->config);
@@ -1245,8 +1282,10 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       auto rp = self->make_response_promise<txn_response>();
       auto& ctx = *self->state.ctx;
       std::map<std::string, std::string> configs(req.configs.begin(), req.configs.end());
-      controller_create_topic_request c{req.name, req.partitions,
-                                        self->state.ctx->config.default_replication_factor,
+      controller_create_topic_request c{req.name, partitions,
+                                        req.replication_factor == -1
+                                          ? self->state.ctx->config.default_replication_factor
+                                          : req.replication_factor,
                                         std::move(configs)};
       auto name = req.name;
       create_via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
@@ -1307,6 +1346,7 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       return self->delegate(shard, std::move(req));
     },
     [=](const list_transactions_request& req) { return list_transactions(self, req); },
+    [=](const describe_topics_request& req) { return describe_topics(self, req); },
     [=](const cluster_hello_request& req) -> caf::result<cluster_hello_response> {
       auto& ctx = *self->state.ctx;
       if (ctx.cuts && req.role == 1 && req.node_id >= 0) {

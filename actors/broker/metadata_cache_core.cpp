@@ -8,6 +8,7 @@ namespace caftx {
 
 using controller::live_node;
 using controller::no_leader;
+using controller::partition_info;
 
 status metadata_cache_core::check(int32_t controller_epoch, int64_t node_epoch) const {
   // KafkaApis.isBrokerEpochStale: -1 means "unknown", accepted (KIP-380).
@@ -93,6 +94,24 @@ status metadata_cache_core::on_update_metadata(const controller::update_metadata
   for (const auto& n : req.live_nodes)
     live_[n.id] = n;
   return {};
+}
+
+std::vector<partition_info> metadata_cache_core::partitions_of(const std::string& topic) const {
+  std::vector<partition_info> out;
+  auto count = partition_counts_.find(topic);
+  if (count == partition_counts_.end())
+    return out;
+  for (int32_t p = 0; p < count->second; ++p)
+    if (auto it = metadata_.find({topic, p}); it != metadata_.end())
+      out.push_back(it->second);
+  return out;
+}
+
+std::vector<std::string> metadata_cache_core::topic_names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, count] : partition_counts_)
+    out.push_back(name);
+  return out;
 }
 
 status_or<live_node> metadata_cache_core::leader_of(const topic_partition& tp) const {

@@ -95,6 +95,12 @@ public:
   status_or<coordinator_location> coordinator_for(std::string_view key,
                                                   const std::string& internal_topic) const;
 
+  /// Every partition of `topic` the cache holds, in partition order (empty
+  /// for an unknown topic): what DescribeTopics reports.
+  std::vector<controller::partition_info> partitions_of(const std::string& topic) const;
+  /// The names of every topic in the cache, internal ones included, sorted.
+  std::vector<std::string> topic_names() const;
+
   /// The state this node applied for its replica of `tp`, or nullptr.
   const controller::partition_info* replica(const topic_partition& tp) const;
   /// Highest controller epoch seen (Kafka's ReplicaManager.controllerEpoch).

@@ -94,12 +94,24 @@ admin_client::admin_client(const properties& props) {
 admin_client::~admin_client() = default;
 
 status admin_client::create_topic(const std::string& name, int32_t partitions,
-                                  const std::map<std::string, std::string>& configs) {
-  auto r = ch_->call<txn_response>(ch_->broker(), create_topic_request{name, partitions, configs},
+                                  const std::map<std::string, std::string>& configs,
+                                  int32_t replication_factor) {
+  auto r = ch_->call<txn_response>(ch_->broker(),
+                                   create_topic_request{name, partitions, configs,
+                                                        replication_factor},
                                    opts_.request_timeout);
   if (!r.ok())
     return r.error();
   return {r->error, r->message};
+}
+
+status_or<std::vector<topic_description>>
+admin_client::describe_topics(const std::vector<std::string>& topics) {
+  auto r = ch_->call<describe_topics_response>(ch_->broker(), describe_topics_request{topics},
+                                               opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return std::move(r->topics);
 }
 
 status_or<std::vector<elect_leaders_result>>
@@ -271,6 +283,21 @@ status admin_client::abort_transaction(const topic_partition& tp, int64_t start_
                                            + std::to_string(start_offset) + " of " + to_string(tp)};
   auto r = ch_->call<txn_response>(*leader, abort_marker_request(tp, *open),
                                    opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return {r->error, r->message};
+}
+
+status admin_client::abort_transaction(const topic_partition& tp, producer_id pid,
+                                       producer_epoch epoch, int32_t coordinator_epoch) {
+  auto leader = leader_of(tp);
+  if (!leader.ok())
+    return leader.error();
+  active_producer p;
+  p.pid = pid;
+  p.epoch = epoch;
+  p.coordinator_epoch = coordinator_epoch;
+  auto r = ch_->call<txn_response>(*leader, abort_marker_request(tp, p), opts_.request_timeout);
   if (!r.ok())
     return r.error();
   return {r->error, r->message};

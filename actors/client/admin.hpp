@@ -84,10 +84,21 @@ public:
   /// COORDINATOR_NOT_AVAILABLE.
   status_or<describe_transaction_response> describe_transaction(const std::string& transactional_id);
 
-  /// CreateTopics for one topic with its configs; see caftx::create_topic
-  /// above (REQUEST_TIMED_OUT after request_timeout).
+  /// CreateTopics for one topic with its configs and `replication_factor`
+  /// replicas per partition (-1: the node's default.replication.factor);
+  /// see caftx::create_topic above, and INVALID_REPLICATION_FACTOR for more
+  /// replicas than live nodes (REQUEST_TIMED_OUT after request_timeout).
   status create_topic(const std::string& name, int32_t partitions,
-                      const std::map<std::string, std::string>& configs = {});
+                      const std::map<std::string, std::string>& configs = {},
+                      int32_t replication_factor = -1);
+
+  /// DescribeTopics: leader, leader epoch, replicas and ISR of every
+  /// partition of `topics` (every topic, internal ones included, when
+  /// empty) as the connected node's metadata cache holds them (see
+  /// describe_topics_request). An unknown topic comes back with
+  /// UNKNOWN_TOPIC_OR_PARTITION in its entry; the call fails only when the
+  /// node does not answer (REQUEST_TIMED_OUT).
+  status_or<std::vector<topic_description>> describe_topics(const std::vector<std::string>& topics = {});
 
   /// DescribeProducers for one partition at its leader: every producer with
   /// state there, by producer id. Errors: UNKNOWN_TOPIC_OR_PARTITION.
@@ -123,6 +134,16 @@ public:
   /// starts at `start_offset`; INVALID_PRODUCER_EPOCH or
   /// TRANSACTION_COORDINATOR_FENCED if the producer moved on meanwhile.
   status abort_transaction(const topic_partition& tp, int64_t start_offset);
+
+  /// The same for a transaction named by its producer (Kafka's
+  /// AbortTransactionSpec, kafka-transactions.sh abort --producer-id
+  /// --producer-epoch --coordinator-epoch): WriteTxnMarkers(ABORT) with
+  /// that producer id and epoch and `coordinator_epoch` (-1 taken as 0).
+  /// Errors: UNKNOWN_TOPIC_OR_PARTITION; INVALID_PRODUCER_EPOCH (another
+  /// epoch of that producer is current there); TRANSACTION_COORDINATOR_FENCED
+  /// (a marker of a newer coordinator epoch was written).
+  status abort_transaction(const topic_partition& tp, producer_id pid, producer_epoch epoch,
+                           int32_t coordinator_epoch);
 
   /// ElectLeaders (KIP-460, kafka-leader-election.sh --election-type
   /// preferred) for `partitions` (every partition when empty), through the

@@ -2,12 +2,22 @@
 
 #include <thread>
 
+#include "actors/common/middleman.hpp"
+
 namespace caftx::detail {
 
 status from_caf_error(caf::actor_system& sys, const caf::error& e, error_code receiver_down) {
+  // An error made with a text of ours (the relay's "no connection to the
+  // cluster (...)") says it in words; others get plain words where there
+  // are some, so that no CAF type reaches an operator.
+  std::string text;
+  if (e.context().match_elements<std::string>())
+    text = e.context().get_as<std::string>(0);
+  else
+    text = connection_failure_text(sys, e);
   if (e == caf::sec::request_receiver_down)
-    return {receiver_down, sys.render(e)};
-  return {error_code::request_timed_out, sys.render(e)};
+    return {receiver_down, text};
+  return {error_code::request_timed_out, text};
 }
 
 namespace {

@@ -191,13 +191,13 @@ void connect_next(relay_ptr self) {
             },
             [self, at](const caf::error& e) {
               fail_attempt(self, at.to_string() + ": no answer to the hello: "
-                                   + self->system().render(e));
+                                   + connection_failure_text(self->system(), e));
             });
       },
       [self, at](const caf::error& e) {
         end_connect(*self->state.shared);
         fail_attempt(self, "cannot connect to " + at.to_string() + ": "
-                             + self->system().render(e));
+                             + connection_failure_text(self->system(), e));
       });
 }
 

@@ -3,7 +3,9 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/atom.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/sec.hpp>
 
 #include <string>
 #include <vector>
@@ -32,13 +34,30 @@ status_or<uint16_t> publish_broker(caf::actor_system& sys, const caf::actor& bro
   return *port;
 }
 
+std::string connection_failure_text(caf::actor_system& sys, const caf::error& e) {
+  if (e.category() == caf::atom("system")) {
+    switch (static_cast<caf::sec>(e.code())) {
+      case caf::sec::cannot_connect_to_node:
+        return "the connection was refused or the host is unreachable";
+      case caf::sec::request_timeout:
+        return "no answer in time";
+      case caf::sec::request_receiver_down:
+        return "the other side went away";
+      default:
+        break;
+    }
+  }
+  return sys.render(e);
+}
+
 status_or<connected_node> connect_to_node(caf::actor_system& sys, const endpoint& at,
                                           const cluster_hello_request& hello,
                                           std::chrono::milliseconds timeout) {
   auto h = sys.middleman().remote_actor(at.host, at.port);
   if (!h)
     return status{error_code::request_timed_out,
-                  "cannot connect to " + at.to_string() + ": " + sys.render(h.error())};
+                  "cannot connect to " + at.to_string() + ": "
+                    + connection_failure_text(sys, h.error())};
   connected_node out{*h, {}};
   status st;
   caf::scoped_actor self{sys};

@@ -56,6 +56,11 @@ struct connected_node {
 /// (another build or CAF application) or no answer; the hello's own error
 /// (INCONSISTENT_CLUSTER_ID, INVALID_REQUEST) otherwise. Kafka's client
 /// calls a refused connection retriable, and so do callers here.
+/// Why a connection to another process failed, in words for an operator
+/// (no CAF type names): the middleman's "cannot connect to node" and
+/// "request timeout" get plain text, anything else CAF's rendering.
+std::string connection_failure_text(caf::actor_system& sys, const caf::error& e);
+
 status_or<connected_node> connect_to_node(caf::actor_system& sys, const endpoint& at,
                                           const cluster_hello_request& hello,
                                           std::chrono::milliseconds timeout);

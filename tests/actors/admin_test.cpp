@@ -101,6 +101,43 @@ protected:
 
 using names = std::vector<std::string>;
 
+// -- DescribeTopics ---------------------------------------------------------------
+
+// The embedded single node describes its topics as their one replica, the
+// leader and ISR itself, internal topics flagged, an unknown topic with
+// UNKNOWN_TOPIC_OR_PARTITION, and a replication factor above one refused.
+TEST_F(AdminTest, DescribeTopicsOnTheSingleNodeNamesItselfAsLeaderReplicaAndIsr) {
+  ASSERT_TRUE(admin->create_topic("u", 3).ok());
+  init("alpha"); // creates __transaction_state
+  auto all = admin->describe_topics();
+  ASSERT_TRUE(all.ok()) << all.error().to_string();
+  std::map<std::string, const topic_description*> by_name;
+  for (auto& t : *all)
+    by_name[t.name] = &t;
+  ASSERT_TRUE(by_name.count("t") && by_name.count("u") && by_name.count("__transaction_state"));
+  EXPECT_FALSE(by_name["u"]->internal);
+  EXPECT_TRUE(by_name["__transaction_state"]->internal);
+  auto& u = *by_name["u"];
+  EXPECT_EQ(u.error, error_code::none);
+  ASSERT_EQ(u.partitions.size(), 3u);
+  auto self = u.partitions[0].leader;
+  EXPECT_GE(self, 0);
+  for (int32_t p = 0; p < 3; ++p) {
+    EXPECT_EQ(u.partitions[p].partition, p);
+    EXPECT_EQ(u.partitions[p].leader, self);
+    EXPECT_EQ(u.partitions[p].replicas, std::vector<int32_t>{self});
+    EXPECT_EQ(u.partitions[p].isr, std::vector<int32_t>{self});
+  }
+  auto unknown = admin->describe_topics({"nope"});
+  ASSERT_TRUE(unknown.ok());
+  ASSERT_EQ(unknown->size(), 1u);
+  EXPECT_EQ(unknown->front().error, error_code::unknown_topic_or_partition);
+  EXPECT_TRUE(unknown->front().partitions.empty());
+  EXPECT_EQ(admin->create_topic("w", 1, {}, 2).code(), error_code::invalid_replication_factor);
+  EXPECT_EQ(admin->create_topic("w", 1, {}, 0).code(), error_code::invalid_replication_factor);
+  EXPECT_EQ(admin->describe_topics({"w"})->front().error, error_code::unknown_topic_or_partition);
+}
+
 // -- ListTransactions -----------------------------------------------------------
 
 TEST_F(AdminTest, ListTransactionsGathersEveryShardOfTheNodeSortedById) {

@@ -94,10 +94,14 @@ private:
 /// A child process with its output in `<dir>/<name>.out` and `.err`.
 class child_process {
 public:
-  child_process(const std::string& dir, const std::string& name, std::vector<std::string> argv)
+  /// `stdin_path`: the file its standard input reads ("": the test's own).
+  child_process(const std::string& dir, const std::string& name, std::vector<std::string> argv,
+                const std::string& stdin_path = "")
     : out_(dir + "/" + name + ".out"), err_(dir + "/" + name + ".err") {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    if (!stdin_path.empty())
+      posix_spawn_file_actions_addopen(&fa, 0, stdin_path.c_str(), O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, out_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     std::vector<char*> args;

@@ -126,3 +126,31 @@ TEST(MetadataCache, LeaderLookupAndCoordinatorForAKeyByJavaHashCode) {
 
 } // namespace
 } // namespace caftx
+
+namespace caftx {
+namespace {
+
+// DescribeTopics reads the whole cluster's partitions from UpdateMetadata:
+// every partition of a topic in order with its leader, replicas and ISR
+// as last sent (a later UpdateMetadata replaces one partition's state),
+// all topic names sorted, nothing for an unknown topic.
+TEST(MetadataCache, PartitionsOfATopicAreTheLatestUpdateMetadataInPartitionOrder) {
+  metadata_cache_core m{2, 200};
+  auto p1 = part("t", 1, 3, 4);
+  p1.isr = {3, 1};
+  ASSERT_TRUE(m.on_update_metadata({1, 5, 200, {p1, part("t", 0, 2, 1), part("a", 0, 1, 0)}, {}})
+                .ok());
+  auto t = m.partitions_of("t");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0], part("t", 0, 2, 1));
+  EXPECT_EQ(t[1], p1);
+  EXPECT_EQ(t[1].isr, (std::vector<int32_t>{3, 1}));
+  auto moved = part("t", 1, 1, 5);
+  ASSERT_TRUE(m.on_update_metadata({1, 5, 200, {moved}, {}}).ok());
+  EXPECT_EQ(m.partitions_of("t")[1], moved);
+  EXPECT_TRUE(m.partitions_of("nope").empty());
+  EXPECT_EQ(m.topic_names(), (std::vector<std::string>{"a", "t"}));
+}
+
+} // namespace
+} // namespace caftx

@@ -29,6 +29,7 @@
 #include "actors/coordination/zookeeper_store.hpp"
 #include "actors/common/middleman.hpp"
 #include "config/server_config.hpp"
+#include "tools/cli/cli_common.hpp"
 
 namespace {
 
@@ -86,14 +87,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides;
   app.add_option("--config", config_path, "server.properties (Kafka's names)")->required();
   app.add_option("--override", overrides, "key=value over the file (repeatable)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0)
-      return app.exit(e);
-    app.exit(e);
-    return exit_bad_input;
-  }
+  if (auto code = caftx::cli::parse_command_line(app, argc, argv))
+    return *code;
   auto props = caftx::load_properties_file(config_path);
   if (!props.ok())
     return refuse(props.error().message());

@@ -1,0 +1,154 @@
+// caftx-topics: create, list and describe topics, with the options and
+// output of Kafka's kafka-topics.sh (TopicCommand).
+//
+//   caftx-topics --bootstrap-server HOST:PORT --create --topic T
+//                [--partitions N] [--replication-factor R] [--config k=v ...]
+//   caftx-topics --bootstrap-server HOST:PORT --list [--exclude-internal]
+//   caftx-topics --bootstrap-server HOST:PORT --describe [--topic T]
+//                [--under-replicated-partitions | --unavailable-partitions]
+//
+// Exit 0 done, 1 the cluster refused (with Kafka's error), 2 bad input.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/cli/cli_common.hpp"
+
+namespace {
+
+using namespace caftx;
+using cli::exit_bad_input;
+using cli::exit_failed;
+using cli::exit_ok;
+
+constexpr const char* tool = "caftx-topics";
+
+int refuse(const std::string& why) {
+  return cli::refuse(tool, why);
+}
+
+// Kafka's "Error while executing topic command : <message>".
+int failed(const status& st) {
+  std::fprintf(stderr, "Error while executing topic command : %s\n", st.to_string().c_str());
+  return exit_failed;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"caftx-topics: create, list and describe topics (Kafka's kafka-topics.sh)"};
+  std::string bootstrap, command_config, topic;
+  bool create = false, list = false, describe = false, remove = false;
+  bool if_not_exists = false, exclude_internal = false;
+  bool under_replicated = false, unavailable = false;
+  int32_t partitions = -1, replication_factor = -1;
+  std::vector<std::string> configs;
+  app.add_option("--bootstrap-server", bootstrap,
+                 "host:port of a node (comma-separated for several)")
+    ->required();
+  app.add_option("--command-config", command_config,
+                 "properties file with admin client settings (request.timeout.ms)");
+  app.add_flag("--create", create, "create a topic");
+  app.add_flag("--list", list, "list all topics");
+  app.add_flag("--describe", describe, "describe one topic (--topic) or all");
+  app.add_flag("--delete", remove, "delete a topic (not supported: see --help)");
+  app.add_option("--topic", topic, "the topic");
+  app.add_option("--partitions", partitions, "partitions of a new topic (default num.partitions)");
+  app.add_option("--replication-factor", replication_factor,
+                 "replicas per partition of a new topic (default default.replication.factor)");
+  app.add_option("--config", configs, "topic config override key=value (repeatable)");
+  app.add_flag("--if-not-exists", if_not_exists, "--create: no error if the topic exists");
+  app.add_flag("--exclude-internal", exclude_internal,
+               "--list/--describe: leave out __transaction_state and __consumer_offsets");
+  app.add_flag("--under-replicated-partitions", under_replicated,
+               "--describe: only partitions whose ISR is smaller than their replicas");
+  app.add_flag("--unavailable-partitions", unavailable,
+               "--describe: only partitions without a leader");
+  app.footer("caftx has no topic deletion yet (Kafka's DeleteTopics): --delete is refused.");
+  if (auto code = cli::parse_command_line(app, argc, argv))
+    return *code;
+  if (create + list + describe + remove != 1)
+    return refuse("Command must include exactly one action: --list, --describe, --create or "
+                  "--delete");
+  if (remove)
+    return refuse("--delete is not supported: caftx has no topic deletion (DeleteTopics) yet");
+  if (create && topic.empty())
+    return refuse("--create needs --topic");
+  if (!create && (partitions != -1 || replication_factor != -1 || !configs.empty()
+                  || if_not_exists))
+    return refuse("--partitions, --replication-factor, --config and --if-not-exists go with "
+                  "--create only");
+  if (!describe && (under_replicated || unavailable))
+    return refuse("--under-replicated-partitions and --unavailable-partitions go with "
+                  "--describe only");
+  if (create && partitions != -1 && partitions < 1)
+    return refuse("--partitions must be at least 1, not " + std::to_string(partitions));
+  if (create && replication_factor != -1 && replication_factor < 1)
+    return refuse("--replication-factor must be at least 1, not "
+                  + std::to_string(replication_factor));
+  std::map<std::string, std::string> topic_configs;
+  for (auto& c : configs) {
+    auto eq = c.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return refuse("--config '" + c + "' must be key=value");
+    topic_configs[c.substr(0, eq)] = c.substr(eq + 1);
+  }
+
+  int exit = exit_ok;
+  auto admin = cli::connect_or_report(tool, bootstrap, command_config, exit);
+  if (!admin)
+    return exit;
+
+  if (create) {
+    auto st = admin->create_topic(topic, partitions, topic_configs, replication_factor);
+    if (st.code() == error_code::topic_already_exists && if_not_exists)
+      return exit_ok;
+    if (!st.ok())
+      return failed(st);
+    std::cout << "Created topic " << topic << ".\n";
+    return exit_ok;
+  }
+
+  auto described = admin->describe_topics(topic.empty() ? std::vector<std::string>{}
+                                                         : std::vector<std::string>{topic});
+  if (!described.ok())
+    return failed(described.error());
+  auto topics = std::move(*described);
+  std::sort(topics.begin(), topics.end(),
+            [](const topic_description& a, const topic_description& b) { return a.name < b.name; });
+  if (list) {
+    for (auto& t : topics)
+      if (!(exclude_internal && t.internal))
+        std::cout << t.name << '\n';
+    return exit_ok;
+  }
+  for (auto& t : topics) {
+    if (t.error != error_code::none)
+      return failed({t.error, "Topic '" + t.name + "' does not exist as expected"});
+    if (exclude_internal && t.internal)
+      continue;
+    std::vector<const partition_description*> shown;
+    for (auto& p : t.partitions) {
+      bool under = p.isr.size() < p.replicas.size();
+      bool down = p.leader < 0;
+      if ((!under_replicated || under) && (!unavailable || down))
+        shown.push_back(&p);
+    }
+    bool filtered = under_replicated || unavailable;
+    if (!filtered)
+      std::cout << "Topic: " << t.name << "\tPartitionCount: " << t.partitions.size()
+                << "\tReplicationFactor: "
+                << (t.partitions.empty() ? 0 : t.partitions.front().replicas.size()) << '\n';
+    for (auto* p : shown)
+      std::cout << "\tTopic: " << t.name << "\tPartition: " << p->partition
+                << "\tLeader: " << (p->leader < 0 ? "none" : std::to_string(p->leader))
+                << "\tReplicas: " << cli::join_ids(p->replicas)
+                << "\tIsr: " << cli::join_ids(p->isr) << '\n';
+  }
+  return exit_ok;
+}
