@@ -32,6 +32,10 @@ struct offset_commit_request {
 
 /// OffsetFetch; require_stable answers UNSTABLE_OFFSET_COMMIT while a
 /// transaction holds a pending offset for a requested partition (KIP-447).
+/// No partitions: every partition the group has a committed offset for
+/// (Kafka's OffsetFetch with null topics, as kafka-consumer-groups.sh
+/// --describe asks), with UNSTABLE_OFFSET_COMMIT under require_stable
+/// while a transaction holds a pending offset for one of them.
 struct offset_fetch_request {
   std::string group_id;
   std::vector<topic_partition> partitions;
@@ -41,6 +45,9 @@ struct offset_fetch_request {
 struct offset_fetch_response {
   error_code error = error_code::none;
   std::vector<int64_t> offsets; // -1 = none committed
+  /// The partition of each offset: the request's, or for a request of no
+  /// partitions the group's, in topic and partition order.
+  std::vector<topic_partition> partitions;
 };
 
 /// A group coordinator to itself every offsets.retention.check.interval.ms:
@@ -53,7 +60,7 @@ CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, 
               x.partitions, x.offsets)
 CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
-CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets)
+CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions)
 CAFTX_INSPECT_EMPTY(offsets_retention_tick)
 
 } // namespace caftx

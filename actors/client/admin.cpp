@@ -114,6 +114,26 @@ admin_client::describe_topics(const std::vector<std::string>& topics) {
   return std::move(r->topics);
 }
 
+status_or<std::map<topic_partition, int64_t>>
+admin_client::list_group_offsets(const std::string& group_id) {
+  if (group_id.empty())
+    return status{error_code::invalid_request, "the group id is empty"};
+  auto coord = ch_->coordinator(0, group_id, false, opts_.request_timeout);
+  if (!coord.ok())
+    return coord.error();
+  auto r = ch_->call<offset_fetch_response>(coord.value(), offset_fetch_request{group_id, {}, false},
+                                            opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, "the offsets of group " + group_id};
+  std::map<topic_partition, int64_t> out;
+  for (size_t i = 0; i < r->partitions.size() && i < r->offsets.size(); ++i)
+    if (r->offsets[i] >= 0)
+      out[r->partitions[i]] = r->offsets[i];
+  return out;
+}
+
 status_or<std::vector<elect_leaders_result>>
 admin_client::elect_preferred_leaders(const std::vector<topic_partition>& partitions) {
   auto r = ch_->call<elect_leaders_response>(ch_->broker(), elect_leaders_request{partitions},

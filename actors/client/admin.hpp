@@ -100,6 +100,13 @@ public:
   /// node does not answer (REQUEST_TIMED_OUT).
   status_or<std::vector<topic_description>> describe_topics(const std::vector<std::string>& topics = {});
 
+  /// Every committed offset of consumer group `group_id` (Kafka's
+  /// Admin.listConsumerGroupOffsets: OffsetFetch of all partitions at the
+  /// group's coordinator), by partition; empty for a group without one.
+  /// Errors: COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+  /// NOT_COORDINATOR, INVALID_REQUEST (an empty group id).
+  status_or<std::map<topic_partition, int64_t>> list_group_offsets(const std::string& group_id);
+
   /// DescribeProducers for one partition at its leader: every producer with
   /// state there, by producer id. Errors: UNKNOWN_TOPIC_OR_PARTITION.
   status_or<std::vector<active_producer>> describe_producers(const topic_partition& tp);

@@ -75,7 +75,7 @@ std::optional<caf::message> error_reply_for(const caf::message& request, const s
   if (request.match_elements<list_transactions_request>())
     return caf::make_message(list_transactions_response{code, msg, {}, {}});
   if (request.match_elements<offset_fetch_request>())
-    return caf::make_message(offset_fetch_response{code, {}});
+    return caf::make_message(offset_fetch_response{code, {}, {}});
   if (request.match_elements<write_txn_marker_request>()
       || request.match_elements<add_partitions_to_txn_request>()
       || request.match_elements<add_offsets_to_txn_request>()

@@ -263,12 +263,18 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         r.offsets.assign(req.partitions.size(), -1);
         return r;
       }
-      for (auto& tp : req.partitions) {
+      auto partitions = req.partitions;
+      if (partitions.empty()) // all of the group's (Kafka's null topics)
+        for (auto it = st.core.committed().lower_bound({req.group_id, {}});
+             it != st.core.committed().end() && it->first.group == req.group_id; ++it)
+          partitions.push_back(it->first.tp);
+      for (auto& tp : partitions) {
         group_offset_key k{req.group_id, tp};
         if (req.require_stable && st.core.has_pending(k))
           r.error = error_code::unstable_offset_commit;
         r.offsets.push_back(st.core.fetch(k).offset);
       }
+      r.partitions = std::move(partitions);
       return r;
     },
     [=](const write_txn_marker_request& req) -> caf::result<txn_response> {

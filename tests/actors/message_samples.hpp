@@ -76,7 +76,7 @@ inline std::vector<caf::message> samples() {
     caf::make_message(txn_offset_commit_request{"tx", "g", producer_id{5}, producer_epoch{7}, {tp}, {45}}),
     caf::make_message(offset_commit_request{"g", {tp}, {45}}),
     caf::make_message(offset_fetch_request{"g", {tp}, true}),
-    caf::make_message(offset_fetch_response{error_code::unstable_offset_commit, {-1, 45}}),
+    caf::make_message(offset_fetch_response{error_code::unstable_offset_commit, {-1, 45}, {tp, tp}}),
     caf::make_message(storage_done{9, error_code::kafka_storage_error, "disk"}),
     caf::make_message(coordinator_tick{}),
     caf::make_message(txn_expiration_tick{}),

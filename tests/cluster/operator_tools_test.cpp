@@ -370,8 +370,10 @@ TEST_F(OperatorTools, TransactionsListsDescribesAndAbortsPlantedHangingTransacti
 // --transactional-id a bad line aborts the open transaction, so
 // read_committed readers see none of its lines while read_uncommitted
 // ones do; a group's second reader continues exactly after the first
-// one's printed records (--max-messages stops mid-poll).
-TEST_F(OperatorTools, ConsoleProducerAndConsumerMoveLinesExactlyOnce) {
+// one's printed records (--max-messages stops mid-poll), and
+// kafka-consumer-groups.sh --describe shows its offsets, the HWs and the
+// lag.
+TEST_F(OperatorTools, ConsoleClientsMoveLinesExactlyOnceAndConsumerGroupsShowsTheLag) {
   start_cluster(3, {{"default.replication.factor", "3"}});
   ASSERT_EQ(topics({"--create", "--topic", "lines", "--partitions", "2"}).code, 0);
   auto keyed = console_producer({"--topic", "lines", "--property", "parse.key=true", "--property",
@@ -416,6 +418,47 @@ TEST_F(OperatorTools, ConsoleProducerAndConsumerMoveLinesExactlyOnce) {
   for (auto& l : lines(rest.out))
     all.insert(l);
   EXPECT_EQ(all, (std::multiset<std::string>{"1", "2", "3", "t1", "t2", "t3", "t4", "t5"}));
+
+  // kafka-consumer-groups.sh --describe: the group's committed offsets,
+  // each partition's HW and the difference, in Kafka's columns.
+  auto described = run(CAFTX_CONSUMER_GROUPS_BINARY,
+                       {"--bootstrap-server", bootstrap(), "--describe", "--group", "g"});
+  EXPECT_EQ(described.code, 0) << described.err;
+  EXPECT_NE(described.err.find("Consumer group 'g' has no active members."), std::string::npos)
+    << described.err;
+  auto dl = lines(described.out);
+  ASSERT_EQ(dl.size(), 4u) << described.out;
+  EXPECT_EQ(dl[0], "");
+  EXPECT_EQ(dl[1], "GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  "
+                   "LAG             CONSUMER-ID     HOST            CLIENT-ID");
+  {
+    consumer c{client_props({{"group.id", "g"}})};
+    for (int32_t p = 0; p < 2; ++p) {
+      auto committed = c.committed({"lines", p});
+      ASSERT_TRUE(committed.has_value());
+      auto hw = lso_and_hw({"lines", p}, running()).second;
+      std::istringstream row{dl[2 + p]};
+      std::string g, t, part, cur, end, lag, id, host, client;
+      row >> g >> t >> part >> cur >> end >> lag >> id >> host >> client;
+      EXPECT_EQ(g, "g");
+      EXPECT_EQ(t, "lines");
+      EXPECT_EQ(part, std::to_string(p));
+      EXPECT_EQ(cur, std::to_string(*committed));
+      EXPECT_EQ(end, std::to_string(hw));
+      EXPECT_EQ(lag, std::to_string(hw - *committed));
+      EXPECT_EQ(id + host + client, "---");
+    }
+  }
+  auto no_group = run(CAFTX_CONSUMER_GROUPS_BINARY,
+                      {"--bootstrap-server", bootstrap(), "--describe", "--group", "nobody"});
+  EXPECT_EQ(no_group.code, 0);
+  EXPECT_EQ(no_group.out, "");
+  EXPECT_NE(no_group.err.find("Consumer group 'nobody' does not exist."), std::string::npos);
+  for (auto args : std::vector<std::vector<std::string>>{
+         {"--describe"}, {"--list"}, {"--group", "g"}, {"--describe", "--list", "--group", "g"}}) {
+    args.insert(args.begin(), {"--bootstrap-server", bootstrap()});
+    EXPECT_EQ(run(CAFTX_CONSUMER_GROUPS_BINARY, args).code, 2);
+  }
 
   // One partition from an offset, with the partition and offset columns.
   auto one = console_consumer({"--topic", "lines", "--partition", "0", "--offset", "1",
