@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -149,6 +150,9 @@ constexpr int64_t int64_max = std::numeric_limits<int64_t>::max();
 } // namespace
 
 status_or<properties> load_properties_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return invalid("config file " + path + " is a directory");
   std::ifstream in{path};
   if (!in)
     return invalid("cannot read config file " + path);

@@ -23,6 +23,7 @@ const char* to_string(error_code code) {
     case error_code::invalid_topic_exception: return "INVALID_TOPIC_EXCEPTION";
     case error_code::not_enough_replicas: return "NOT_ENOUGH_REPLICAS";
     case error_code::not_enough_replicas_after_append: return "NOT_ENOUGH_REPLICAS_AFTER_APPEND";
+    case error_code::invalid_required_acks: return "INVALID_REQUIRED_ACKS";
     case error_code::unknown_leader_epoch: return "UNKNOWN_LEADER_EPOCH";
     case error_code::invalid_update_version: return "INVALID_UPDATE_VERSION";
     case error_code::ineligible_replica: return "INELIGIBLE_REPLICA";

@@ -30,6 +30,7 @@ enum class error_code : uint8_t {
   invalid_topic_exception = 17, // a client's produce to an internal topic
   not_enough_replicas = 19,
   not_enough_replicas_after_append = 20, // acks=all: appended, but the ISR shrank below min.insync.replicas
+  invalid_required_acks = 21,            // acks other than -1, 0 or 1
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
   not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,

@@ -39,6 +39,12 @@ struct produce_request {
   /// incarnation reaching the partition after its successor's election:
   /// NOT_COORDINATOR, nothing appended (the successor loaded without it).
   uint64_t load_generation = 0;
+  /// Kafka's acks: -1 (all) answers once the high watermark passed the
+  /// batch, with NOT_ENOUGH_REPLICAS before the append when the ISR is
+  /// below min.insync.replicas; 1 once the leader made it durable; 0 at
+  /// once after the leader's append, with base offset -1 (Kafka sends no
+  /// reply at all; caftx answers, so that errors still reach the producer).
+  int16_t acks = -1;
 };
 
 struct produce_response {
@@ -284,7 +290,7 @@ struct replica_position {
 CAFTX_INSPECT(active_producer, x.pid, x.epoch, x.last_sequence, x.last_timestamp_ms,
               x.coordinator_epoch, x.current_txn_start_offset)
 CAFTX_INSPECT(produce_request, x.tp, x.transactional_id, x.records, x.from_coordinator,
-              x.leader_epoch, x.load_generation)
+              x.leader_epoch, x.load_generation, x.acks)
 CAFTX_INSPECT(produce_response, x.error, x.message, x.base_offset, x.log_start_offset)
 CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.max_wait_ms,
               x.load_generation, x.last_seen_leader_epoch)

@@ -176,6 +176,7 @@ void drive(session_ptr self) {
   auto& st = self->state;
   for (auto& b : st.acc->ready()) {
     produce_request req{b.tp, st.cfg.transactional_id.value_or(""), v2::encode(b.batch)};
+    req.acks = static_cast<int16_t>(st.cfg.acks);
     if (needs_leader(st, b.tp)) {
       auto& waiting = st.refreshing[b.tp.topic];
       waiting.push_back({b.tp, b.generation, std::move(req), b.deadline_ms});

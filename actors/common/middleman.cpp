@@ -39,6 +39,13 @@ std::string connection_failure_text(caf::actor_system& sys, const caf::error& e)
     switch (static_cast<caf::sec>(e.code())) {
       case caf::sec::cannot_connect_to_node:
         return "the connection was refused or the host is unreachable";
+      case caf::sec::malformed_basp_message:
+      case caf::sec::disconnect_during_handshake:
+      case caf::sec::unexpected_message:
+        return "what answers there is not a caftx node";
+      case caf::sec::incompatible_application_ids:
+      case caf::sec::incompatible_versions:
+        return "the node there runs another caftx build or CAF version";
       case caf::sec::request_timeout:
         return "no answer in time";
       case caf::sec::request_receiver_down:

@@ -97,6 +97,7 @@ struct checked_produce {
   std::string transactional_id;
   std::string records;
   batch_info info;
+  int16_t acks = -1; // produce_request::acks
 };
 
 struct partition_state {
@@ -387,7 +388,7 @@ void add_snapshot(partition_ptr self, leveldb::WriteBatch& wb, producer_snapshot
 // when the log it covers is.
 template <class Reply>
 void append_and_reply(partition_ptr self, std::string bytes, const batch_info& info, Reply reply,
-                      bool set_base_offset, caf::response_promise rp) {
+                      bool set_base_offset, caf::response_promise rp, int16_t acks = -1) {
   auto& st = self->state;
   auto& tp = st.core->tp();
   auto sized = info;
@@ -414,8 +415,19 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   if (st.bytes_since_snapshot >= st.ctx->config.log_snapshot_interval_bytes && !st.has_followers)
     add_snapshot(self, wb, st.core->snapshot());
   st.cache.add(base, bytes);
-  st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
-  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb), [self, last, appended](const status& s) {
+  // acks=-1 waits for the HW; acks=1 for this write; acks=0 for nothing.
+  std::optional<std::pair<caf::response_promise, caf::message>> on_durable;
+  if (acks == -1) {
+    st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
+  } else if (acks == 1) {
+    on_durable.emplace(rp, caf::make_message(std::move(reply)));
+  } else {
+    if constexpr (std::is_same_v<Reply, produce_response>)
+      reply.base_offset = -1; // Kafka's RecordMetadata offset under acks=0
+    rp.deliver(std::move(reply));
+  }
+  st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
+               [self, last, appended, on_durable](const status& s) mutable {
     if (!s.ok()) {
       // The in-memory log is ahead of the disk now: every reply still
       // waiting gets the error, and the supervisor rebuilds the leader from
@@ -423,6 +435,8 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
       for (auto& w : self->state.waiters)
         w.rp.deliver(error_reply_as(w.reply, s));
       self->state.waiters.clear();
+      if (on_durable)
+        on_durable->first.deliver(error_reply_as(on_durable->second, s));
       self->quit(storage_exit(storage_fault::write_failed,
                               "partition " + to_string(self->state.core->tp()) + ": " + s.message()));
       return;
@@ -430,6 +444,8 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
     CAFTX_FAULT_POINT_DETAIL(self, "partition.append_durable", &appended);
     auto& st = self->state;
     st.durable_end = std::max(st.durable_end, last + 1);
+    if (on_durable)
+      on_durable->first.deliver(std::move(on_durable->second));
     advance_high_watermark(self);
   });
 }
@@ -445,10 +461,13 @@ void produce(partition_ptr self, checked_produce& req, caf::response_promise rp)
   }
   produce_response reply{error_code::none, {}, d->base_offset, st.core->log_start_offset()};
   if (!d->duplicate) {
-    append_and_reply(self, std::move(req.records), req.info, reply, true, rp);
+    append_and_reply(self, std::move(req.records), req.info, reply, true, rp, req.acks);
     return;
   }
-  if (d->last_offset < st.core->high_watermark()) {
+  // A duplicate is answered with its original's offsets once it is as
+  // durable as this request asks.
+  if (d->last_offset < (req.acks == -1 ? st.core->high_watermark() : st.durable_end)
+      || req.acks == 0) {
     rp.deliver(reply);
     return;
   }
@@ -1393,8 +1412,16 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       }
       // acks=all with fewer in-sync replicas than min.insync.replicas:
       // nothing is appended (Kafka's Partition.appendRecordsToLeader).
+      if (req.acks != -1 && req.acks != 0 && req.acks != 1) {
+        rp.deliver(produce_response{error_code::invalid_required_acks,
+                                    "acks " + std::to_string(req.acks) + " is not -1, 0 or 1", -1,
+                                    st.core->log_start_offset()});
+        return rp;
+      }
       if (st.replication) {
-        if (auto c = st.replication->check_append(replication::acks::all, st.min_insync_replicas);
+        auto required = req.acks == -1 ? replication::acks::all
+                                       : static_cast<replication::acks>(req.acks);
+        if (auto c = st.replication->check_append(required, st.min_insync_replicas);
             !c.ok()) {
           rp.deliver(produce_response{c.code(),
                                       c.message() + " for partition " + to_string(st.core->tp()),
@@ -1457,7 +1484,7 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
           return rp;
         }
       }
-      checked_produce c{std::move(req.transactional_id), std::move(req.records), {}};
+      checked_produce c{std::move(req.transactional_id), std::move(req.records), {}, req.acks};
       c.info = v2::info_of(*h, c.records);
       auto& b = c.info;
       if (req.from_coordinator) {

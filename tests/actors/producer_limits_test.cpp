@@ -142,6 +142,25 @@ TEST_F(ProducerDeliveryTest, TheNodesMessageMaxBytesBoundsTopicsWithoutTheirOwn)
   EXPECT_TRUE(visible_values(tp, isolation_level::read_uncommitted).empty());
 }
 
+// acks outside -1, 0 and 1: INVALID_REQUIRED_ACKS, nothing appended; acks=0
+// is answered without an offset (Kafka's -1) and the record is there.
+TEST_F(ProducerDeliveryTest, AcksOtherThanAllLeaderOrNoneIsInvalidRequiredAcks) {
+  start_node();
+  create_topic("t", 1);
+  auto b = batch(producer_id{-1}, producer_epoch{-1}, -1, {"x"}, false);
+  produce_request bad{tp, "", v2::encode(b)};
+  bad.acks = 2;
+  auto r = call<produce_response>(leader("t", 0), bad);
+  EXPECT_EQ(r.error, error_code::invalid_required_acks) << r.message;
+  EXPECT_TRUE(visible_values(tp, isolation_level::read_uncommitted).empty());
+  produce_request none{tp, "", v2::encode(b)};
+  none.acks = 0;
+  auto ok = call<produce_response>(leader("t", 0), none);
+  EXPECT_EQ(ok.error, error_code::none) << ok.message;
+  EXPECT_EQ(ok.base_offset, -1);
+  EXPECT_EQ(visible_values(tp, isolation_level::read_uncommitted), std::vector<std::string>{"x"});
+}
+
 TEST_F(ProducerDeliveryTest, ARecordAboveMaxRequestSizeIsRefusedAtSendAndNothingIsSent) {
   start_node();
   create_topic("t", 1);

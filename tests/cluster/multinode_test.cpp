@@ -807,20 +807,24 @@ TEST_F(Cluster, IsrOfOneBelowMinInsyncReplicasRefusesProduceWithNotEnoughReplica
               std::string::npos)
       << e.what();
   }
+  // min.insync.replicas binds acks=all only (Kafka's appendRecordsToLeader).
+  producer leader_only{client_props({{"enable.idempotence", "false"}, {"acks", "1"}}, {leader})};
+  EXPECT_EQ(leader_only.send({"n", 0, "", "leader-only", {}, -1}).get().offset, 1);
   for (auto id : followers)
     start(id);
   ASSERT_TRUE(isr_whole(leader, tp)) << log(leader);
   producer after{client_props({{"enable.idempotence", "true"}})};
-  EXPECT_EQ(after.send({"n", 0, "", "after", {}, -1}).get().offset, 1);
-  auto all = read_all(tp, 2);
-  EXPECT_EQ(all, (std::map<int64_t, std::string>{{0, "kept"}, {1, "after"}}));
+  EXPECT_EQ(after.send({"n", 0, "", "after", {}, -1}).get().offset, 2);
+  auto all = read_all(tp, 3);
+  EXPECT_EQ(all, (std::map<int64_t, std::string>{{0, "kept"}, {1, "leader-only"}, {2, "after"}}));
 }
 
 // acks=all completes only once every in-sync replica has the batch: with
 // both followers frozen (SIGSTOP, well inside the session timeout) the
 // leader has the batch synced but the high watermark cannot pass it, so
-// the send is not acknowledged; thawed, the followers fetch it and the
-// acknowledgement names the offset after the earlier one.
+// the send is not acknowledged, while acks=1 and acks=0 sends complete;
+// thawed, the followers fetch it and the acknowledgement names the offset
+// after the earlier one.
 TEST_F(Cluster, AcknowledgementWaitsForTheInSyncFollowers) {
   start_cluster(3, {{"default.replication.factor", "3"},
                     {"min.insync.replicas", "2"},
@@ -844,10 +848,23 @@ TEST_F(Cluster, AcknowledgementWaitsForTheInSyncFollowers) {
   auto held = idem.send({"w", 0, "", "held", {}, -1});
   EXPECT_EQ(held.wait_for(2s), std::future_status::timeout)
     << "acknowledged while no follower could fetch it";
+  // acks=1 completes once the leader has it durably, the followers still
+  // frozen; acks=0 at once, without an offset (Kafka's -1).
+  producer leader_only{client_props({{"enable.idempotence", "false"}, {"acks", "1"}}, {leader})};
+  auto one = leader_only.send({"w", 0, "", "leader-only", {}, -1});
+  ASSERT_EQ(one.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(one.get().offset, 2);
+  producer no_ack{client_props({{"enable.idempotence", "false"}, {"acks", "0"}}, {leader})};
+  auto none = no_ack.send({"w", 0, "", "no-ack", {}, -1});
+  ASSERT_EQ(none.wait_for(20s), std::future_status::ready);
+  EXPECT_EQ(none.get().offset, -1);
+  EXPECT_EQ(held.wait_for(0s), std::future_status::timeout);
   for (auto id : followers)
     ASSERT_TRUE(nodes[id]->proc().thaw());
   ASSERT_EQ(held.wait_for(30s), std::future_status::ready);
   EXPECT_EQ(held.get().offset, 1);
+  EXPECT_EQ(read_all({"w", 0}, 4), (std::map<int64_t, std::string>{
+                                      {0, "before"}, {1, "held"}, {2, "leader-only"}, {3, "no-ack"}}));
 }
 
 // transaction.state.log.replication.factor 3 (Kafka's default) on fewer

@@ -157,7 +157,9 @@ TEST_F(OperatorTools, TopicsCreatesListsAndDescribesWithKafkasLines) {
          {"--create", "--topic", "x", "--config", "retention.ms"},
          {"--list", "--partitions", "3"},
          {"--delete", "--topic", "orders"},
-         {"--list", "--no-such-option"}}) {
+         {"--list", "--no-such-option"},
+         {"--list", "--command-config", "/"},
+         {"--describe", "--under-replicated-partitions", "--unavailable-partitions"}}) {
     auto bad = topics(args);
     EXPECT_EQ(bad.code, 2) << bad.err;
     EXPECT_FALSE(bad.err.empty());
@@ -481,6 +483,21 @@ TEST_F(OperatorTools, ConsoleClientsMoveLinesExactlyOnceAndConsumerGroupsShowsTh
     EXPECT_EQ(refused.code, 2) << refused.err;
   }
   EXPECT_EQ(console_consumer({"--topic", "nope", "--timeout-ms", "500"}).code, 1);
+  EXPECT_EQ(console_consumer({"--topic", "lines", "--group", ""}).code, 2);
+  EXPECT_EQ(console_consumer({"--topic", ""}).code, 2);
+  EXPECT_EQ(console_producer({"--topic", "lines", "--transactional-id", ""}, "x\n").code, 2);
+  EXPECT_EQ(console_producer({"--topic", "a b"}, "x\n").code, 2);
+  // Without a transaction the lines before a bad one are written (a CRLF
+  // line end taken off, as Java's readLine does), then it stops.
+  ASSERT_EQ(topics({"--create", "--topic", "lines2", "--partitions", "1"}).code, 0);
+  auto partly = console_producer({"--topic", "lines2", "--property", "parse.key=true", "--property",
+                                  "key.separator=:"},
+                                 "x:1\r\ny:2\nbad\nz:3\n");
+  EXPECT_EQ(partly.code, 2);
+  EXPECT_NE(partly.err.find("stdin:3: no key separator"), std::string::npos) << partly.err;
+  auto written = console_consumer({"--topic", "lines2", "--from-beginning", "--property",
+                                   "print.key=true", "--timeout-ms", "2000"});
+  EXPECT_EQ(written.out, "x\t1\ny\t2\n");
   EXPECT_EQ(console_producer({"--topic", "lines", "--property", "parse.key=yes"}, "x\n").code, 2);
   EXPECT_EQ(console_producer({"--topic", "lines", "--lines-per-transaction", "2"}, "x\n").code, 2);
 }

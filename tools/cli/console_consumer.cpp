@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/broker/broker_actor.hpp"
 #include "actors/client/consumer.hpp"
 #include "tools/cli/cli_common.hpp"
 
@@ -127,6 +128,10 @@ int main(int argc, char** argv) {
                       "key.separator)");
     }
   }
+  if (auto named = validate_topic_name(topic); !named.ok())
+    return refuse("--topic: " + named.message());
+  if (app.count("--group") && group.empty())
+    return refuse("--group must not be empty");
   if (isolation != "read_committed" && isolation != "read_uncommitted")
     return refuse("--isolation-level must be read_committed or read_uncommitted, not '"
                   + isolation + "'");
@@ -156,6 +161,8 @@ int main(int argc, char** argv) {
   if (!made_props)
     return refuse(error);
   auto& props = *made_props;
+  if (group.empty() && props.count("group.id")) // given as a consumer property
+    group = props["group.id"];
   props["isolation.level"] = isolation;
   props["auto.offset.reset"] = from_beginning || offset == "earliest" ? "earliest" : "latest";
   if (!group.empty())

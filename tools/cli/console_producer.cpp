@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/broker/broker_actor.hpp"
 #include "actors/client/producer.hpp"
 #include "tools/cli/cli_common.hpp"
 
@@ -79,6 +80,10 @@ int main(int argc, char** argv) {
       return refuse("unknown --property '" + k + "' (parse.key, key.separator)");
     }
   }
+  if (auto named = validate_topic_name(topic); !named.ok())
+    return refuse("--topic: " + named.message());
+  if (app.count("--transactional-id") && transactional_id.empty())
+    return refuse("--transactional-id must not be empty");
   if (lines_per_transaction < 1)
     return refuse("--lines-per-transaction must be at least 1, not "
                   + std::to_string(lines_per_transaction));
@@ -115,18 +120,20 @@ int main(int argc, char** argv) {
     int64_t in_transaction = 0;
     while (std::getline(std::cin, line)) {
       ++number;
+      if (!line.empty() && line.back() == '\r') // a CRLF line end, as Java's readLine
+        line.pop_back();
       producer_record r;
       r.topic = topic;
       if (parse_key) {
         auto at = line.find(separator);
         if (at == std::string::npos) {
-          if (open) {
-            // The lines before it are written, then aborted: a
-            // read_uncommitted reader sees them once, a read_committed
-            // one never.
-            p.flush();
+          // The lines before it are written (and under a transaction then
+          // aborted: a read_uncommitted reader sees them once, a
+          // read_committed one never).
+          p.flush();
+          settle(0);
+          if (open)
             p.abort_transaction();
-          }
           std::fprintf(stderr, "%s: stdin:%lld: no key separator '%s' in '%s'%s\n", tool,
                        static_cast<long long>(number), separator.c_str(), line.c_str(),
                        open ? "; the open transaction was aborted" : "");

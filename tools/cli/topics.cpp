@@ -86,6 +86,8 @@ int main(int argc, char** argv) {
   if (!describe && (under_replicated || unavailable))
     return refuse("--under-replicated-partitions and --unavailable-partitions go with "
                   "--describe only");
+  if (under_replicated && unavailable)
+    return refuse("--under-replicated-partitions and --unavailable-partitions exclude each other");
   if (create && partitions != -1 && partitions < 1)
     return refuse("--partitions must be at least 1, not " + std::to_string(partitions));
   if (create && replication_factor != -1 && replication_factor < 1)
