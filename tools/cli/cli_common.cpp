@@ -9,32 +9,6 @@
 
 namespace caftx::cli {
 
-std::unique_ptr<admin_client> connect_admin(const std::string& bootstrap,
-                                            const std::string& command_config, std::string& error,
-                                            bool& bad_input) {
-  properties props;
-  bad_input = true;
-  if (!command_config.empty()) {
-    auto loaded = load_properties_file(command_config);
-    if (!loaded.ok()) {
-      error = loaded.error().message();
-      return nullptr;
-    }
-    props = std::move(*loaded);
-  }
-  props["bootstrap.servers"] = bootstrap;
-  try {
-    return std::make_unique<admin_client>(props);
-  } catch (const kafka_exception& e) {
-    bad_input = e.code() == error_code::invalid_config;
-    error = error_text(e);
-  } catch (const std::exception& e) {
-    bad_input = false;
-    error = e.what();
-  }
-  return nullptr;
-}
-
 std::string error_text(const kafka_exception& e) {
   // "CODE: message (fatal)": the class means nothing to an operator.
   std::string text = e.what();
@@ -82,16 +56,24 @@ int refuse(const char* tool, const std::string& why) {
 std::unique_ptr<admin_client> connect_or_report(const char* tool, const std::string& bootstrap,
                                                 const std::string& command_config, int& exit) {
   std::string error;
-  bool bad_input = false;
-  auto admin = connect_admin(bootstrap, command_config, error, bad_input);
-  if (admin)
-    return admin;
-  if (bad_input) {
+  auto props = client_properties(command_config, {}, "", bootstrap, error);
+  if (!props) {
     exit = refuse(tool, error);
-  } else {
-    std::fprintf(stderr, "%s: cannot reach %s: %s\n", tool, bootstrap.c_str(), error.c_str());
-    exit = exit_failed;
+    return nullptr;
   }
+  try {
+    return std::make_unique<admin_client>(*props);
+  } catch (const kafka_exception& e) {
+    if (e.code() == error_code::invalid_config) {
+      exit = refuse(tool, error_text(e));
+      return nullptr;
+    }
+    error = error_text(e);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::fprintf(stderr, "%s: cannot reach %s: %s\n", tool, bootstrap.c_str(), error.c_str());
+  exit = exit_failed;
   return nullptr;
 }
 

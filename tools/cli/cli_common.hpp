@@ -55,19 +55,14 @@ std::optional<properties> client_properties(const std::string& config_file,
 /// "<tool>: <why>" on stderr; exit_bad_input.
 int refuse(const char* tool, const std::string& why);
 
-/// connect_admin(), its failure reported as `tool` ("<tool>: cannot reach
-/// <bootstrap>: ...", or refuse() for bad input) with the exit code in
-/// `exit`.
-std::unique_ptr<admin_client> connect_or_report(const char* tool, const std::string& bootstrap,
-                                                const std::string& command_config, int& exit);
-
 /// An admin client for `bootstrap` ("host:port[,host:port...]") with the
 /// admin properties of `command_config` (a properties file; "" for none;
-/// bootstrap.servers there is overridden). Null with `error` set for an
-/// unreadable file, an unknown key or a cluster that cannot be reached.
-std::unique_ptr<admin_client> connect_admin(const std::string& bootstrap,
-                                            const std::string& command_config, std::string& error,
-                                            bool& bad_input);
+/// bootstrap.servers there is overridden), or null with the failure
+/// reported as `tool` and its exit code in `exit`: refuse() for an
+/// unreadable file or an unknown key, "<tool>: cannot reach <bootstrap>:
+/// ..." (exit_failed) otherwise.
+std::unique_ptr<admin_client> connect_or_report(const char* tool, const std::string& bootstrap,
+                                                const std::string& command_config, int& exit);
 
 /// Kafka's prettyPrintTable (TransactionsCommand): every column padded to
 /// its widest value or header, each cell followed by a tab; header first.
