@@ -216,6 +216,16 @@ status_or<cluster_processes> cluster_processes::attach(const std::string& dir,
   if (c.nodes_.empty())
     return status{error_code::invalid_config,
                   dir + ": no node1.properties (not a directory of tools/local-cluster.sh)"};
+  // Restart a node with the binary the running ones were started with.
+  for (auto& n : c.nodes_) {
+    auto pid = c.pid_of(n.id);
+    std::error_code ec;
+    auto exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    if (alive(pid) && !ec) {
+      c.node_binary_ = exe.string();
+      break;
+    }
+  }
   return c;
 }
 

@@ -53,7 +53,8 @@ class cluster_processes {
 public:
   /// A cluster started by tools/local-cluster.sh in `dir`: reads each
   /// nodeI.properties (node.id, listeners, zookeeper.session.timeout.ms)
-  /// and nodeI.pid. Errors: INVALID_CONFIG naming the file (no nodes, a
+  /// and nodeI.pid. Restarts use the executable of a running node, else
+  /// `node_binary`. Errors: INVALID_CONFIG naming the file (no nodes, a
   /// file that does not parse).
   static status_or<cluster_processes> attach(const std::string& dir,
                                              const std::string& node_binary);

@@ -572,7 +572,13 @@ status_or<drill_report> run_drill(const drill_options& opts,
     case workload_kind::idempotent: w = make_idempotent(ctx); break;
     case workload_kind::northwind: w = make_northwind(ctx); break;
   }
-  admin_client admin{admin_props(bootstrap)};
+  std::unique_ptr<admin_client> admin_ptr;
+  try {
+    admin_ptr = std::make_unique<admin_client>(admin_props(bootstrap));
+  } catch (const kafka_exception& e) {
+    return status{error_code::invalid_config, e.what()};
+  }
+  auto& admin = *admin_ptr;
   if (auto st = w->setup(admin); !st.ok())
     return st;
 
@@ -676,7 +682,13 @@ status_or<drill_report> run_drill(const drill_options& opts,
     f.progress_since_ms = progress_since;
     f.progress_bound_ms = progress_bound;
   }
-  auto own = w->final_checks(admin, report.checks);
+  std::vector<anomaly> own;
+  try {
+    own = w->final_checks(admin, report.checks);
+  } catch (const std::exception& e) {
+    return status{error_code::request_timed_out,
+                  std::string("reading the final state as a consumer: ") + e.what()};
+  }
   if (procs.owned()) {
     procs.stop_all();
     if (auto st = read_replicas(procs, f, w->values_are_ids()); !st.ok())

@@ -328,6 +328,9 @@ private:
           ++counters.failed;
           p.reset(); // a new instance fences this one and ends its transaction
         }
+      } catch (const std::exception&) {
+        ++counters.failed;
+        p.reset();
       }
     }
   }
