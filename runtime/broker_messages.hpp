@@ -193,12 +193,17 @@ struct drill_fault_request {
   int32_t partition = -1;
   bool control_only = false;
   bool kill_node = true;
+  /// Instead of arming: take back the drill armed at `point` if it has
+  /// not fired yet (the answer's `still_armed` says whether it had not).
+  bool disarm = false;
 };
 
-/// The answer: armed (error NONE), or why not.
+/// The answer: armed or disarmed (error NONE), or why not.
 struct drill_fault_response {
   error_code error = error_code::none;
   std::string message;
+  /// For a disarm: the point was still armed (never hit).
+  bool still_armed = false;
 };
 
 /// One partition as DescribeTopics reports it (Kafka's TopicPartitionInfo,
@@ -266,7 +271,8 @@ CAFTX_INSPECT(cluster_nodes_response, x.endpoints)
 CAFTX_INSPECT_EMPTY(cluster_nodes_request)
 CAFTX_INSPECT(drill_network_request, x.heal, x.peers, x.zookeeper, x.one_way)
 CAFTX_INSPECT(drill_network_response, x.error, x.message, x.cut_peers, x.zookeeper_cut)
-CAFTX_INSPECT(drill_fault_request, x.point, x.topic, x.partition, x.control_only, x.kill_node)
-CAFTX_INSPECT(drill_fault_response, x.error, x.message)
+CAFTX_INSPECT(drill_fault_request, x.point, x.topic, x.partition, x.control_only, x.kill_node,
+              x.disarm)
+CAFTX_INSPECT(drill_fault_response, x.error, x.message, x.still_armed)
 
 } // namespace caftx

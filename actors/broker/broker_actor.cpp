@@ -1240,6 +1240,15 @@ drill_fault_response drill_fault(broker_ptr self, const drill_fault_request& req
   const auto& points = fault::all_points();
   if (std::find(points.begin(), points.end(), req.point) == points.end())
     return refuse("unknown fault point '" + req.point + "'");
+  if (req.disarm) {
+    drill_fault_response r;
+    r.still_armed = ctx.faults->disarm(req.point);
+    if (r.still_armed)
+      ctx.emit(node_event_level::warn, "drill_fault",
+               "[Broker id=" + std::to_string(ctx.node_id) + "] drill: disarmed " + req.point
+                 + " before it was hit");
+    return r;
+  }
   ctx.faults->arm(req);
   std::string where = req.topic.empty() ? std::string("any partition")
                                         : req.topic + (req.partition >= 0

@@ -167,6 +167,18 @@ status admin_client::drill_fault(const drill_fault_request& req) {
   return status{r->error, r->message};
 }
 
+status_or<bool> admin_client::disarm_fault(const std::string& point) {
+  drill_fault_request req;
+  req.point = point;
+  req.disarm = true;
+  auto r = ch_->call<drill_fault_response>(ch_->broker(), req, opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  return r->still_armed;
+}
+
 status_or<list_transactions_response>
 admin_client::list_transactions(const list_transactions_filter& filter) {
   auto r = ch_->call<list_transactions_response>(ch_->broker(), list_transactions_request{filter},

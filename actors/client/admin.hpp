@@ -189,6 +189,9 @@ public:
   /// (drills off, no fault drills on that node, a build without fault
   /// points, an unknown point), REQUEST_TIMED_OUT.
   status drill_fault(const drill_fault_request& req);
+  /// Takes back the fault drill armed at `point` on that node: true if it
+  /// was still armed (never hit). Errors: those of drill_fault.
+  status_or<bool> disarm_fault(const std::string& point);
 
 private:
   // Partition leaders of `topics` (all if empty), from the metadata of all

@@ -156,6 +156,29 @@ TEST(Drill, BadInputExitsTwoBeforeTouchingACluster) {
   r = run(tmp.path(), "both", drill_args({"--local", "3", "--bootstrap-servers", "x:1"}));
   EXPECT_EQ(r.exit, 2);
   EXPECT_EQ(r.out, "");
+  r = run(tmp.path(), "dir-and-servers",
+          drill_args({"--cluster-dir", tmp.path(), "--bootstrap-servers", "x:1"}));
+  EXPECT_EQ(r.exit, 2);
+  r = run(tmp.path(), "no-faults", drill_args({"--local", "3", "--faults", ""}));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.err, "caftx-drill: --faults: give at least one fault name\n");
+  r = run(tmp.path(), "nan", drill_args({"--local", "3", "--hold-s", "nan"}));
+  EXPECT_EQ(r.exit, 2);
+  // Faults that cannot work with the workload, refused before a cluster
+  // is started.
+  r = run(tmp.path(), "untransactional",
+          drill_args({"--local", "3", "--workload", "idempotent", "--faults", "producer-pause"}));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.err, "caftx-drill: fault producer-pause needs a workload with transactions (bank "
+                   "or northwind)\n");
+  auto file = tmp.path() + "/self.json";
+  std::ofstream{file} << R"({"faults": [{"fault": "cut-peer", "node": 1, "peer": 1}]})";
+  r = run(tmp.path(), "self", drill_args({"--local", "3", "--drill-file", file}));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.err, "caftx-drill: fault cut-peer cuts node 1 off from itself\n");
+  r = run(tmp.path(), "directory", drill_args({"--local", "3", "--drill-file", tmp.path()}));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_EQ(r.err, "caftx-drill: " + tmp.path() + ": a directory, not a drill file\n");
 }
 
 // The README's path: a cluster from tools/local-cluster.sh with drills on,

@@ -4,7 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,29 +42,40 @@ std::uintmax_t size_of(const std::string& path) {
   return ec ? 0 : n;
 }
 
-// Starts `argv` with its output appended to `log`; -1 on failure.
-pid_t spawn(std::vector<std::string> argv, const std::string& log, bool search_path) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+// Starts `argv` with its output appended to `log`, in a process group of
+// its own (a terminal's Ctrl-C reaches the drill only, which then stops
+// its processes in order); -1 on failure. With `die_with_parent` the
+// process gets SIGTERM when the drill dies, however it dies (SIGKILL
+// included): the processes of a cluster the drill started end with it.
+pid_t spawn(std::vector<std::string> argv, const std::string& log, bool search_path,
+            bool die_with_parent) {
   std::vector<char*> args;
   for (auto& a : argv)
     args.push_back(a.data());
   args.push_back(nullptr);
-  // A process group of its own: a terminal's Ctrl-C reaches the drill
-  // only, which then stops its processes in order.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = -1;
-  int rc = search_path ? posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ)
-                       : posix_spawn(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
+  auto parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid != 0)
+    return pid; // the parent, or -1
+  // The child: async-signal-safe calls only.
+  ::setpgid(0, 0);
+  if (die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent)
+      ::_exit(127); // the drill died before prctl
+  }
+  int in = ::open("/dev/null", O_RDONLY);
+  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (in < 0 || out < 0)
+    ::_exit(127);
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(out, 2);
+  if (search_path)
+    ::execvp(args[0], args.data());
+  else
+    ::execv(args[0], args.data());
+  ::_exit(127);
 }
 
 // True while `pid` lives: a child that ended is reaped here; another
@@ -226,6 +237,10 @@ status_or<cluster_processes> cluster_processes::attach(const std::string& dir,
       break;
     }
   }
+  if (::access(c.node_binary_.c_str(), X_OK) != 0)
+    return status{error_code::invalid_config,
+                  c.node_binary_ + " not found or not executable: a killed node could not be "
+                                   "restarted (--node-binary)"};
   return c;
 }
 
@@ -256,7 +271,7 @@ status_or<cluster_processes> cluster_processes::start_local(const local_cluster_
                             "-cp", zookeeper_jar,
                             "org.apache.zookeeper.server.quorum.QuorumPeerMain",
                             opts.dir + "/zoo.cfg"},
-                           zk_log, true);
+                           zk_log, true, true);
   if (c.zookeeper_pid_ < 0)
     return status{error_code::invalid_config,
                   "cannot start java: tools/install-deps.sh installs a Java runtime"};
@@ -339,7 +354,9 @@ bool cluster_processes::stop(int32_t id, int sig, std::chrono::milliseconds dead
 }
 
 status cluster_processes::spawn_node(const node_process_info& n) {
-  auto pid = spawn({node_binary_, "--config", n.properties}, n.log, false);
+  // A node of a cluster the drill started ends with the drill; one it
+  // restarts in a cluster it attached to outlives it.
+  auto pid = spawn({node_binary_, "--config", n.properties}, n.log, false, owned_);
   if (pid < 0)
     return {error_code::invalid_config, "cannot start " + node_binary_};
   write_pid(dir_ + "/node" + std::to_string(n.id) + ".pid", pid);

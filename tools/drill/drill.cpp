@@ -30,6 +30,9 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
+// Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms.
+constexpr int64_t abort_scan_interval_ms = 10000;
+
 constexpr std::pair<fault_kind, const char*> fault_table[] = {
   {fault_kind::kill, "kill"},
   {fault_kind::shutdown, "shutdown"},
@@ -116,8 +119,10 @@ public:
                  workload& w, recorder& rec)
     : opts_(opts), procs_(procs), view_(view), w_(w), rec_(rec), rng_(opts.seed) {}
 
-  // Injects `s`; fills r's node, what and injected_ms, or r.error.
-  void inject(const fault_step& s, fault_record& r) {
+  // Injects `s` (the `index`th fault of the run); fills r's node, what
+  // and injected_ms, or r.error.
+  void inject(const fault_step& s, size_t index, fault_record& r) {
+    index_ = index;
     r.kind = s.kind;
     hold_ms_ = s.hold_ms >= 0 ? s.hold_ms : opts_.hold.count();
     auto ids = view_.ids();
@@ -178,7 +183,10 @@ public:
         arm(r, "group_coordinator.write_durable", "", -1, coordinator_node(0, r));
         break;
       case fault_kind::producer_pause:
-        hold_ms_ = opts_.transaction_timeout_ms + hold_ms_;
+        // Past the timeout and the coordinators' scan for timed-out
+        // transactions (Kafka's default
+        // transaction.abort.timed.out.transaction.cleanup.interval.ms).
+        hold_ms_ = opts_.transaction_timeout_ms + abort_scan_interval_ms + hold_ms_;
         r.node = -1;
         r.what = "a producer stops inside its transaction for " + std::to_string(hold_ms_)
                  + " ms (its transaction.timeout.ms is "
@@ -219,10 +227,42 @@ public:
       case fault_kind::cut_zookeeper:
         network(r, drill_network_request{true, {}, true, false});
         break;
+      case fault_kind::producer_pause: {
+        // The paused transaction must end in the producer's fencing.
+        auto end = std::chrono::steady_clock::now() + 60s;
+        while (w_.paused_outcome() == workload::pause_pending
+               && std::chrono::steady_clock::now() < end)
+          std::this_thread::sleep_for(50ms);
+        if (w_.paused_outcome() == workload::pause_no_effect)
+          r.error = "no effect: the paused transaction committed (the coordinator had not "
+                    "aborted it yet)";
+        else if (w_.paused_outcome() == workload::pause_pending)
+          r.error = "the paused transaction did not end within 60 s";
+        break;
+      }
       default:
         break;
     }
     r.healed_ms = rec_.now_ms();
+  }
+
+  // Takes back every fault point armed by this drill; one never hit marks
+  // its fault as not injected.
+  void disarm_all(std::vector<fault_record>& faults) {
+    for (auto& [index, armed] : armed_) {
+      try {
+        admin_client admin{admin_props(view_.endpoints.at(armed.first))};
+        auto still = retry([&] { return admin.disarm_fault(armed.second); }, 20s);
+        if (!still.ok())
+          faults[index].error = "could not disarm " + armed.second + ": " + error_of(still);
+        else if (*still)
+          faults[index].error = "never hit: " + armed.second
+                                + " was still armed at the end (now disarmed)";
+      } catch (const kafka_exception& e) {
+        faults[index].error = e.what();
+      }
+    }
+    armed_.clear();
   }
 
 private:
@@ -290,10 +330,12 @@ private:
              + ": the component hitting it dies there and its supervisor restarts it";
     try {
       admin_client admin{admin_props(view_.endpoints.at(node))};
-      auto st = retry([&] { return admin.drill_fault({point, topic, partition, false, false}); },
-                      20s);
+      drill_fault_request req{point, topic, partition, false, false, false};
+      auto st = retry([&] { return admin.drill_fault(req); }, 20s);
       if (!st.ok())
         r.error = "fault drill of node " + std::to_string(node) + ": " + error_of(st);
+      else
+        armed_[index_] = {node, point};
     } catch (const kafka_exception& e) {
       r.error = e.what();
     }
@@ -306,6 +348,8 @@ private:
   recorder& rec_;
   std::mt19937_64 rng_;
   int64_t hold_ms_ = 0;
+  size_t index_ = 0;
+  std::map<size_t, std::pair<int32_t, std::string>> armed_; // fault -> node, point
 };
 
 // -- final state ---------------------------------------------------------------
@@ -431,13 +475,57 @@ status read_replicas(const cluster_processes& procs, sim::final_state& f, bool v
   return {};
 }
 
-// The default faults: every kind the cluster allows.
-std::vector<fault_kind> default_faults(bool with_processes) {
+bool needs_transactions(fault_kind k) {
+  return k == fault_kind::kill_coordinator || k == fault_kind::kill_group_coordinator
+         || k == fault_kind::producer_pause;
+}
+
+// The default faults: every kind the cluster and the workload allow.
+std::vector<fault_kind> default_faults(bool with_processes, bool transactional) {
   std::vector<fault_kind> out;
   for (auto& [k, _] : fault_table)
-    if (with_processes || !needs_processes(k))
+    if ((with_processes || !needs_processes(k)) && (transactional || !needs_transactions(k)))
       out.push_back(k);
   return out;
+}
+
+// Every node the plan's drill-hook faults may hit takes drill requests:
+// else the drill stops before it starts (caftx.drills.enable off, no
+// fault points in the build).
+status probe_drill_hooks(const std::vector<fault_step>& plan, const cluster_view& view) {
+  bool cuts = false;
+  bool points = false;
+  for (auto& s : plan) {
+    cuts = cuts || s.kind == fault_kind::cut_peer || s.kind == fault_kind::cut_zookeeper;
+    points = points || s.kind == fault_kind::kill_coordinator || s.kind == fault_kind::kill_leader
+             || s.kind == fault_kind::kill_group_coordinator;
+  }
+  for (auto& [id, endpoint] : view.endpoints) {
+    if (!cuts && !points)
+      break;
+    try {
+      admin_client admin{admin_props(endpoint)};
+      status st;
+      if (cuts) {
+        auto r = retry([&] { return admin.drill_network({true, {}, false, false}); }, 10s);
+        st = r.ok() ? status{} : r.error();
+      }
+      if (st.ok() && points) {
+        // A disarm of a point nothing armed: refused exactly when arming is.
+        auto r = retry([&] { return admin.disarm_fault("partition.append_durable"); }, 10s);
+        st = r.ok() ? status{} : r.error();
+      }
+      if (st.code() == error_code::invalid_request)
+        return status{error_code::invalid_config,
+                      "node " + std::to_string(id) + " refuses drills: " + st.message()};
+      if (!st.ok())
+        return status{st.code(), "node " + std::to_string(id) + " at " + endpoint
+                                   + " did not answer a drill request: " + st.to_string()};
+    } catch (const kafka_exception& e) {
+      return status{error_code::invalid_config, e.what()};
+    }
+  }
+  return {};
 }
 
 std::string temp_dir() {
@@ -490,9 +578,31 @@ std::optional<workload_kind> parse_workload(const std::string& name) {
 
 status_or<drill_report> run_drill(const drill_options& opts,
                                   const std::function<void(const drill_progress&)>& progress) {
+  bool with_processes = opts.local_nodes > 0 || !opts.cluster_dir.empty();
+  bool transactional = opts.workload != workload_kind::idempotent;
+
+  // The plan, checked before anything is started.
+  std::vector<fault_step> plan = opts.schedule;
+  bool sequential = !opts.schedule_given && plan.empty();
+  if (sequential)
+    for (auto k : opts.faults.empty() ? default_faults(with_processes, transactional) : opts.faults)
+      plan.push_back(fault_step{k, 0, -1, -1, -1});
+  for (auto& s : plan) {
+    auto name = std::string("fault ") + fault_name(s.kind);
+    if (needs_processes(s.kind) && !with_processes)
+      return status{error_code::invalid_config,
+                    name + " signals node processes: give --local N, or --cluster-dir with the "
+                           "directory of tools/local-cluster.sh"};
+    if (needs_transactions(s.kind) && !transactional)
+      return status{error_code::invalid_config,
+                    name + " needs a workload with transactions (bank or northwind)"};
+    if (s.kind == fault_kind::cut_peer && s.node >= 0 && s.node == s.peer)
+      return status{error_code::invalid_config,
+                    name + " cuts node " + std::to_string(s.node) + " off from itself"};
+  }
+
   // The cluster and the processes the drill may signal.
   cluster_processes procs;
-  bool with_processes = false;
   std::string bootstrap = opts.bootstrap_servers;
   if (opts.local_nodes > 0) {
     local_cluster_options lo;
@@ -522,41 +632,37 @@ status_or<drill_report> run_drill(const drill_options& opts,
       return started.error();
     }
     procs = std::move(*started);
-    with_processes = true;
     bootstrap = procs.bootstrap_servers();
   } else if (!opts.cluster_dir.empty()) {
     auto attached = cluster_processes::attach(opts.cluster_dir, opts.node_binary);
     if (!attached.ok())
       return attached.error();
     procs = std::move(*attached);
-    with_processes = true;
-    if (bootstrap.empty())
-      bootstrap = procs.bootstrap_servers();
+    bootstrap = procs.bootstrap_servers();
   }
   if (bootstrap.empty())
     return status{error_code::invalid_config, "give --bootstrap-servers, --cluster-dir or --local"};
 
-  // The plan.
-  std::vector<fault_step> plan = opts.schedule;
-  bool sequential = plan.empty();
-  if (sequential)
-    for (auto k : opts.faults.empty() ? default_faults(with_processes) : opts.faults)
-      plan.push_back(fault_step{k, 0, -1, -1, -1});
-  for (auto& s : plan)
-    if (needs_processes(s.kind) && !with_processes)
-      return status{error_code::invalid_config,
-                    std::string("fault ") + fault_name(s.kind)
-                      + " signals node processes: give --local N, or --cluster-dir with the "
-                        "directory of tools/local-cluster.sh"};
-  auto view = discover(bootstrap);
-  if (!view.ok())
-    return view.error();
+  // Which node is which: from the cluster directory, else asked of each
+  // bootstrap server.
+  cluster_view view;
+  if (with_processes) {
+    for (auto& n : procs.nodes())
+      view.endpoints[n.id] = n.endpoint();
+  } else {
+    auto found = discover(bootstrap);
+    if (!found.ok())
+      return found.error();
+    view = std::move(*found);
+  }
   for (auto& s : plan)
     for (auto id : {s.node, s.peer})
-      if (id >= 0 && !view->endpoints.count(id))
+      if (id >= 0 && !view.endpoints.count(id))
         return status{error_code::invalid_config, std::string("fault ") + fault_name(s.kind)
                                                     + " names node " + std::to_string(id)
                                                     + ", which is not in the cluster"};
+  if (auto st = probe_drill_hooks(plan, view); !st.ok())
+    return st;
 
   // The workload.
   recorder rec;
@@ -564,7 +670,7 @@ status_or<drill_report> run_drill(const drill_options& opts,
   ctx.bootstrap_servers = bootstrap;
   ctx.run_id = std::to_string(opts.seed) + "-" + std::to_string(::time(nullptr));
   ctx.opts = &opts;
-  ctx.replication_factor = std::min<int32_t>(3, static_cast<int32_t>(view->endpoints.size()));
+  ctx.replication_factor = std::min<int32_t>(3, static_cast<int32_t>(view.endpoints.size()));
   ctx.rec = &rec;
   std::unique_ptr<workload> w;
   switch (opts.workload) {
@@ -587,7 +693,7 @@ status_or<drill_report> run_drill(const drill_options& opts,
   report.bootstrap_servers = bootstrap;
   report.cluster_dir = procs.dir();
   report.seed = opts.seed;
-  fault_injector injector{opts, with_processes ? &procs : nullptr, *view, *w, rec};
+  fault_injector injector{opts, with_processes ? &procs : nullptr, view, *w, rec};
   auto& c = w->counters;
   auto last_progress = std::chrono::steady_clock::now();
   auto tell = [&](const char* phase, bool now) {
@@ -626,8 +732,14 @@ status_or<drill_report> run_drill(const drill_options& opts,
     });
     if (cancelled())
       break;
+    if (w->finished()) {
+      for (; i < plan.size(); ++i)
+        report.warnings.push_back(std::string("fault ") + fault_name(plan[i].kind)
+                                  + " skipped: the workload had finished its work");
+      break;
+    }
     fault_record r;
-    injector.inject(s, r);
+    injector.inject(s, report.faults.size(), r);
     tell("running", true);
     if (r.error.empty()) {
       auto until = rec.now_ms() + injector.hold_ms(r);
@@ -645,6 +757,7 @@ status_or<drill_report> run_drill(const drill_options& opts,
   });
   auto progress_since = last_heal;
   auto progress_bound = rec.now_ms() - last_heal;
+  injector.disarm_all(report.faults);
   tell("settling", true);
   w->stop();
   auto stopped_ms = rec.now_ms();
@@ -756,7 +869,7 @@ std::string to_json(const drill_report& r) {
     j["cluster_dir"] = r.cluster_dir;
   j["seed"] = r.seed;
   j["elapsed_ms"] = r.elapsed_ms;
-  j["verdict"] = r.clean() ? "clean" : "anomalies";
+  j["verdict"] = r.verdict();
   j["transactions"] = {{"committed", r.transactions_committed},
                        {"aborted", r.transactions_aborted},
                        {"failed", r.transactions_failed},
@@ -768,7 +881,8 @@ std::string to_json(const drill_report& r) {
   for (auto& f : r.faults) {
     nlohmann::ordered_json o;
     o["fault"] = fault_name(f.kind);
-    o["node"] = f.node;
+    if (f.node >= 0)
+      o["node"] = f.node;
     if (f.peer >= 0)
       o["peer"] = f.peer;
     o["what"] = f.what;
@@ -785,6 +899,7 @@ std::string to_json(const drill_report& r) {
   for (auto& a : r.anomalies)
     j["anomalies"].push_back({{"name", a.name}, {"message", a.message}});
   j["checks"] = r.checks;
+  j["warnings"] = r.warnings;
   return j.dump(2) + "\n";
 }
 
@@ -793,15 +908,15 @@ std::string to_text(const drill_report& r) {
   out << "workload " << r.workload << " on " << r.bootstrap_servers << ", seed " << r.seed
       << ", " << r.elapsed_ms / 1000.0 << " s\n";
   out << "transactions: " << r.transactions_committed << " committed, "
-      << r.transactions_aborted << " aborted, " << r.transactions_failed << " failed calls, "
-      << r.producers_fenced << " producers fenced\n";
+      << r.transactions_aborted << " aborted, failed calls: " << r.transactions_failed
+      << ", producers fenced: " << r.producers_fenced << "\n";
   out << "records: " << r.records_sent << " sent, " << r.records_acknowledged
       << " acknowledged, " << r.records_read << " read\n";
   out << "faults (" << r.faults.size() << "):\n";
   for (auto& f : r.faults) {
     out << "  " << fault_name(f.kind) << ": " << f.what;
     if (!f.error.empty())
-      out << " -- NOT INJECTED: " << f.error;
+      out << " -- FAILED: " << f.error;
     else if (f.recovery_ms() >= 0)
       out << "; progress " << f.recovery_ms() << " ms after it ended, longest stall "
           << f.stall_ms << " ms";
@@ -809,8 +924,12 @@ std::string to_text(const drill_report& r) {
       out << "; no progress seen after it";
     out << "\n";
   }
+  for (auto& w : r.warnings)
+    out << "warning: " << w << "\n";
   if (r.clean()) {
     out << "verdict: clean (" << r.checks.size() << " rules held)\n";
+  } else if (r.anomalies.empty()) {
+    out << "verdict: incomplete: every rule held, but a fault above FAILED\n";
   } else {
     out << "verdict: " << r.anomalies.size() << " anomalies\n";
     for (auto& a : r.anomalies)
@@ -820,6 +939,9 @@ std::string to_text(const drill_report& r) {
 }
 
 status read_drill_file(const std::string& path, drill_options& opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return {error_code::invalid_config, path + ": a directory, not a drill file"};
   std::ifstream in{path};
   if (!in)
     return {error_code::invalid_config, path + ": cannot read"};
@@ -867,6 +989,8 @@ status read_drill_file(const std::string& path, drill_options& opts) {
       opts.seed = v.get<uint64_t>();
     } else if (key == "duration_s") {
       st = seconds(v, key, 86400, opts.duration);
+      if (st.ok() && opts.duration < 1s)
+        st = bad(key, "a number of seconds in [1, 86400]");
     } else if (key == "hold_s") {
       st = seconds(v, key, 3600, opts.hold);
     } else if (key == "cooldown_s") {
@@ -883,6 +1007,7 @@ status read_drill_file(const std::string& path, drill_options& opts) {
       if (!v.is_array())
         return bad(key, "a list of {\"fault\", \"at_s\", \"node\", \"peer\", \"hold_s\"}");
       opts.schedule.clear();
+      opts.schedule_given = true;
       for (size_t i = 0; i < v.size(); ++i) {
         auto& e = v[i];
         auto where = "faults[" + std::to_string(i) + "]";

@@ -89,6 +89,9 @@ struct drill_options {
   /// The schedule; when empty, `faults` are spread over the run in order
   /// (each one after the cluster recovered from the previous one).
   std::vector<fault_step> schedule;
+  /// True when `schedule` was given (a drill file's `faults`), even empty:
+  /// an empty schedule then means no faults.
+  bool schedule_given = false;
   std::vector<fault_kind> faults;
   uint64_t seed = 1;
   /// How long the workload runs (it runs on until the last fault healed
@@ -172,7 +175,23 @@ struct drill_report {
   /// Invariant checks that ran (their names), so that an empty anomaly
   /// list says which rules held.
   std::vector<std::string> checks;
-  bool clean() const { return anomalies.empty(); }
+  /// What the drill could not do as asked but is no fault of the cluster
+  /// (northwind: faults skipped once its job was done).
+  std::vector<std::string> warnings;
+  /// True when a fault could not be injected, healed, or never took
+  /// effect (its `error`): the drill did not test what was asked.
+  bool incomplete() const {
+    for (auto& f : faults)
+      if (!f.error.empty())
+        return true;
+    return false;
+  }
+  /// Every rule held and every fault was injected and undone.
+  bool clean() const { return anomalies.empty() && !incomplete(); }
+  /// "clean", "anomalies" or "incomplete".
+  const char* verdict() const {
+    return !anomalies.empty() ? "anomalies" : incomplete() ? "incomplete" : "clean";
+  }
 };
 
 /// Progress while the drill runs (called about once a second from the

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
                              "the directory of tools/local-cluster.sh: lets the drill kill, "
                              "stop, pause and restart its node processes");
   local->excludes(servers)->excludes(dir);
+  dir->excludes(servers);
   app.add_option("--workload", workload, "northwind, bank (default) or idempotent");
   app.add_option("--faults", faults,
                  "comma-separated fault names, injected one after another: " + fault_names()
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
                  "a JSON drill file with a fault schedule (docs/drills.md §Drill files); "
                  "options given on the command line override it");
   app.add_option("--seed", opts.seed, "picks the nodes the faults hit and the workload's "
-                                      "choices (default 1)");
+                                      "choices (default 1)")
+    ->check(CLI::NonNegativeNumber);
   app.add_option("--duration-s", duration_s, "how long the workload runs at least (default 60)")
     ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--hold-s", hold_s, "how long each fault lasts beyond its minimum (default 5)")
@@ -133,8 +136,14 @@ int main(int argc, char** argv) {
     opts.hold = std::chrono::milliseconds(static_cast<int64_t>(hold_s * 1000));
   if (given("--cooldown-s") || drill_file.empty())
     opts.cooldown = std::chrono::milliseconds(static_cast<int64_t>(cooldown_s * 1000));
+  for (auto [name, value] : {std::pair{"--duration-s", duration_s}, std::pair{"--hold-s", hold_s},
+                             std::pair{"--cooldown-s", cooldown_s}})
+    if (!std::isfinite(value))
+      return cli::refuse("caftx-drill", std::string(name) + ": a number of seconds");
+  if (given("--faults") && faults.empty())
+    return cli::refuse("caftx-drill", "--faults: give at least one fault name");
   if (!faults.empty()) {
-    if (!opts.schedule.empty())
+    if (opts.schedule_given)
       return cli::refuse("caftx-drill", "--faults and a drill file's faults cannot be combined");
     std::stringstream list{faults};
     std::string name;
@@ -164,7 +173,10 @@ int main(int argc, char** argv) {
   if (!report.ok()) {
     if (report.error().code() == error_code::invalid_config)
       return cli::refuse("caftx-drill", report.error().message());
-    std::cerr << "caftx-drill: the drill could not run: " << report.error().to_string() << "\n";
+    if (interrupted)
+      std::cerr << "caftx-drill: interrupted; the run was not judged\n";
+    else
+      std::cerr << "caftx-drill: the drill could not run: " << report.error().to_string() << "\n";
     if (json)
       std::cout << nlohmann::ordered_json{{"verdict", "not judged"},
                                           {"error", report.error().to_string()},

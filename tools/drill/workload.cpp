@@ -196,7 +196,11 @@ public:
     return out;
   }
   std::vector<std::string> groups() const override { return transactional_ids(); }
-  void pause_producer(int64_t ms) override { pause_ms_ = ms; }
+  void pause_producer(int64_t ms) override {
+    pause_outcome_ = pause_pending;
+    pause_ms_ = ms;
+  }
+  pause_outcome paused_outcome() const override { return pause_outcome_; }
 
   std::vector<anomaly> final_checks(admin_client& admin, std::vector<std::string>& checks) override;
 
@@ -284,6 +288,7 @@ private:
     sim::txn_number txn = 0;
     int64_t next_transfer = static_cast<int64_t>(k) << 40;
     const auto accounts = std::max<int32_t>(2, ctx_.opts->accounts);
+    bool paused = false; // this transaction is the paused one
     while (!stop_) {
       if (!p && !(p = make_producer(tid))) {
         nap(500, stop_);
@@ -306,15 +311,23 @@ private:
           send_leg(*p, tid, n, transfer, from, -amount);
           send_leg(*p, tid, n, transfer, to, amount);
         }
-        if (auto ms = pause_ms_.exchange(0); ms > 0)
+        if (auto ms = pause_ms_.exchange(0); ms > 0) {
+          paused = true;
           nap(ms, stop_);
+        }
         topic_partition progress{topic_, 0};
         auto offset = static_cast<int64_t>(n) + 1;
         p->send_offsets_to_transaction({{progress, offset}}, tid);
         ctx_.rec->record(sim::txn_offsets_event{tid, n, tid, progress, offset});
         in_end = true;
         end(*p, tid, n, what);
+        if (paused)
+          pause_outcome_ = pause_no_effect;
+        paused = false;
       } catch (const kafka_exception& e) {
+        if (paused)
+          pause_outcome_ = pause_fenced;
+        paused = false;
         if (e.is_fatal()) {
           ++counters.fenced;
           p.reset();
@@ -336,6 +349,7 @@ private:
   }
 
   std::atomic<int64_t> pause_ms_{0};
+  std::atomic<pause_outcome> pause_outcome_{pause_pending};
 };
 
 std::vector<anomaly> bank_workload::final_checks(admin_client& admin,
@@ -472,6 +486,9 @@ public:
       o.seed = ctx_.opts->seed;
       o.crashes = 4;
       o.node_restarts = 0;
+      // One order per transaction: the job then lasts long enough for the
+      // faults to meet it.
+      o.orders_per_transaction = 1;
       try {
         report_ = northwind::run_job_against(ctx_.bootstrap_servers, o);
       } catch (const std::exception& e) {

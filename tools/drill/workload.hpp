@@ -84,6 +84,11 @@ public:
   virtual std::string topic() const = 0;
   /// Asks one producer to stop inside its next transaction for `ms`.
   virtual void pause_producer(int64_t ms) { (void)ms; }
+  /// How the paused transaction ended: pause_pending while it has not,
+  /// pause_fenced when the producer got an error (the coordinator aborted
+  /// it), pause_no_effect when it committed anyway.
+  enum pause_outcome { pause_pending, pause_fenced, pause_no_effect };
+  virtual pause_outcome paused_outcome() const { return pause_pending; }
   /// Whether the checker's value ids are the records' values (false:
   /// northwind, whose records are the pipeline's own; the final logs are
   /// then judged for density, stuck transactions and replicas only).
