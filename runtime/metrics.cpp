@@ -90,7 +90,7 @@ void gauge_share::set(double v) {
   mine_ = v;
 }
 
-std::shared_ptr<detail::cell> registry::get(const family_def& f, label_set labels) {
+std::shared_ptr<detail::cell> registry::get(const family_def& f, label_set labels, bool replace) {
   std::lock_guard<std::mutex> guard{mtx_};
   auto [i, fresh] = families_.try_emplace(f.name);
   auto& fam = i->second;
@@ -100,7 +100,7 @@ std::shared_ptr<detail::cell> registry::get(const family_def& f, label_set label
     throw std::logic_error("metric " + f.name + " declared as " + to_string(fam.def.type)
                            + ", used as " + to_string(f.type));
   auto& slot = fam.series[labels];
-  if (!slot) {
+  if (!slot || replace) {
     slot = std::make_shared<detail::cell>();
     slot->family = f.name;
     slot->labels = std::move(labels);
@@ -118,6 +118,14 @@ counter registry::get_counter(const family_def& f, label_set labels) {
 
 gauge registry::get_gauge(const family_def& f, label_set labels) {
   return gauge{get(f, std::move(labels))};
+}
+
+counter registry::replace_counter(const family_def& f, label_set labels) {
+  return counter{get(f, std::move(labels), true)};
+}
+
+gauge registry::replace_gauge(const family_def& f, label_set labels) {
+  return gauge{get(f, std::move(labels), true)};
 }
 
 histogram registry::get_histogram(const family_def& f, label_set labels) {

@@ -161,6 +161,13 @@ public:
   gauge get_gauge(const family_def& f, label_set labels = {});
   histogram get_histogram(const family_def& f, label_set labels = {});
 
+  /// A series created anew (at 0), replacing one with the same labels: for
+  /// an owner (an actor restarted, a leadership back) whose predecessor may
+  /// still remove() its own series after this; that removal then leaves
+  /// this one alone, and the predecessor's writes go nowhere.
+  counter replace_counter(const family_def& f, label_set labels = {});
+  gauge replace_gauge(const family_def& f, label_set labels = {});
+
   /// Removes the series behind `c` if it is still that one (a series got
   /// again after a removal is a new one, which an old handle's removal
   /// leaves alone). Writes through `c` after that go nowhere.
@@ -170,7 +177,7 @@ public:
   std::vector<family_snapshot> collect() const;
 
 private:
-  std::shared_ptr<detail::cell> get(const family_def& f, label_set labels);
+  std::shared_ptr<detail::cell> get(const family_def& f, label_set labels, bool replace = false);
 
   struct family {
     family_def def;

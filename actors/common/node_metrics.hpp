@@ -153,6 +153,19 @@ inline metrics::counter counter(const registry_ptr& r, const family_def& f,
   return r ? r->get_counter(f, std::move(labels)) : metrics::counter{};
 }
 
+/// A series of one owner's, which removes it when it goes
+/// (registry::replace_gauge): a partition leader's gauges, a supervisor's
+/// restart counter.
+inline metrics::gauge owned_gauge(const registry_ptr& r, const family_def& f,
+                                  metrics::label_set labels) {
+  return r ? r->replace_gauge(f, std::move(labels)) : metrics::gauge{};
+}
+
+inline metrics::counter owned_counter(const registry_ptr& r, const family_def& f,
+                                      metrics::label_set labels) {
+  return r ? r->replace_counter(f, std::move(labels)) : metrics::counter{};
+}
+
 /// A timer of one request of Kafka API `api` ("Produce", "EndTxn", ...).
 inline metrics::request_timer time_request(const registry_ptr& r, const char* api) {
   return metrics::request_timer{r ? r->get_histogram(request_total_time, {{"request", api}})

@@ -97,7 +97,8 @@ supervisor_options node_supervision(std::shared_ptr<const Context> ctx, std::str
   opts.unavailable = storage_aware_unavailable();
   opts.metrics = ctx->metrics;
   opts.restarts =
-    node_metrics::counter(ctx->metrics, node_metrics::supervisor_restarts, {{"component", opts.name}});
+    node_metrics::owned_counter(ctx->metrics, node_metrics::supervisor_restarts,
+                                {{"component", opts.name}});
   return opts;
 }
 

@@ -123,17 +123,17 @@ struct partition_gauges {
     using namespace node_metrics;
     reg = std::move(r);
     labels = partition_labels(tp);
-    lso_lag = gauge(reg, partition_lso_lag, labels);
-    under_replicated = gauge(reg, partition_under_replicated, labels);
-    isr = gauge(reg, partition_isr_count, labels);
-    replicas = gauge(reg, partition_replicas_count, labels);
-    size = gauge(reg, log_size, labels);
-    log_end = gauge(reg, log_end_offset, labels);
-    log_start = gauge(reg, log_start_offset, labels);
-    hw = gauge(reg, partition_high_watermark, labels);
-    lso = gauge(reg, partition_last_stable_offset, labels);
-    producer_ids = gauge(reg, partition_producer_ids, labels);
-    producer_state_bytes = gauge(reg, partition_producer_state_bytes, labels);
+    lso_lag = owned_gauge(reg, partition_lso_lag, labels);
+    under_replicated = owned_gauge(reg, partition_under_replicated, labels);
+    isr = owned_gauge(reg, partition_isr_count, labels);
+    replicas = owned_gauge(reg, partition_replicas_count, labels);
+    size = owned_gauge(reg, log_size, labels);
+    log_end = owned_gauge(reg, log_end_offset, labels);
+    log_start = owned_gauge(reg, log_start_offset, labels);
+    hw = owned_gauge(reg, partition_high_watermark, labels);
+    lso = owned_gauge(reg, partition_last_stable_offset, labels);
+    producer_ids = owned_gauge(reg, partition_producer_ids, labels);
+    producer_state_bytes = owned_gauge(reg, partition_producer_state_bytes, labels);
     producer_id_share = metrics::gauge_share{gauge(reg, producer_id_count)};
     under_replicated_share = metrics::gauge_share{gauge(reg, under_replicated_partitions)};
     leader_share = metrics::gauge_share{gauge(reg, leader_count)};
@@ -417,7 +417,8 @@ void report_metrics(partition_ptr self) {
         auto labels = g.labels;
         labels.emplace_back("follower", std::to_string(id));
         i = g.follower_lag
-              .emplace(id, node_metrics::gauge(g.reg, node_metrics::follower_lag, std::move(labels)))
+              .emplace(id, node_metrics::owned_gauge(g.reg, node_metrics::follower_lag,
+                                                     std::move(labels)))
               .first;
       }
       auto* f = st.replication->follower(id);

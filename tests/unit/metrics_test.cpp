@@ -119,6 +119,23 @@ TEST(metrics_registry, removal_takes_only_the_series_of_that_handle) {
   EXPECT_EQ(r.collect()[0].series.size(), 1u);
 }
 
+TEST(metrics_registry, a_replaced_series_survives_its_predecessors_removal) {
+  registry r;
+  auto old = r.replace_gauge(depth, {{"q", "a"}});
+  old.set(1);
+  auto fresh = r.replace_gauge(depth, {{"q", "a"}});
+  EXPECT_EQ(fresh.value(), 0);
+  fresh.set(2);
+  old.set(9);           // the predecessor's late write goes nowhere
+  r.remove(old.cell()); // and so does its removal
+  EXPECT_EQ(render(r), "# HELP queue_depth Items queued\n"
+                       "# TYPE queue_depth gauge\n"
+                       "queue_depth{q=\"a\"} 2\n");
+  auto c = r.replace_counter(requests);
+  c.inc();
+  EXPECT_EQ(r.replace_counter(requests).value(), 0);
+}
+
 TEST(metrics_registry, a_name_keeps_its_first_type) {
   registry r;
   r.get_gauge(depth);
