@@ -30,6 +30,7 @@
 
 #include "actors/client/admin.hpp"
 #include "actors/client/producer.hpp"
+#include "tools/drill/cluster_processes.hpp"
 #include "actors/common/middleman.hpp"
 #include "runtime/partitioner.hpp"
 #include "runtime/ids.hpp"
@@ -43,19 +44,7 @@ namespace caftx::bench {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A 127.0.0.1 port that was free a moment ago (bound to 0, read back).
-uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
+using drill::free_port;
 
 std::string read_all(const std::string& path) {
   std::ifstream in{path};

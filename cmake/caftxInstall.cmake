@@ -34,7 +34,7 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/caftxConfig.cmake"
 # once the whole project is configured (a program added later needs only
 # its name here).
 set(caftx_programs caftx-node caftx-sim caftx-topics caftx-transactions
-  caftx-console-producer caftx-console-consumer caftx-consumer-groups)
+  caftx-console-producer caftx-console-consumer caftx-consumer-groups caftx-drill)
 function(caftx_install_programs)
   foreach(program IN LISTS caftx_programs)
     if(TARGET ${program})

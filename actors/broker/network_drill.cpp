@@ -82,6 +82,11 @@ void fault_drills::arm(const drill_fault_request& req) {
   armed_[req.point] = req;
 }
 
+void fault_drills::disarm(const std::string& point) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  armed_.erase(point);
+}
+
 fault::action fault_drills::on_hit(const char* point, const void* detail) {
   bool kill_node = false;
   {

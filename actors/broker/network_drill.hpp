@@ -70,6 +70,8 @@ public:
   /// Arms `req` (its point checked by the caller), replacing a drill of
   /// the same point armed before.
   void arm(const drill_fault_request& req);
+  /// Takes back the drill armed at `point`, if it has not fired yet.
+  void disarm(const std::string& point);
   /// The fault handler: the drill armed at `point` whose filter `detail`
   /// matches is disarmed and acts — the process dies (SIGKILL to itself:
   /// this does not return), or crash_here; anything else proceeds.

@@ -152,6 +152,14 @@ status_or<drill_network_response> admin_client::drill_network(const drill_networ
   return std::move(r).value();
 }
 
+status_or<int32_t> admin_client::node_id() {
+  auto r = ch_->call<node_handles_response>(ch_->broker(), node_handles_request{},
+                                            opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return r->node_id;
+}
+
 status admin_client::drill_fault(const drill_fault_request& req) {
   auto r = ch_->call<drill_fault_response>(ch_->broker(), req, opts_.request_timeout);
   if (!r.ok())
@@ -217,6 +225,24 @@ admin_client::describe_producers_at(const partition_actor& leader, const topic_p
   if (r->error != error_code::none)
     return status{r->error, r->message};
   return std::move(r->active_producers);
+}
+
+status_or<fetch_response> admin_client::fetch(const topic_partition& tp, int64_t offset,
+                                              isolation_level isolation, int32_t max_bytes) {
+  auto leader = leader_of(tp);
+  if (!leader.ok())
+    return leader.error();
+  fetch_request req;
+  req.tp = tp;
+  req.fetch_offset = offset;
+  req.max_bytes = max_bytes;
+  req.isolation = isolation;
+  auto r = ch_->call<fetch_response>(*leader, req, opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  if (r->error != error_code::none)
+    return status{r->error, r->message};
+  return std::move(*r);
 }
 
 status_or<int64_t> admin_client::delete_records(const topic_partition& tp, int64_t offset) {

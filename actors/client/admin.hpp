@@ -111,6 +111,17 @@ public:
   /// state there, by producer id. Errors: UNKNOWN_TOPIC_OR_PARTITION.
   status_or<std::vector<active_producer>> describe_producers(const topic_partition& tp);
 
+  /// One Fetch of `tp` at its leader, answered at once (max wait 0), for
+  /// tools that judge the log itself (caftx-drill's history checker): the
+  /// whole batches from `offset` on as stored, with the leader's high
+  /// watermark, last stable offset and, for read_committed, its aborted
+  /// transactions. Kafka's Admin has no counterpart; a consumer filters
+  /// the same answer (read_committed_filter.hpp). Errors: the fetch's own
+  /// (OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER, ...),
+  /// UNKNOWN_TOPIC_OR_PARTITION, REQUEST_TIMED_OUT.
+  status_or<fetch_response> fetch(const topic_partition& tp, int64_t offset,
+                                  isolation_level isolation, int32_t max_bytes = 1 << 20);
+
   /// DeleteRecords (KIP-107, kafka-delete-records.sh) for one partition:
   /// its log starts at `offset` from now on (-1: the high watermark);
   /// fetches below get OFFSET_OUT_OF_RANGE and consumers apply
@@ -160,6 +171,10 @@ public:
   /// REQUEST_TIMED_OUT.
   status_or<std::vector<elect_leaders_result>>
   elect_preferred_leaders(const std::vector<topic_partition>& partitions = {});
+
+  /// The node.id of the node this client is connected to (the node the
+  /// relay forwards to now). Errors: REQUEST_TIMED_OUT.
+  status_or<int32_t> node_id();
 
   /// caftx's drill hook (docs/node.md §Drill hook) on the node this client
   /// is connected to (give bootstrap.servers that one node): cut it off

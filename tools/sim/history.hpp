@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -183,6 +184,23 @@ struct log_entry {
     return {offset, true, 0, marker, pid, epoch, true};
   }
 };
+
+/// Appends the offsets of `b` to `log`: one control entry for a control
+/// batch, else one data entry per record with `value_of(record, offset)`
+/// as its value id. Used by every collector of final logs (the simulator,
+/// caftx-drill).
+inline void append_log_entries(const record_batch& b, std::vector<log_entry>& log,
+                               const std::function<value_id(const record&, int64_t)>& value_of) {
+  if (b.is_control()) {
+    auto m = parse_control_batch(b);
+    log.push_back(log_entry::control(b.base_offset, m ? m->type : control_type::abort, b.pid,
+                                     b.epoch));
+    return;
+  }
+  for (size_t k = 0; k < b.records.size(); ++k)
+    log.push_back(log_entry::data(b.offset_of(k), value_of(b.records[k], b.offset_of(k)), b.pid,
+                                  b.epoch, b.is_transactional()));
+}
 
 /// A partition at the end of the run.
 /// The log one replica of a partition holds at the end (read from that

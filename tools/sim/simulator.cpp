@@ -1481,15 +1481,7 @@ void world::settle() {
 }
 
 void add_entries(const record_batch& b, std::vector<log_entry>& log) {
-  if (b.is_control()) {
-    auto m = parse_control_batch(b);
-    log.push_back(log_entry::control(b.base_offset, m ? m->type : control_type::abort, b.pid,
-                                     b.epoch));
-    return;
-  }
-  for (size_t k = 0; k < b.records.size(); ++k)
-    log.push_back(log_entry::data(b.offset_of(k), std::stoull(b.records[k].value), b.pid, b.epoch,
-                                  b.is_transactional()));
+  append_log_entries(b, log, [](const record& r, int64_t) { return std::stoull(r.value); });
 }
 
 void world::collect_replica_logs() {
