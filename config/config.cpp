@@ -433,18 +433,40 @@ status_or<endpoint> parse_endpoint(const std::string& key, const std::string& va
   return e;
 }
 
+// One `<scheme>host:port` listener: `what` names what is served (if not
+// everything), `why`
+// why only that scheme. The port [0, 65535] (0: the OS's choice), the host
+// may be empty (every interface); no path.
+status_or<endpoint> parse_one_listener(const std::string& key, const std::string& value,
+                                       const std::string& scheme, const std::string& what,
+                                       const std::string& why) {
+  if (value.find(',') != std::string::npos)
+    return invalid("config '" + key + "' = '" + value + "': caftx serves "
+                   + (what.empty() ? "" : what + " on ") + "exactly one listener (" + scheme
+                   + "host:port)");
+  if (value.rfind(scheme, 0) != 0)
+    return invalid("config '" + key + "' = '" + value + "' must be " + scheme + "host:port ("
+                   + why + ")");
+  auto rest = value.substr(scheme.size());
+  if (rest.find('/') != std::string::npos)
+    return invalid("config '" + key + "' = '" + value + "' must be " + scheme
+                   + "host:port without a path");
+  return parse_endpoint(key, rest, 0, true);
+}
+
 // One `caftx://host:port` listener (Kafka's listeners with the one
 // protocol caftx speaks).
 status_or<endpoint> parse_listener(const std::string& key, const std::string& value) {
-  static const std::string scheme = "caftx://";
-  if (value.find(',') != std::string::npos)
-    return invalid("config '" + key + "' = '" + value
-                   + "': caftx serves exactly one listener (caftx://host:port)");
-  if (value.rfind(scheme, 0) != 0)
-    return invalid("config '" + key + "' = '" + value
-                   + "' must be caftx://host:port (the CAF middleman; caftx does not speak "
-                     "Kafka's wire protocol, so PLAINTEXT:// and SSL:// are not served)");
-  return parse_endpoint(key, value.substr(scheme.size()), 0, true);
+  return parse_one_listener(key, value, "caftx://", "",
+                            "the CAF middleman; caftx does not speak Kafka's wire protocol, so "
+                            "PLAINTEXT:// and SSL:// are not served");
+}
+
+// `metrics.listeners`: one `http://host:port` (the Prometheus endpoint, at
+// /metrics).
+status_or<endpoint> parse_metrics_listener(const std::string& key, const std::string& value) {
+  return parse_one_listener(key, value, "http://", "metrics",
+                            "Prometheus' text format over plain HTTP, at /metrics");
 }
 
 status middleman_keys(reader& r, middleman_config& m) {
@@ -541,9 +563,15 @@ status_or<server_config> server_config::parse(const properties& props) {
     c.cluster_id = *v;
   }
   CAFTX_TRY(middleman_keys(r, c.middleman));
+  if (auto v = r.take("metrics.listeners"); v && !trim(*v).empty()) {
+    auto l = parse_metrics_listener("metrics.listeners", trim(*v));
+    if (!l.ok())
+      return l.error();
+    c.metrics_listener = *l;
+  }
   properties rest = props;
   for (auto* k : {"log.level", "caftx.cluster.id", "zookeeper.session.timeout.ms",
-                  "zookeeper.connection.timeout.ms",
+                  "zookeeper.connection.timeout.ms", "metrics.listeners",
                   "caftx.middleman.heartbeat.interval.ms", "caftx.middleman.connection.timeout.ms"})
     rest.erase(k);
   auto node = node_config::parse(rest);

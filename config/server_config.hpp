@@ -75,6 +75,11 @@ struct server_config {
   /// another cluster are refused (INCONSISTENT_CLUSTER_ID). Default "caftx".
   std::string cluster_id = "caftx";
   middleman_config middleman;
+  /// `metrics.listeners`: one `http://host:port` where the node serves its
+  /// metrics in Prometheus' text format at GET /metrics (docs/metrics.md);
+  /// port [0, 65535], 0 = chosen by the OS; empty host = every interface.
+  /// nullopt (unset or empty): no metrics server.
+  std::optional<endpoint> metrics_listener;
   /// Every other key: node_config::parse (log.dirs, num.partitions,
   /// auto.create.topics.enable, transaction.*, ...).
   node_config node;

@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev
   libfccp-dev
   libspdlog-dev
+  libcpp-httplib-dev
   libzookeeper-mt-dev
   libzookeeper-java openjdk-17-jre-headless
 )

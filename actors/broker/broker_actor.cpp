@@ -24,6 +24,7 @@
 #include "actors/broker/node_fetch.hpp"
 #include "actors/common/durable_queue.hpp"
 #include "actors/common/lost_connection.hpp"
+#include "actors/common/node_metrics.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -1311,6 +1312,7 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
     },
     [=](node_fetch_request& req) -> caf::result<node_fetch_response> {
       auto& ctx = *self->state.ctx;
+      auto timer = node_metrics::time_request(ctx.metrics, "Fetch");
       auto rp = self->make_response_promise<node_fetch_response>();
       // The leaders of this node's partitions, looked up once per topic.
       std::map<std::string, std::vector<partition_actor>> topics;
@@ -1324,7 +1326,8 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
           return {};
         return i->second[static_cast<size_t>(tp.partition)];
       };
-      node_fetch(self, std::move(req), leader_of, ctx.config.request_timeout_ms, rp);
+      node_fetch(self, std::move(req), leader_of, ctx.config.request_timeout_ms, rp,
+                 std::move(timer));
       return rp;
     },
     [=](const metadata_request& req) { return answer_metadata(self, req); },

@@ -13,6 +13,7 @@
 #include "actors/broker/broker_actor.hpp"
 #include "actors/broker/node_context.hpp"
 #include "actors/client/admin.hpp"
+#include "actors/common/node_metrics.hpp"
 #include "actors/controller/controller_actor.hpp"
 #include "actors/coordination/local_store.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
@@ -328,6 +329,7 @@ status_or<std::unique_ptr<node>> node::start(caf::actor_system& sys, node_config
   ctx->clock_ms = opts.clock_ms;
   ctx->events = opts.events;
   ctx->events_from = opts.events_from;
+  ctx->metrics = opts.metrics;
   ctx->health->set_events(opts.events);
   ctx->node_id = opts.node_id;
   ctx->cluster_id = opts.cluster_id;
@@ -414,17 +416,34 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
                    }()
                  + ").");
   };
+  if (ctx->metrics && !ctx->embedded) {
+    // The ZooKeeper session's state (Kafka's SessionExpireListener
+    // SessionState) as one series per state, 1 for the current one.
+    auto reg = ctx->metrics;
+    co.events.session = [reg](session_state state) {
+      for (auto s : {session_state::connecting, session_state::connected, session_state::expired,
+                     session_state::closed})
+        node_metrics::gauge(reg, node_metrics::zookeeper_session_state, {{"state", to_string(s)}})
+          .set(s == state ? 1 : 0);
+      if (state == session_state::expired)
+        node_metrics::counter(reg, node_metrics::zookeeper_expires).inc();
+    };
+    node_metrics::counter(reg, node_metrics::zookeeper_expires);
+  }
+  auto active_controller = node_metrics::gauge(ctx->metrics, node_metrics::active_controller);
   co.events.registered = [broker, events, prefix](int64_t epoch) {
     broker_registered(broker, epoch);
     emit_event(events, node_event_level::info, "registered",
                prefix + "registered with node epoch " + std::to_string(epoch));
   };
   auto cprefix = "[Controller id=" + std::to_string(ctx->node_id) + "] ";
-  co.events.elected = [events, cprefix](int32_t epoch) {
+  co.events.elected = [events, cprefix, active_controller](int32_t epoch) {
+    active_controller.set(1);
     emit_event(events, node_event_level::info, "controller_elected",
                cprefix + "elected controller at controller epoch " + std::to_string(epoch));
   };
-  co.events.resigned = [events, cprefix](const std::string& why) {
+  co.events.resigned = [events, cprefix, active_controller](const std::string& why) {
+    active_controller.set(0);
     emit_event(events, node_event_level::warn, "controller_resigned",
                cprefix + "resigned as controller: " + why);
   };

@@ -30,6 +30,9 @@ class Env;
 
 namespace caftx {
 
+namespace metrics {
+class registry;
+}
 struct node_context;
 class fault_drills;
 
@@ -109,6 +112,9 @@ struct node_options {
   /// the node refuses fault drills (an embedding application's own fault
   /// handler, the simulator's say, stays untouched).
   std::shared_ptr<fault_drills> faults;
+  /// Where the node's actors report their metrics (docs/metrics.md; caftx-node
+  /// serves it on metrics.listeners). Null: the node keeps none.
+  std::shared_ptr<metrics::registry> metrics;
 };
 
 class node {

@@ -20,6 +20,7 @@
 #include "config/config.hpp"
 #include "runtime/ids.hpp"
 #include "runtime/actor_interfaces.hpp"
+#include "runtime/metrics.hpp"
 #include "storage/node_store.hpp"
 
 namespace caftx {
@@ -183,6 +184,9 @@ struct node_context {
   std::shared_ptr<fault_drills> faults;
   /// node_options::events_from.
   node_event_level events_from = node_event_level::trace;
+  /// node_options::metrics: where the node's actors report (docs/metrics.md);
+  /// null: no metrics.
+  std::shared_ptr<metrics::registry> metrics;
   /// emit_event(events, ...).
   void emit(node_event_level level, const char* kind, std::string text) const {
     emit_event(events, level, kind, std::move(text));

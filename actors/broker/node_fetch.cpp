@@ -39,6 +39,7 @@ struct gather {
   int64_t bytes = 0;
   bool failed = false; // a partition answered an error
   bool answered = false;
+  metrics::request_timer timer; // Fetch's TotalTimeMs
 
   bool satisfied() const { return failed || bytes >= req.min_bytes; }
 
@@ -47,6 +48,7 @@ struct gather {
       return;
     answered = true;
     apply_fetch_max_bytes(resp, req.max_bytes);
+    timer.observe();
     rp.deliver(std::move(resp));
   }
 
@@ -108,8 +110,10 @@ template <class Self>
 void fetch_from_node(Self* self, node_fetch_request req,
                      const std::function<partition_actor(const topic_partition&)>& leader_of,
                      int32_t request_timeout_ms,
-                     caf::typed_response_promise<node_fetch_response> rp) {
+                     caf::typed_response_promise<node_fetch_response> rp,
+                     metrics::request_timer timer) {
   auto g = std::make_shared<gather>();
+  g->timer = std::move(timer);
   g->req = std::move(req);
   g->rp = std::move(rp);
   g->resp.partitions.resize(g->req.partitions.size());
@@ -147,14 +151,18 @@ void fetch_from_node(Self* self, node_fetch_request req,
 
 void node_fetch(caf::event_based_actor* self, node_fetch_request req,
                 const std::function<partition_actor(const topic_partition&)>& leader_of,
-                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp) {
-  fetch_from_node(self, std::move(req), leader_of, request_timeout_ms, std::move(rp));
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp,
+                metrics::request_timer timer) {
+  fetch_from_node(self, std::move(req), leader_of, request_timeout_ms, std::move(rp),
+                  std::move(timer));
 }
 
 void node_fetch(broker_impl_actor::pointer self, node_fetch_request req,
                 const std::function<partition_actor(const topic_partition&)>& leader_of,
-                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp) {
-  fetch_from_node(self, std::move(req), leader_of, request_timeout_ms, std::move(rp));
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp,
+                metrics::request_timer timer) {
+  fetch_from_node(self, std::move(req), leader_of, request_timeout_ms, std::move(rp),
+                  std::move(timer));
 }
 
 } // namespace caftx

@@ -10,6 +10,7 @@
 #include <caf/fwd.hpp>
 
 #include "runtime/actor_interfaces.hpp"
+#include "runtime/metrics.hpp"
 
 namespace caftx {
 
@@ -29,11 +30,13 @@ struct topic_partition;
 /// max_bytes of records (node_fetch_request in runtime/messages.hpp).
 void node_fetch(caf::event_based_actor* self, node_fetch_request req,
                 const std::function<partition_actor(const topic_partition&)>& leader_of,
-                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp);
-/// The same from a broker.
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp,
+                metrics::request_timer timer = {});
+/// The same from a broker; `timer` is observed when the answer goes.
 void node_fetch(broker_impl_actor::pointer self, node_fetch_request req,
                 const std::function<partition_actor(const topic_partition&)>& leader_of,
-                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp);
+                int32_t request_timeout_ms, caf::typed_response_promise<node_fetch_response> rp,
+                metrics::request_timer timer = {});
 
 /// The fetch.max.bytes budget of a gathered answer: in order, a
 /// partition's records are kept while the total stays within `max_bytes`,

@@ -3,8 +3,9 @@
 // holds this, is destroyed). A crash between a durable write and its reply
 // then fails the request at once, so the requester retries now instead of
 // after its request timeout. The shell keeps only the ticket in its
-// continuations, never a copy of the promise. Owned by one actor; not
-// thread-safe.
+// continuations, never a copy of the promise. A reply may carry the
+// timer of its request (docs/metrics.md §Requests), observed when it is
+// answered either way. Owned by one actor; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,8 @@
 
 #include <caf/response_promise.hpp>
 #include <caf/sec.hpp>
+
+#include "runtime/metrics.hpp"
 
 namespace caftx {
 
@@ -24,13 +27,15 @@ public:
   pending_replies(pending_replies&&) = default;
   pending_replies& operator=(pending_replies&&) = default;
   ~pending_replies() {
-    for (auto& [t, rp] : owed_)
-      rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+    for (auto& [t, owed] : owed_) {
+      owed.second.observe();
+      owed.first.deliver(caf::make_error(caf::sec::request_receiver_down));
+    }
   }
 
-  ticket add(caf::response_promise rp) {
+  ticket add(caf::response_promise rp, metrics::request_timer timer = {}) {
     auto t = next_++;
-    owed_.emplace(t, std::move(rp));
+    owed_.emplace(t, std::make_pair(std::move(rp), std::move(timer)));
     return t;
   }
 
@@ -40,8 +45,9 @@ public:
     auto i = owed_.find(t);
     if (i == owed_.end())
       return false;
-    auto rp = std::move(i->second);
+    auto [rp, timer] = std::move(i->second);
     owed_.erase(i);
+    timer.observe();
     rp.deliver(std::forward<Ts>(xs)...);
     return true;
   }
@@ -50,7 +56,7 @@ public:
 
 private:
   ticket next_ = 1;
-  std::map<ticket, caf::response_promise> owed_;
+  std::map<ticket, std::pair<caf::response_promise, metrics::request_timer>> owed_;
 };
 
 } // namespace caftx

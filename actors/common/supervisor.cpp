@@ -36,7 +36,17 @@ struct supervisor_state {
   // next wait before settling again while the store does not write.
   std::optional<status> storage_error;
   std::chrono::milliseconds storage_wait{0};
+  // The restart counter's series, removed with the supervisor.
+  metrics::counter restart_counter;
+  std::shared_ptr<metrics::registry> metrics;
   static inline const char* name = "caftx.supervisor";
+  supervisor_state() = default;
+  supervisor_state(const supervisor_state&) = delete;
+  supervisor_state& operator=(const supervisor_state&) = delete;
+  ~supervisor_state() {
+    if (metrics)
+      metrics->remove(restart_counter.cell());
+  }
 };
 
 using supervisor_ptr = caf::stateful_actor<supervisor_state>*;
@@ -57,6 +67,8 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
         caf::anon_send(hdl, storage_retry_atom::value, s.message());
     });
   };
+  self->state.restart_counter = opts.restarts;
+  self->state.metrics = opts.metrics;
   start_child();
   self->set_down_handler([self, opts, start_child, settle](caf::down_msg& dm) {
     auto& st = self->state;
@@ -97,6 +109,7 @@ caf::behavior supervisor_fn(supervisor_ptr self, supervisor_options opts) {
     }
     st.restarts.push_back(now);
     ++st.restart_count;
+    opts.restarts.inc();
     if (!opts.settle) {
       start_child();
       return;

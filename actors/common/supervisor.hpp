@@ -28,6 +28,7 @@
 #include <caf/fwd.hpp>
 #include <caf/message.hpp>
 
+#include "actors/common/node_metrics.hpp"
 #include "config/config.hpp"
 #include "runtime/status.hpp"
 
@@ -61,6 +62,11 @@ struct supervisor_options {
   std::function<void(const std::string& name, const std::string& error)> storage_failed;
   /// First wait before settling again while the store does not write.
   std::chrono::milliseconds storage_retry{100};
+  /// Counts every restart (caftx_supervisor_restarts_total{component=name});
+  /// the series is removed from `metrics` when the supervisor stops. Empty:
+  /// not counted.
+  metrics::counter restarts;
+  std::shared_ptr<metrics::registry> metrics;
 };
 
 /// The `unavailable` of a node component: after a storage fault the
@@ -89,6 +95,10 @@ supervisor_options node_supervision(std::shared_ptr<const Context> ctx, std::str
     ctx->health->storage_failed(n, error);
   };
   opts.unavailable = storage_aware_unavailable();
+  opts.metrics = ctx->metrics;
+  opts.restarts =
+    node_metrics::owned_counter(ctx->metrics, node_metrics::supervisor_restarts,
+                                {{"component", opts.name}});
   return opts;
 }
 

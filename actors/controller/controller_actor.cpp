@@ -818,6 +818,8 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
   return {
     [=](const coord_session_event& e) {
       auto& st = self->state;
+      if (st.opts.events.session)
+        st.opts.events.session(e.state);
       switch (e.state) {
         case session_state::connected: {
           bool fresh = e.session_id != st.session_id;

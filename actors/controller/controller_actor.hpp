@@ -26,6 +26,7 @@
 
 #include "runtime/actor_interfaces.hpp"
 #include "runtime/controller_model.hpp"
+#include "runtime/coordination_types.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {
@@ -35,6 +36,9 @@ struct controller_events {
   /// The store's session connected (the first time, and after each
   /// reconnection), with its id.
   std::function<void(int64_t session_id)> connected;
+  /// Every change of the store's session state as the store reports it
+  /// (connected, connecting, expired, closed), for the node's metrics.
+  std::function<void(session_state state)> session;
   /// Registered under /nodes/<id> with `node_epoch` (again after every
   /// session expiry, with a new epoch).
   std::function<void(int64_t node_epoch)> registered;

@@ -16,6 +16,7 @@
 #include "actors/common/coordinator_log.hpp"
 #include "actors/common/durable_queue.hpp"
 #include "actors/common/lost_connection.hpp"
+#include "actors/common/node_metrics.hpp"
 #include "actors/common/pending_replies.hpp"
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
@@ -33,6 +34,79 @@
 namespace caftx {
 
 namespace {
+
+// The shard's part of the node's coordinator metrics (docs/metrics.md
+// §Transaction coordinator): its shares of the sums, taken back when the
+// shard stops, and the node's counters.
+struct coordinator_metrics {
+  std::shared_ptr<metrics::registry> reg;
+  metrics::gauge_share ids, markers_in_flight;
+  std::vector<metrics::gauge_share> by_state; // index: txn_state
+  std::vector<int64_t> counts;                // the same, as counted here
+  metrics::counter commits, aborts, timeout_aborts, fencings, loads, load_ms;
+  metrics::gauge load_max, load_avg;
+
+  void open(std::shared_ptr<metrics::registry> r) {
+    using namespace node_metrics;
+    reg = std::move(r);
+    if (!reg)
+      return;
+    ids = metrics::gauge_share{gauge(reg, txn_ids)};
+    markers_in_flight = metrics::gauge_share{gauge(reg, txn_markers_in_flight)};
+    auto states = static_cast<size_t>(txn_state::prepare_epoch_fence) + 1;
+    by_state.clear();
+    for (size_t i = 0; i < states; ++i)
+      by_state.emplace_back(
+        gauge(reg, txn_by_state, {{"state", to_string(static_cast<txn_state>(i))}}));
+    counts.assign(states, 0);
+    commits = counter(reg, txn_commits);
+    aborts = counter(reg, txn_aborts);
+    timeout_aborts = counter(reg, txn_timeout_aborts);
+    fencings = counter(reg, txn_fencings);
+    loads = counter(reg, txn_loads);
+    load_ms = counter(reg, txn_load_time_sum);
+    load_max = gauge(reg, txn_load_time_max);
+    load_avg = gauge(reg, txn_load_time_avg);
+  }
+
+  // One card moved from `before` to `after` (nullopt: no card).
+  void moved(std::optional<txn_state> before, std::optional<txn_state> after) {
+    if (!reg)
+      return;
+    if (before)
+      --counts[static_cast<size_t>(*before)];
+    if (after)
+      ++counts[static_cast<size_t>(*after)];
+    publish();
+  }
+
+  void recount(const txn_coordinator_core& core) {
+    if (!reg)
+      return;
+    auto n = core.count_by_state();
+    for (size_t i = 0; i < counts.size() && i < n.size(); ++i)
+      counts[i] = static_cast<int64_t>(n[i]);
+    publish();
+  }
+
+  void publish() {
+    int64_t total = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      by_state[i].set(static_cast<double>(counts[i]));
+      total += counts[i];
+    }
+    ids.set(static_cast<double>(total));
+  }
+
+  void loaded(double ms) {
+    if (!reg)
+      return;
+    loads.inc();
+    load_ms.inc(ms);
+    load_max.set_max(ms);
+    load_avg.set(load_ms.value() / loads.value());
+  }
+};
 
 struct coordinator_state {
   std::unique_ptr<txn_coordinator_core> core;
@@ -78,16 +152,20 @@ struct coordinator_state {
     uint64_t id = 0;
     std::function<txn_decision()> decide;
     caf::response_promise rp;
+    metrics::request_timer timer;
   };
   std::map<std::string, std::vector<parked_request>> parked;
   uint64_t next_parked_id = 1;
+  coordinator_metrics gauges;
   static inline const char* name = "caftx.txn_coordinator";
   // A shard that dies answers what it parked at once (clients rediscover
   // and retry instead of waiting for their request timeout).
   ~coordinator_state() {
     for (auto& [tid, requests] : parked)
-      for (auto& p : requests)
+      for (auto& p : requests) {
+        p.timer.observe();
         p.rp.deliver(caf::make_error(caf::sec::request_receiver_down));
+      }
   }
 };
 
@@ -205,12 +283,23 @@ void persist(coordinator_ptr self, txn_decision d, std::function<void(const stat
              stop_on_failed_write(self, s);
              return;
            }
+           std::optional<txn_state> before;
+           if (auto* card = st.core->find(tid))
+             before = card->state;
            if (!st.core->complete(d)) {
              st.core->abort_pending(tid);
              then(status{error_code::not_coordinator, "transition no longer pending"});
              wake_parked(self, tid);
              return;
            }
+           std::optional<txn_state> after;
+           if (auto* card = st.core->find(tid))
+             after = card->state;
+           st.gauges.moved(before, after);
+           if (after == txn_state::complete_commit && before != after)
+             st.gauges.commits.inc();
+           else if (after == txn_state::complete_abort && before != after)
+             st.gauges.aborts.inc();
            CAFTX_FAULT_POINT(self, durable_point(d.card->state));
            // The reply first: EndTxn's caller waits for the decision
            // only, not for the markers (as Kafka), so its latency does
@@ -234,10 +323,22 @@ void stop_on_failed_write(coordinator_ptr self, const status& s) {
     self->quit(caf::make_error(caf::sec::runtime_error, what));
 }
 
+// The markers not yet acknowledged, as the node's gauge has them.
+void report_markers(coordinator_ptr self) {
+  auto& st = self->state;
+  if (!st.gauges.reg)
+    return;
+  size_t n = 0;
+  for (auto& [_, round] : st.markers)
+    n += round.missing.size();
+  st.gauges.markers_in_flight.set(static_cast<double>(n));
+}
+
 void finish_markers(coordinator_ptr self, const std::string& tid) {
   auto& st = self->state;
   auto card = st.markers[tid].card;
   st.markers.erase(tid);
+  report_markers(self);
   auto d = st.core->markers_written(tid, st.ctx->clock_ms());
   if (!d)
     return;
@@ -296,11 +397,14 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
             round.missing.erase(tp);
             if (round.missing.empty())
               finish_markers(self, tid);
+            else
+              report_markers(self);
             return;
           case error_code::invalid_producer_epoch:
           case error_code::transaction_coordinator_fenced:
             // Someone newer owns this transaction: never complete it here.
             self->state.markers.erase(tid);
+            report_markers(self);
             return;
           default:
             schedule_retry(self, tid, tp);
@@ -322,6 +426,7 @@ void start_markers(coordinator_ptr self, const txn_card& card) {
     return;
   }
   auto missing = round.missing;
+  report_markers(self);
   bool first = true;
   for (auto& tp : missing) {
     if (!first)
@@ -344,12 +449,14 @@ status check_partitions(coordinator_ptr self, const std::vector<topic_partition>
 
 // Answers `rp` with decision `d`: at once if it writes nothing, else once
 // its card is durable.
-void deliver_txn(coordinator_ptr self, txn_decision d, caf::response_promise rp) {
+void deliver_txn(coordinator_ptr self, txn_decision d, caf::response_promise rp,
+                 metrics::request_timer timer) {
   if (!d.card) {
+    timer.observe();
     rp.deliver(txn_response{d.error, d.message});
     return;
   }
-  auto t = self->state.replies.add(std::move(rp));
+  auto t = self->state.replies.add(std::move(rp), std::move(timer));
   persist(self, std::move(d), [self, t](const status& s) {
     self->state.replies.deliver(t, txn_response{s.code(), s.message()});
   });
@@ -360,10 +467,10 @@ bool busy(const txn_decision& d) {
 }
 
 void park(coordinator_ptr self, const std::string& tid, std::function<txn_decision()> decide,
-          caf::response_promise rp) {
+          caf::response_promise rp, metrics::request_timer timer) {
   auto& st = self->state;
   auto id = st.next_parked_id++;
-  st.parked[tid].push_back({id, std::move(decide), std::move(rp)});
+  st.parked[tid].push_back({id, std::move(decide), std::move(rp), std::move(timer)});
   self->delayed_send(self, parked_request_ms, parked_request_expired{tid, id});
 }
 
@@ -382,7 +489,7 @@ void wake_parked(coordinator_ptr self, const std::string& tid) {
     if (busy(d))
       st.parked[tid].push_back(std::move(p));
     else
-      deliver_txn(self, std::move(d), std::move(p.rp));
+      deliver_txn(self, std::move(d), std::move(p.rp), std::move(p.timer));
   }
 }
 
@@ -392,13 +499,14 @@ void wake_parked(coordinator_ptr self, const std::string& tid) {
 // soon as the previous one completed rather than after a client backoff.
 // The decision is the core's, made again on wake-up.
 caf::result<txn_response> txn_reply_or_park(coordinator_ptr self, const std::string& tid,
-                                            std::function<txn_decision()> decide) {
+                                            std::function<txn_decision()> decide,
+                                            metrics::request_timer timer) {
   auto d = decide();
   auto rp = self->make_response_promise();
   if (busy(d))
-    park(self, tid, std::move(decide), rp);
+    park(self, tid, std::move(decide), rp, std::move(timer));
   else
-    deliver_txn(self, std::move(d), rp);
+    deliver_txn(self, std::move(d), rp, std::move(timer));
   return rp;
 }
 
@@ -455,6 +563,7 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
   auto& st = self->state;
   st.ctx = ctx;
   st.shard = shard;
+  st.gauges.open(ctx->metrics);
   stop_on_storage_faults(self, "txn-coordinator-" + std::to_string(shard));
   st.dq = durable_queue{ctx->store};
   st.core = std::make_unique<txn_coordinator_core>(txn_coordinator_settings{
@@ -510,6 +619,8 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
           persist(self, std::move(d), [self, what](const status& s) {
             // Kafka's TransactionCoordinator.abortTimedOutTransactions.
             if (s.ok())
+              self->state.gauges.timeout_aborts.inc();
+            if (s.ok())
               self->state.ctx->emit(node_event_level::info, "transaction_timed_out",
                                     "Aborting ongoing transaction of " + what
                                       + " due to its timeout (transaction.timeout.ms)");
@@ -525,6 +636,7 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
       auto& v = i->second;
       for (auto p = v.begin(); p != v.end(); ++p)
         if (p->id == e.id) {
+          p->timer.observe();
           p->rp.deliver(txn_response{error_code::concurrent_transactions,
                                      "the transaction stayed busy; retry"});
           v.erase(p);
@@ -553,6 +665,8 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
     [=](pid_block_retry_atom) { want_pid_block(self); },
     [=](const init_producer_id_request& req) -> caf::result<init_producer_id_response> {
       auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics,
+                                                                     "InitProducerId")};
       if (auto s = pid_at_hand(self); !s.ok())
         return init_producer_id_response{s.code(), s.message()};
       if (!req.has_transactional_id) {
@@ -565,7 +679,8 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
         st.counter_written = st.core->next_pid_counter();
         wb.Put(keys::next_pid(st.shard), codec::encode_int64(st.counter_written));
         st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-                     [rp, pid](const status& s) mutable {
+                     [rp, pid, t = timer.take()](const status& s) mutable {
+                       t.observe();
                        // The counter only moves forward: a failed write
                        // needs no restart.
                        if (!s.ok())
@@ -595,7 +710,7 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
       auto tid = req.transactional_id;
       // Only now: a response promise takes over the reply of this request.
       auto rp = self->make_response_promise();
-      auto t = self->state.replies.add(rp);
+      auto t = self->state.replies.add(rp, timer.take());
       persist(self, std::move(d), [self, t, after, tid, fenced](const status& s) {
         auto& replies = self->state.replies;
         if (!s.ok()) {
@@ -605,6 +720,8 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
                           init_producer_id_response{after, "fenced the ongoing transaction; retry"});
         } else {
           auto* card = self->state.core->find(tid);
+          if (fenced)
+            self->state.gauges.fencings.inc();
           if (fenced)
             self->state.ctx->emit(node_event_level::info, "producer_fenced",
                                   "InitProducerId for transactionalId " + tid
@@ -620,6 +737,10 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
     },
     [=](const add_partitions_to_txn_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
+      // verify_only is a partition's KIP-890 check, not a client's request.
+      metrics::scoped_request_timer timer{
+        req.verify_only ? metrics::request_timer{}
+                        : node_metrics::time_request(st.ctx->metrics, "AddPartitionsToTxn")};
       // A client's request: unknown partitions first (docs/transactions.md
       // §AddPartitionsToTxn step 2 before 3-4).
       if (!req.verify_only)
@@ -632,28 +753,37 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
                                             req.partitions);
         return txn_response{d.error, d.message};
       }
-      return txn_reply_or_park(self, req.transactional_id, [self, req] {
-        auto& st = self->state;
-        return st.core->add_partitions(req.transactional_id, req.pid, req.epoch, req.partitions,
-                                       st.ctx->clock_ms());
-      });
+      return txn_reply_or_park(
+        self, req.transactional_id,
+        [self, req] {
+          auto& st = self->state;
+          return st.core->add_partitions(req.transactional_id, req.pid, req.epoch, req.partitions,
+                                         st.ctx->clock_ms());
+        },
+        timer.take());
     },
     [=](const add_offsets_to_txn_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
+      metrics::scoped_request_timer timer{
+        node_metrics::time_request(st.ctx->metrics, "AddOffsetsToTxn")};
       if (auto s = admit(self, req.transactional_id); !s.ok())
         return txn_response{s.code(), s.message()};
       if (req.group_id.empty())
         return txn_response{error_code::invalid_request, "empty group id"};
       topic_partition tp{consumer_offsets_topic,
                          partition_for(req.group_id, st.ctx->config.offsets_topic_num_partitions)};
-      return txn_reply_or_park(self, req.transactional_id, [self, req, tp] {
-        auto& st = self->state;
-        return st.core->add_partitions(req.transactional_id, req.pid, req.epoch, {tp},
-                                       st.ctx->clock_ms());
-      });
+      return txn_reply_or_park(
+        self, req.transactional_id,
+        [self, req, tp] {
+          auto& st = self->state;
+          return st.core->add_partitions(req.transactional_id, req.pid, req.epoch, {tp},
+                                         st.ctx->clock_ms());
+        },
+        timer.take());
     },
     [=](const end_txn_request& req) -> caf::result<end_txn_response> {
       auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "EndTxn")};
       if (auto s = admit(self, req.transactional_id); !s.ok())
         return end_txn_response{s.code(), s.message()};
       // An exhausted epoch rotates to a new producer id here (KIP-890).
@@ -672,7 +802,7 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
       if (!d.card)
         return identity(d.error, d.message);
       auto rp = self->make_response_promise();
-      auto t = self->state.replies.add(rp);
+      auto t = self->state.replies.add(rp, timer.take());
       persist(self, std::move(d), [self, t, identity](const status& s) {
         self->state.replies.deliver(t, identity(s.code(), s.message()));
       });
@@ -762,6 +892,8 @@ void finish_load(coordinator_ptr self) {
   auto resume = st.loader->in_prepare(*st.core);
   st.loader.reset();
   st.loading = false;
+  st.gauges.recount(*st.core);
+  st.gauges.loaded(static_cast<double>(st.ctx->clock_ms() - st.load_started_ms));
   // Kafka's TransactionStateManager line after loadTransactionMetadata.
   st.ctx->emit(node_event_level::info, "coordinator_loaded",
                "[Transaction State Manager " + std::to_string(st.ctx->node_id)
@@ -794,6 +926,7 @@ void expire_transactional_ids(coordinator_ptr self) {
          [self, ids = std::move(ids)](const status& s, int64_t) {
            if (s.ok()) {
              self->state.core->tombstones_written(ids);
+             self->state.gauges.recount(*self->state.core);
              return;
            }
            self->state.core->tombstones_failed(ids);

@@ -481,6 +481,13 @@ void txn_coordinator_core::abort_pending(const std::string& tid) {
   m.pending.reset();
 }
 
+std::vector<size_t> txn_coordinator_core::count_by_state() const {
+  std::vector<size_t> n(static_cast<size_t>(txn_state::prepare_epoch_fence) + 1, 0);
+  for (auto& [_, m] : txns_)
+    ++n[static_cast<size_t>(m.card.state)];
+  return n;
+}
+
 const txn_card* txn_coordinator_core::find(const std::string& tid) const {
   auto i = txns_.find(tid);
   return i == txns_.end() ? nullptr : &i->second.card;

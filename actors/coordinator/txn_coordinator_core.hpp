@@ -242,6 +242,8 @@ public:
 
   /// Number of transactional ids known to the shard.
   size_t size() const { return txns_.size(); }
+  /// The cards by state (index: txn_state's value), for the node's metrics.
+  std::vector<size_t> count_by_state() const;
   /// The counter behind the next producer id this shard hands out; the
   /// shell persists it with every card that allocated a producer id.
   int64_t next_pid_counter() const { return next_pid_counter_; }

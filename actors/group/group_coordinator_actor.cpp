@@ -13,6 +13,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/coordinator_log.hpp"
+#include "actors/common/node_metrics.hpp"
 #include "actors/common/pending_replies.hpp"
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
@@ -197,10 +198,12 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
     },
     [=](const txn_offset_commit_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
+      metrics::scoped_request_timer timer{
+        node_metrics::time_request(st.ctx->metrics, "TxnOffsetCommit")};
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
         return txn_response{s.code(), s.message()};
       auto rp = self->make_response_promise();
-      auto t = st.replies.add(rp);
+      auto t = st.replies.add(rp, timer.take());
       if (!st.core.needs_verification(req.pid, req.epoch)) {
         txn_offset_commit(self, req, t);
         return rp;
@@ -221,6 +224,7 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
     },
     [=](const offset_commit_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "OffsetCommit")};
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
         return txn_response{s.code(), s.message()};
       // Memory changes once the records are durable: an OffsetFetch in
@@ -232,7 +236,7 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
       st.core.begin_commit(keys);
       auto now = st.ctx->clock_ms();
       auto rp = self->make_response_promise();
-      auto t = st.replies.add(rp);
+      auto t = st.replies.add(rp, timer.take());
       append(self, st.log, offsets_batch(offsets, now),
              [self, t, offsets, keys, now](const status& s, int64_t base) {
                auto& st = self->state;
@@ -257,6 +261,7 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
     },
     [=](const offset_fetch_request& req) {
       auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "OffsetFetch")};
       offset_fetch_response r;
       if (auto s = load_status(self); !s.ok()) {
         r.error = s.code();

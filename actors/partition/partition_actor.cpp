@@ -15,6 +15,7 @@
 
 #include "actors/broker/node_context.hpp"
 #include "actors/common/durable_queue.hpp"
+#include "actors/common/node_metrics.hpp"
 #include "actors/common/storage_fault.hpp"
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
@@ -98,6 +99,62 @@ struct checked_produce {
   std::string records;
   batch_info info;
   int16_t acks = -1; // produce_request::acks
+  metrics::request_timer timer; // Produce's TotalTimeMs, observed at the reply
+};
+
+// The series a leader reports (docs/metrics.md §Partitions): created when
+// it leads, removed when it follows or stops, with its shares of the
+// node-wide sums.
+struct partition_gauges {
+  std::shared_ptr<metrics::registry> reg;
+  metrics::label_set labels;
+  metrics::gauge lso_lag, under_replicated, isr, replicas, size, log_end, log_start, hw, lso,
+    producer_ids, producer_state_bytes;
+  metrics::gauge_share producer_id_share, under_replicated_share, leader_share;
+  std::map<int32_t, metrics::gauge> follower_lag;
+  bool on = false;
+
+  partition_gauges() = default;
+  partition_gauges(const partition_gauges&) = delete;
+  partition_gauges& operator=(const partition_gauges&) = delete;
+  ~partition_gauges() { close(); }
+
+  void open(std::shared_ptr<metrics::registry> r, const topic_partition& tp) {
+    using namespace node_metrics;
+    reg = std::move(r);
+    labels = partition_labels(tp);
+    lso_lag = owned_gauge(reg, partition_lso_lag, labels);
+    under_replicated = owned_gauge(reg, partition_under_replicated, labels);
+    isr = owned_gauge(reg, partition_isr_count, labels);
+    replicas = owned_gauge(reg, partition_replicas_count, labels);
+    size = owned_gauge(reg, log_size, labels);
+    log_end = owned_gauge(reg, log_end_offset, labels);
+    log_start = owned_gauge(reg, log_start_offset, labels);
+    hw = owned_gauge(reg, partition_high_watermark, labels);
+    lso = owned_gauge(reg, partition_last_stable_offset, labels);
+    producer_ids = owned_gauge(reg, partition_producer_ids, labels);
+    producer_state_bytes = owned_gauge(reg, partition_producer_state_bytes, labels);
+    producer_id_share = metrics::gauge_share{gauge(reg, producer_id_count)};
+    under_replicated_share = metrics::gauge_share{gauge(reg, under_replicated_partitions)};
+    leader_share = metrics::gauge_share{gauge(reg, leader_count)};
+    leader_share.set(1);
+    on = true;
+  }
+
+  void close() {
+    if (!on)
+      return;
+    for (auto* g : {&lso_lag, &under_replicated, &isr, &replicas, &size, &log_end, &log_start, &hw,
+                    &lso, &producer_ids, &producer_state_bytes})
+      reg->remove(g->cell());
+    for (auto& [_, g] : follower_lag)
+      reg->remove(g.cell());
+    follower_lag.clear();
+    producer_id_share = {};
+    under_replicated_share = {};
+    leader_share = {};
+    on = false;
+  }
 };
 
 struct partition_state {
@@ -126,6 +183,7 @@ struct partition_state {
     int64_t offset;
     caf::response_promise rp;
     caf::message reply;
+    metrics::request_timer timer = {};
   };
   // -- replication (docs/replication.md) --
   // The log end offset of what is synced (core->log_end_offset() counts
@@ -168,6 +226,7 @@ struct partition_state {
   };
   std::vector<held_fetch> fetches;
   uint64_t next_fetch_id = 1;
+  partition_gauges gauges;
   static inline const char* name = "caftx.partition";
   // A leader that dies (crash, kill) answers what it still held at once,
   // so producers retry now instead of after request.timeout.ms; a retry of
@@ -267,6 +326,7 @@ void release_waiters(partition_ptr self) {
   auto& st = self->state;
   while (!st.waiters.empty() && st.waiters.front().offset < st.core->high_watermark()) {
     auto& w = st.waiters.front();
+    w.timer.observe();
     if (st.replication
         && st.replication->check_acks(w.offset + 1, st.core->high_watermark(),
                                       st.min_insync_replicas)
@@ -296,12 +356,16 @@ Response error_response(const status& why) {
 // retry of a batch the new leader has is answered with its offsets.
 void fail_waiters(partition_ptr self, const status& why) {
   auto& st = self->state;
-  for (auto& w : st.waiters)
+  for (auto& w : st.waiters) {
+    w.timer.observe();
     w.rp.deliver(error_reply_as(w.reply, why));
+  }
   st.waiters.clear();
   for (auto& [pid, queue] : st.held)
-    for (auto& h : queue)
+    for (auto& h : queue) {
+      h.req.timer.observe();
       h.rp.deliver(produce_response{why.code(), why.message(), -1, -1});
+    }
   st.held.clear();
   for (auto& f : st.fetches)
     f.rp.deliver(error_response<fetch_response>(why));
@@ -312,6 +376,62 @@ void fail_waiters(partition_ptr self, const status& why) {
 }
 
 replica_fetch_response replica_fetch_now(partition_ptr self, const replica_fetch_request& req);
+
+// The partition's series as they are now (docs/metrics.md §Partitions):
+// while it leads; a follower reports none (Kafka's Partition gauges of a
+// follower read 0 for under-replication and lag, which is what a missing
+// series sums to).
+void report_metrics(partition_ptr self) {
+  auto& st = self->state;
+  auto& g = st.gauges;
+  if (!st.ctx->metrics)
+    return;
+  if (st.following) {
+    g.close();
+    return;
+  }
+  if (!g.on)
+    g.open(st.ctx->metrics, st.core->tp());
+  auto& core = *st.core;
+  auto hw = core.high_watermark();
+  auto lso = core.last_stable_offset();
+  g.hw.set(static_cast<double>(hw));
+  g.lso.set(static_cast<double>(lso));
+  g.lso_lag.set(static_cast<double>(hw - lso));
+  g.log_end.set(static_cast<double>(core.log_end_offset()));
+  g.log_start.set(static_cast<double>(core.log_start_offset()));
+  g.size.set(static_cast<double>(core.log_size_bytes()));
+  auto pids = static_cast<double>(core.producers().size());
+  g.producer_ids.set(pids);
+  g.producer_id_share.set(pids);
+  g.producer_state_bytes.set(static_cast<double>(core.producer_state_bytes()));
+  size_t isr = 1, replicas = 1;
+  if (st.replication) {
+    isr = st.replication->isr().size();
+    replicas = st.replication->replicas().size();
+    for (auto id : st.replication->replicas()) {
+      if (id == st.ctx->node_id)
+        continue;
+      auto i = g.follower_lag.find(id);
+      if (i == g.follower_lag.end()) {
+        auto labels = g.labels;
+        labels.emplace_back("follower", std::to_string(id));
+        i = g.follower_lag
+              .emplace(id, node_metrics::owned_gauge(g.reg, node_metrics::follower_lag,
+                                                     std::move(labels)))
+              .first;
+      }
+      auto* f = st.replication->follower(id);
+      auto follower_end = f && f->log_end_offset >= 0 ? f->log_end_offset : 0;
+      i->second.set(static_cast<double>(std::max<int64_t>(0, st.durable_end - follower_end)));
+    }
+  }
+  g.isr.set(static_cast<double>(isr));
+  g.replicas.set(static_cast<double>(replicas));
+  double under = isr < replicas ? 1 : 0;
+  g.under_replicated.set(under);
+  g.under_replicated_share.set(under);
+}
 
 // The leader's HW after its own log end or a follower moved (Kafka's
 // maybeIncrementLeaderHW); alone, the synced log end. Then everything that
@@ -347,6 +467,7 @@ void advance_high_watermark(partition_ptr self) {
       ++i;
     }
   }
+  report_metrics(self);
 }
 
 // The snapshot a write of `bytes` more bytes of log should carry, taken
@@ -388,7 +509,8 @@ void add_snapshot(partition_ptr self, leveldb::WriteBatch& wb, producer_snapshot
 // when the log it covers is.
 template <class Reply>
 void append_and_reply(partition_ptr self, std::string bytes, const batch_info& info, Reply reply,
-                      bool set_base_offset, caf::response_promise rp, int16_t acks = -1) {
+                      bool set_base_offset, caf::response_promise rp, int16_t acks = -1,
+                      metrics::request_timer timer = {}) {
   auto& st = self->state;
   auto& tp = st.core->tp();
   auto sized = info;
@@ -418,22 +540,27 @@ void append_and_reply(partition_ptr self, std::string bytes, const batch_info& i
   // acks=-1 waits for the HW; acks=1 for this write; acks=0 for nothing.
   std::optional<std::pair<caf::response_promise, caf::message>> on_durable;
   if (acks == -1) {
-    st.waiters.push_back({last, rp, caf::make_message(std::move(reply))});
+    st.waiters.push_back({last, rp, caf::make_message(std::move(reply)), timer});
   } else if (acks == 1) {
     on_durable.emplace(rp, caf::make_message(std::move(reply)));
   } else {
     if constexpr (std::is_same_v<Reply, produce_response>)
       reply.base_offset = -1; // Kafka's RecordMetadata offset under acks=0
+    timer.observe();
     rp.deliver(std::move(reply));
   }
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
-               [self, last, appended, on_durable](const status& s) mutable {
+               [self, last, appended, on_durable, timer](const status& s) mutable {
+    if (on_durable)
+      timer.observe();
     if (!s.ok()) {
       // The in-memory log is ahead of the disk now: every reply still
       // waiting gets the error, and the supervisor rebuilds the leader from
       // what is durable once the store writes again.
-      for (auto& w : self->state.waiters)
+      for (auto& w : self->state.waiters) {
+        w.timer.observe();
         w.rp.deliver(error_reply_as(w.reply, s));
+      }
       self->state.waiters.clear();
       if (on_durable)
         on_durable->first.deliver(error_reply_as(on_durable->second, s));
@@ -455,26 +582,28 @@ void produce(partition_ptr self, checked_produce& req, caf::response_promise rp)
   auto& st = self->state;
   auto d = st.core->validate_produce(req.info);
   if (!d.ok()) {
+    req.timer.observe();
     rp.deliver(
       produce_response{d.error().code(), d.error().message(), -1, st.core->log_start_offset()});
     return;
   }
   produce_response reply{error_code::none, {}, d->base_offset, st.core->log_start_offset()};
   if (!d->duplicate) {
-    append_and_reply(self, std::move(req.records), req.info, reply, true, rp, req.acks);
+    append_and_reply(self, std::move(req.records), req.info, reply, true, rp, req.acks, req.timer);
     return;
   }
   // A duplicate is answered with its original's offsets once it is as
   // durable as this request asks.
   if (d->last_offset < (req.acks == -1 ? st.core->high_watermark() : st.durable_end)
       || req.acks == 0) {
+    req.timer.observe();
     rp.deliver(reply);
     return;
   }
   // Still on its way to disk: answer with the original's durability.
   auto pos = std::find_if(st.waiters.begin(), st.waiters.end(),
                           [&](auto& w) { return w.offset > d->last_offset; });
-  st.waiters.insert(pos, {d->last_offset, rp, caf::make_message(reply)});
+  st.waiters.insert(pos, {d->last_offset, rp, caf::make_message(reply), req.timer});
 }
 
 void verify_next(partition_ptr self, producer_id pid);
@@ -512,11 +641,13 @@ void verify_next(partition_ptr self, producer_id pid) {
                             return;
                           auto h = std::move(i->second.front());
                           i->second.pop_front();
-                          if (e == error_code::none)
+                          if (e == error_code::none) {
                             produce(self, h.req, h.rp);
-                          else
+                          } else {
+                            h.req.timer.observe();
                             h.rp.deliver(produce_response{e, std::move(msg), -1,
                                                           st.core->log_start_offset()});
+                          }
                           drain_held(self, pid);
                         });
 }
@@ -656,6 +787,7 @@ void move_log_start(partition_ptr self, const log_start_move& m, std::function<v
     return true;
   });
   st.core->apply_log_start(m);
+  report_metrics(self);
   st.dq.submit(caf::actor_cast<caf::actor>(self), std::move(wb),
                [done = std::move(done)](const status& s) { done(s); });
 }
@@ -878,6 +1010,7 @@ void remember_isr(partition_ptr self, const std::vector<int32_t>& isr, int32_t p
   a->isr = isr;
   a->partition_epoch = partition_epoch;
   st.ctx->directory->assign_replica(st.core->tp(), *a);
+  report_metrics(self);
 }
 
 // Sends an ISR change to the controller through the node's broker (Kafka's
@@ -1399,11 +1532,18 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
     },
     [=](const producer_expiration_tick&) {
       self->state.core->remove_expired_producers(self->state.ctx->clock_ms(), expiration_ms);
+      report_metrics(self);
       self->delayed_send(self, check_interval, producer_expiration_tick{});
     },
     [=](storage_done& done) { self->state.dq.complete(done); },
     [=](produce_request& req) -> caf::result<produce_response> {
       auto& st = self->state;
+      // A client's Produce, from here to its reply (docs/metrics.md
+      // §Requests: one refused before the append is not timed); a
+      // coordinator's append is no request.
+      auto timer = req.from_coordinator
+                     ? metrics::request_timer{}
+                     : node_metrics::time_request(st.ctx->metrics, "Produce");
       auto rp = self->make_response_promise();
       if (st.following) {
         auto why = not_leader(self);
@@ -1484,7 +1624,8 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
           return rp;
         }
       }
-      checked_produce c{std::move(req.transactional_id), std::move(req.records), {}, req.acks};
+      checked_produce c{std::move(req.transactional_id), std::move(req.records), {}, req.acks,
+                        timer};
       c.info = v2::info_of(*h, c.records);
       auto& b = c.info;
       if (req.from_coordinator) {
@@ -1611,6 +1752,7 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
       st.follow_leader = req.leader;
       st.follow_epoch = req.leader_epoch;
       st.replication.reset();
+      report_metrics(self);
       if (was_leader)
         fail_waiters(self, not_leader(self));
       // The position once the writes queued as leader are synced.

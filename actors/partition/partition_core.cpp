@@ -483,4 +483,14 @@ status_or<int64_t> partition_core::list_offset(const batch_reader& read, int64_t
   return found >= 0 && found < bound ? found : -1;
 }
 
+size_t partition_core::producer_state_bytes() const {
+  // A std::map node: the value plus three pointers and the colour, padded.
+  constexpr size_t node_overhead = 4 * sizeof(void*);
+  return producers_.size()
+           * (sizeof(std::pair<const producer_id, producer_state_entry>) + node_overhead)
+         + ongoing_txns_.size() * (sizeof(std::pair<const int64_t, producer_id>) + node_overhead)
+         + unreplicated_txns_.size() * (sizeof(std::pair<const int64_t, int64_t>) + node_overhead)
+         + aborted_index_.capacity() * sizeof(aborted_txn_entry);
+}
+
 } // namespace caftx

@@ -327,6 +327,11 @@ public:
   std::optional<int64_t> first_unstable_offset() const;
   const std::map<producer_id, producer_state_entry>& producers() const { return producers_; }
   const std::vector<aborted_txn_entry>& aborted_index() const { return aborted_index_; }
+  /// Estimated heap bytes of the producer state (entries, open and
+  /// unreplicated transactions, as tree nodes) and of the aborted-transaction
+  /// index (Kafka has no such gauge; its ProducerStateManager is what this
+  /// measures).
+  size_t producer_state_bytes() const;
 
   /// DescribeProducers (KIP-664, docs/producer-state.md §DescribeProducers), as Kafka's
   /// UnifiedLog.activeProducers: one row per producer with state here, by

@@ -42,6 +42,9 @@ protected:
   std::map<int32_t, uint16_t> ports;
   std::map<int32_t, std::unique_ptr<node_process>> nodes;
   int restarts = 0;
+  /// Keys of one node's own (a port of its own, say), added to every start
+  /// of it; `extra` overrides them.
+  std::function<std::map<std::string, std::string>(int32_t id)> per_node;
 
   std::string zookeeper() const { return zk_server::shared().connect(chroot); }
 
@@ -65,6 +68,8 @@ protected:
   node_process& start(int32_t id, std::map<std::string, std::string> extra = {}) {
     if (!ports.count(id))
       ports[id] = free_port();
+    if (per_node)
+      extra.merge(per_node(id)); // keys already in extra stay
     auto name = "node" + std::to_string(id) + "-" + std::to_string(restarts++);
     auto props = write_server_properties(tmp.path(), name + ".properties", ports[id],
                                          tmp.path() + "/data" + std::to_string(id),

@@ -22,6 +22,34 @@ properties with_dir(properties p) {
   return p;
 }
 
+TEST(ServerConfig, MetricsListenersIsOneHttpEndpointOrNone) {
+  auto none = server_config::parse(with_dir({}));
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->metrics_listener.has_value());
+  auto empty = server_config::parse(with_dir({{"metrics.listeners", ""}}));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->metrics_listener.has_value());
+  auto c = server_config::parse(with_dir({{"metrics.listeners", "http://0.0.0.0:9404"}}));
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  ASSERT_TRUE(c->metrics_listener.has_value());
+  EXPECT_EQ(c->metrics_listener->to_string(), "0.0.0.0:9404");
+  auto any = server_config::parse(with_dir({{"metrics.listeners", "http://:0"}}));
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->metrics_listener->to_string(), ":0");
+  EXPECT_EQ(error_of(server_config::parse(with_dir({{"metrics.listeners", "https://h:1"}}))),
+            "config 'metrics.listeners' = 'https://h:1' must be http://host:port (Prometheus' "
+            "text format over plain HTTP, at /metrics)");
+  EXPECT_EQ(error_of(server_config::parse(with_dir({{"metrics.listeners", "http://h:70000"}}))),
+            "config 'metrics.listeners' = 'h:70000': port '70000' is out of range [0, 65535]");
+  EXPECT_NE(error_of(server_config::parse(with_dir({{"metrics.listeners", "http://h:1/metrics"}})))
+              .find("without a path"),
+            std::string::npos);
+  EXPECT_NE(error_of(server_config::parse(
+                       with_dir({{"metrics.listeners", "http://h:1,http://h:2"}})))
+              .find("exactly one listener"),
+            std::string::npos);
+}
+
 TEST(ServerConfig, DefaultsAreKafkasWhereKafkaHasOne) {
   auto c = server_config::parse(with_dir({}));
   ASSERT_TRUE(c.ok()) << c.error().to_string();

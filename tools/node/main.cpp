@@ -4,7 +4,8 @@
 //
 // Reads Kafka's server.properties names (config/server_config.hpp), opens
 // log.dirs, publishes the node's broker on `listeners` over CAF's
-// middleman and logs the node's events with spdlog. SIGTERM or SIGINT stops
+// middleman, serves its metrics on metrics.listeners (docs/metrics.md) and
+// logs the node's events with spdlog. SIGTERM or SIGINT stops
 // it cleanly (exit 0); any bad config, an unusable data directory or a
 // listener that cannot be bound stops it with exit 2 and one line naming
 // the problem.
@@ -29,7 +30,9 @@
 #include "actors/coordination/zookeeper_store.hpp"
 #include "actors/common/middleman.hpp"
 #include "config/server_config.hpp"
+#include "runtime/metrics.hpp"
 #include "tools/cli/cli_common.hpp"
+#include "tools/node/metrics_http.hpp"
 
 namespace {
 
@@ -117,6 +120,21 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  // The metrics endpoint first: a port that cannot be bound stops the
+  // node before it opens log.dirs.
+  std::shared_ptr<caftx::metrics::registry> metrics;
+  std::unique_ptr<caftx::metrics_http_server> metrics_server;
+  if (sc.metrics_listener) {
+    metrics = std::make_shared<caftx::metrics::registry>();
+    auto server = caftx::metrics_http_server::start(metrics, sc.metrics_listener->host,
+                                                    sc.metrics_listener->port);
+    if (!server.ok()) {
+      log->error(server.error().message());
+      return refuse(server.error().message());
+    }
+    metrics_server = std::move(server).value();
+  }
+
   caf::actor_system_config cfg;
   caftx::configure_middleman(cfg, sc.middleman);
   {
@@ -129,6 +147,7 @@ int main(int argc, char** argv) {
       caftx::install_fault_drills(opts.faults);
     }
     opts.node_id = sc.node_id;
+    opts.metrics = metrics;
     opts.events_from = from_log_level(sc.log_level);
     opts.cluster_id = sc.cluster_id;
     opts.advertised_listener = sc.advertised.to_string();
@@ -184,6 +203,11 @@ int main(int argc, char** argv) {
               + sc.cluster_id + "', listener " + listener_text(bound) + ", advertised "
               + listener_text(sc.advertised) + ", log.dirs " + sc.node.data_dir + ", build "
               + caftx::wire_build_id() + ")");
+    if (metrics_server) {
+      auto m = *sc.metrics_listener;
+      m.port = metrics_server->port();
+      log->info(prefix + "serving metrics on http://" + m.to_string() + "/metrics");
+    }
     int sig = 0;
     if (sc.zookeeper) {
       // Kafka's zookeeper.connection.timeout.ms: a node that cannot
