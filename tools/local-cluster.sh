@@ -7,7 +7,9 @@
 #   tools/local-cluster.sh stop [DIR]        # SIGTERM to every node, then ZooKeeper
 #   tools/local-cluster.sh status [DIR]
 #
-# Ports: ZooKeeper ${CAFTX_ZK_PORT:-2181}, node i on $((${CAFTX_BASE_PORT:-9192} + i - 1)).
+# Ports: ZooKeeper ${CAFTX_ZK_PORT:-2181}, node i on $((${CAFTX_BASE_PORT:-9192} + i - 1))
+# and its Prometheus metrics on $((${CAFTX_METRICS_PORT:-9404} + i - 1)) (CAFTX_METRICS_PORT=0:
+# ports the OS picks, logged by each node).
 # The node binary is ${CAFTX_NODE:-build/caftx-node}. Every start writes the
 # nodes' properties anew; the lines of the file ${CAFTX_NODE_PROPERTIES}
 # (if set: e.g. default.replication.factor=3) are added to each. A second
@@ -21,6 +23,7 @@ cmd=${1:-}
 node_bin=${CAFTX_NODE:-build/caftx-node}
 zk_port=${CAFTX_ZK_PORT:-2181}
 base_port=${CAFTX_BASE_PORT:-9192}
+metrics_port=${CAFTX_METRICS_PORT:-9404}
 zk_jar=/usr/share/java/zookeeper.jar
 
 die() { echo "local-cluster: $*" >&2; exit 2; }
@@ -113,10 +116,13 @@ EOF
     # The internal topics' defaults unless the extra file sets them.
     local key value
     for key in transaction.state.log.replication.factor transaction.state.log.min.isr \
-               offsets.topic.replication.factor; do
+               offsets.topic.replication.factor metrics.listeners; do
       [[ -n "$extra" ]] && grep -qE "^[[:space:]]*$key[[:space:]]*[=:]" "$extra" && continue
       value=$internal_rf
       [[ $key == transaction.state.log.min.isr ]] && value=$internal_min_isr
+      if [[ $key == metrics.listeners ]]; then
+        value=http://127.0.0.1:$((metrics_port == 0 ? 0 : metrics_port + i - 1))
+      fi
       echo "$key=$value" >> "$dir/node$i.properties"
     done
     if [[ -n "$extra" ]]; then cat "$extra" >> "$dir/node$i.properties"; fi
@@ -126,7 +132,8 @@ EOF
   for ((i = 1; i <= n; ++i)); do
     wait_for "$dir/node$i.log" "registered with node epoch" 60 "${log_from[$i]}" "$dir/node$i.pid" \
       || die "node $i did not register (see $dir/node$i.log)"
-    echo "node $i on 127.0.0.1:$((base_port + i - 1)) (pid $(cat "$dir/node$i.pid"), log $dir/node$i.log)"
+    echo "node $i on 127.0.0.1:$((base_port + i - 1)) (pid $(cat "$dir/node$i.pid"), log $dir/node$i.log," \
+      "metrics $(sed -n 's/^metrics.listeners=//p' "$dir/node$i.properties" | tail -1)/metrics)"
   done
   echo "bootstrap.servers=$servers"
 }

@@ -216,7 +216,8 @@ TEST(Drill, BankOnAScriptClusterSurvivesEveryFault) {
   }
   ASSERT_NE(base, 0);
   auto env = std::vector<std::string>{
-    "/usr/bin/env", "CAFTX_NODE=" CAFTX_NODE_BINARY, "CAFTX_ZK_PORT=" + std::to_string(free_port()),
+    "/usr/bin/env", "CAFTX_NODE=" CAFTX_NODE_BINARY, "CAFTX_METRICS_PORT=0",
+    "CAFTX_ZK_PORT=" + std::to_string(free_port()),
     "CAFTX_BASE_PORT=" + std::to_string(base), "CAFTX_NODE_PROPERTIES=" + extra, "bash",
     CAFTX_LOCAL_CLUSTER_SCRIPT};
   struct stop_guard {
