@@ -182,5 +182,6 @@ case "$cmd" in
   start) shift; start "$@" ;;
   stop) shift; stop "$@" ;;
   status) shift; status "$@" ;;
+  -h|--help|help) echo "usage: $0 start [N] [DIR] | stop [DIR] | status [DIR]"; sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) die "usage: $0 start [N] [DIR] | stop [DIR] | status [DIR]" ;;
 esac
