@@ -433,10 +433,10 @@ status_or<endpoint> parse_endpoint(const std::string& key, const std::string& va
   return e;
 }
 
-// One `<scheme>host:port` listener: `what` names what is served (if not
-// everything), `why`
-// why only that scheme. The port [0, 65535] (0: the OS's choice), the host
-// may be empty (every interface); no path.
+// One `<scheme>host:port` listener: `what` names what is served on it
+// ("" for the node itself), `why` explains why only that scheme. The port
+// is in [0, 65535] (0: the OS's choice), the host may be empty (every
+// interface), and there is no path.
 status_or<endpoint> parse_one_listener(const std::string& key, const std::string& value,
                                        const std::string& scheme, const std::string& what,
                                        const std::string& why) {

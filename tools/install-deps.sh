@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make ccache
+  g++ cmake make ccache pkg-config
   libcaf-dev
   libssl-dev
   libleveldb-dev libsnappy-dev

@@ -144,6 +144,9 @@ struct coordinator_state {
     std::set<topic_partition> retry;
   };
   std::map<std::string, marker_round> markers;
+  // The sum of every round's `missing` (the markers-in-flight gauge),
+  // kept as rounds start, are acknowledged and end.
+  size_t markers_missing = 0;
   // AddPartitionsToTxn / AddOffsetsToTxn that found their transactional id
   // busy (CONCURRENT_TRANSACTIONS: the previous transaction completing, or
   // another transition being written): decided again when its card
@@ -326,19 +329,25 @@ void stop_on_failed_write(coordinator_ptr self, const status& s) {
 // The markers not yet acknowledged, as the node's gauge has them.
 void report_markers(coordinator_ptr self) {
   auto& st = self->state;
-  if (!st.gauges.reg)
-    return;
-  size_t n = 0;
-  for (auto& [_, round] : st.markers)
-    n += round.missing.size();
-  st.gauges.markers_in_flight.set(static_cast<double>(n));
+  if (st.gauges.reg)
+    st.gauges.markers_in_flight.set(static_cast<double>(st.markers_missing));
+}
+
+// Ends the marker round of `tid` (its unacknowledged markers leave the
+// count).
+void erase_round(coordinator_ptr self, const std::string& tid) {
+  auto& st = self->state;
+  if (auto i = st.markers.find(tid); i != st.markers.end()) {
+    st.markers_missing -= i->second.missing.size();
+    st.markers.erase(i);
+  }
+  report_markers(self);
 }
 
 void finish_markers(coordinator_ptr self, const std::string& tid) {
   auto& st = self->state;
   auto card = st.markers[tid].card;
-  st.markers.erase(tid);
-  report_markers(self);
+  erase_round(self, tid);
   auto d = st.core->markers_written(tid, st.ctx->clock_ms());
   if (!d)
     return;
@@ -394,7 +403,7 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
         auto& round = self->state.markers[tid];
         switch (r.error) {
           case error_code::none:
-            round.missing.erase(tp);
+            self->state.markers_missing -= round.missing.erase(tp);
             if (round.missing.empty())
               finish_markers(self, tid);
             else
@@ -403,8 +412,7 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
           case error_code::invalid_producer_epoch:
           case error_code::transaction_coordinator_fenced:
             // Someone newer owns this transaction: never complete it here.
-            self->state.markers.erase(tid);
-            report_markers(self);
+            erase_round(self, tid);
             return;
           default:
             schedule_retry(self, tid, tp);
@@ -417,9 +425,12 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
 }
 
 void start_markers(coordinator_ptr self, const txn_card& card) {
-  auto& round = self->state.markers[card.transactional_id];
+  auto& st = self->state;
+  auto& round = st.markers[card.transactional_id];
   round.card = card;
+  st.markers_missing -= round.missing.size();
   round.missing = std::set<topic_partition>(card.partitions.begin(), card.partitions.end());
+  st.markers_missing += round.missing.size();
   round.retry.clear();
   if (round.missing.empty()) {
     finish_markers(self, card.transactional_id);

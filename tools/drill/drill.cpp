@@ -51,6 +51,24 @@ constexpr std::pair<workload_kind, const char*> workload_table[] = {
   {workload_kind::idempotent, "idempotent"},
 };
 
+// The name of `k` in a table of (kind, name) pairs, and back.
+template <class Kind, size_t N>
+const char* name_in(const std::pair<Kind, const char*> (&table)[N], Kind k) {
+  for (auto& [kind, name] : table)
+    if (kind == k)
+      return name;
+  return "?";
+}
+
+template <class Kind, size_t N>
+std::optional<Kind> kind_in(const std::pair<Kind, const char*> (&table)[N],
+                            const std::string& name) {
+  for (auto& [kind, n] : table)
+    if (name == n)
+      return kind;
+  return std::nullopt;
+}
+
 // Retries `call` (returning status_or or status) on retriable errors for up
 // to `deadline`: a lookup right after a fault may meet a leader election.
 template <class F>
@@ -354,6 +372,18 @@ private:
 
 // -- final state ---------------------------------------------------------------
 
+// The checker's value id of the record at `offset` of `tp`: its value,
+// or for the pipeline's own records (no value ids) one unique per
+// partition and offset, so that only density, stuck transactions and
+// replicas are judged.
+sim::value_id value_id_of(const topic_partition& tp, const record& r, int64_t offset,
+                          bool values_are_ids) {
+  if (values_are_ids)
+    return std::stoull(r.value);
+  return (static_cast<uint64_t>(java_string_hash(to_string(tp)) & 0xffffff) << 40)
+         | static_cast<uint64_t>(offset);
+}
+
 // The final log, high watermark, last stable offset and open producers of
 // one partition, read from its leader.
 status_or<sim::partition_final_state> final_partition(admin_client& admin,
@@ -361,13 +391,8 @@ status_or<sim::partition_final_state> final_partition(admin_client& admin,
                                                       bool values_are_ids) {
   sim::partition_final_state ps;
   ps.tp = tp;
-  auto value_of = [&](const record& r, int64_t offset) -> sim::value_id {
-    if (values_are_ids)
-      return std::stoull(r.value);
-    // The pipeline's own records: an id unique per partition and offset,
-    // so that only density, stuck transactions and replicas are judged.
-    return (static_cast<uint64_t>(java_string_hash(to_string(tp)) & 0xffffff) << 40)
-           | static_cast<uint64_t>(offset);
+  auto value_of = [&](const record& r, int64_t offset) {
+    return value_id_of(tp, r, offset, values_are_ids);
   };
   int64_t pos = 0;
   for (;;) {
@@ -458,11 +483,8 @@ status read_replicas(const cluster_processes& procs, sim::final_state& f, bool v
           return false;
         }
         for (auto& b : *batches)
-          append_log_entries(b, r.log, [&](const record& rec, int64_t offset) -> sim::value_id {
-            if (values_are_ids)
-              return std::stoull(rec.value);
-            return (static_cast<uint64_t>(java_string_hash(to_string(p.tp)) & 0xffffff) << 40)
-                   | static_cast<uint64_t>(offset);
+          append_log_entries(b, r.log, [&](const record& rec, int64_t offset) {
+            return value_id_of(p.tp, rec, offset, values_are_ids);
           });
         return true;
       });
@@ -538,17 +560,11 @@ std::string temp_dir() {
 } // namespace
 
 const char* fault_name(fault_kind k) {
-  for (auto& [kind, name] : fault_table)
-    if (kind == k)
-      return name;
-  return "?";
+  return name_in(fault_table, k);
 }
 
 std::optional<fault_kind> parse_fault(const std::string& name) {
-  for (auto& [kind, n] : fault_table)
-    if (name == n)
-      return kind;
-  return std::nullopt;
+  return kind_in(fault_table, name);
 }
 
 std::string fault_names() {
@@ -563,17 +579,11 @@ bool needs_processes(fault_kind k) {
 }
 
 const char* workload_name(workload_kind k) {
-  for (auto& [kind, name] : workload_table)
-    if (kind == k)
-      return name;
-  return "?";
+  return name_in(workload_table, k);
 }
 
 std::optional<workload_kind> parse_workload(const std::string& name) {
-  for (auto& [kind, n] : workload_table)
-    if (name == n)
-      return kind;
-  return std::nullopt;
+  return kind_in(workload_table, name);
 }
 
 status_or<drill_report> run_drill(const drill_options& opts,

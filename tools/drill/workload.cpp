@@ -31,6 +31,27 @@ std::pair<producer_id, producer_epoch> identity(const producer& p) {
   return {producer_id{pid}, producer_epoch{epoch}};
 }
 
+// Sends `r` (value id `vid`) and records its outcome as the application
+// learns it: the acknowledgement with its offset, or the failure (also of
+// a send() that throws, which rethrows).
+void send_recorded(producer& p, const producer_record& r, sim::value_id vid, recorder& rec,
+                   workload_counters& c) {
+  try {
+    p.send(r, [&rec, &c, vid](const record_metadata& md, const status& st) {
+      if (st.ok()) {
+        rec.record(sim::ack_event{vid, md.offset});
+        ++c.acknowledged;
+        c.last_ack_ms = rec.now_ms();
+      } else {
+        rec.record(sim::send_failed_event{vid, st.code()});
+      }
+    });
+  } catch (const kafka_exception& e) {
+    rec.record(sim::send_failed_event{vid, e.code()});
+    throw;
+  }
+}
+
 properties client_props(const workload_context& ctx, properties extra = {}) {
   extra["bootstrap.servers"] = ctx.bootstrap_servers;
   return extra;
@@ -240,22 +261,7 @@ private:
     r.key = "account-" + std::to_string(account);
     r.value = std::to_string(vid) + "|" + std::to_string(transfer) + "|" + std::to_string(account)
               + "|" + std::to_string(delta);
-    auto* rec = ctx_.rec;
-    auto* c = &counters;
-    try {
-      p.send(r, [rec, c, vid](const record_metadata& md, const status& st) {
-        if (st.ok()) {
-          rec->record(sim::ack_event{vid, md.offset});
-          ++c->acknowledged;
-          c->last_ack_ms = rec->now_ms();
-        } else {
-          rec->record(sim::send_failed_event{vid, st.code()});
-        }
-      });
-    } catch (const kafka_exception& e) {
-      rec->record(sim::send_failed_event{vid, e.code()});
-      throw;
-    }
+    send_recorded(p, r, vid, *ctx_.rec, counters);
   }
 
   // One end of a transaction: commit or abort, recorded as the
@@ -425,17 +431,7 @@ private:
         r.partition = tp.partition;
         r.key = "k" + std::to_string(vid);
         r.value = std::to_string(vid);
-        auto* rec = ctx_.rec;
-        auto* c = &counters;
-        p->send(r, [rec, c, vid](const record_metadata& md, const status& st) {
-          if (st.ok()) {
-            rec->record(sim::ack_event{vid, md.offset});
-            ++c->acknowledged;
-            c->last_ack_ms = rec->now_ms();
-          } else {
-            rec->record(sim::send_failed_event{vid, st.code()});
-          }
-        });
+        send_recorded(*p, r, vid, *ctx_.rec, counters);
         if (++since_flush >= 20) {
           since_flush = 0;
           p->flush();
