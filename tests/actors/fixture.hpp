@@ -88,6 +88,8 @@ protected:
   leveldb::Env* env = nullptr; // the store's environment; nullptr = the real disk, &fenv
   /// node_options::network for the next start_node() (empty: none).
   std::function<caf::actor(const std::string&, const caf::actor&)> network;
+  /// node_options::metrics for the next start_node() (null: none).
+  std::shared_ptr<metrics::registry> metrics;
   std::unique_ptr<node> n;
 
   node_fixture() {
@@ -113,6 +115,7 @@ protected:
     o.clock_ms = [this] { return now_ms; };
     o.env = env;
     o.network = network;
+    o.metrics = metrics;
     o.storage_reopen_backoff_ms = 0; // real time does not pass here
     auto started = node::start(sys, ncfg, o);
     if (!started.ok())

@@ -9,6 +9,8 @@
 // fail (fenv).
 #include "fixture.hpp"
 
+#include "actors/common/node_metrics.hpp"
+
 #include <functional>
 
 namespace caftx::testing {
@@ -22,6 +24,7 @@ class MarkersTest : public node_fixture {
 protected:
   void SetUp() override {
     env = &fenv;
+    metrics = std::make_shared<metrics::registry>();
     ncfg.producer_id_expiration_ms = 60000;
     ncfg.producer_id_expiration_check_interval_ms = 1000;
     start_node();
@@ -47,6 +50,11 @@ protected:
                 .error,
               error_code::none);
     return p;
+  }
+
+  /// The node's markers-in-flight gauge (docs/metrics.md).
+  double markers_in_flight() {
+    return metrics->get_gauge(node_metrics::txn_markers_in_flight).value();
   }
 
   template <class Handle>
@@ -82,6 +90,7 @@ protected:
     ASSERT_EQ(call<txn_response>(leader("t", 0), coordinators).error, answer);
     ASSERT_EQ(end("tx", p, true).error, error_code::none); // PrepareCommit is durable
     EXPECT_EQ(describe("tx").state, "PrepareCommit");
+    EXPECT_EQ(markers_in_flight(), 0); // the round was dropped, not left in flight
     let_time_pass(61000); // producer.id.expiration.ms + a check
     EXPECT_EQ(describe("tx").state, "PrepareCommit");
     EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 2); // "a", the newer marker
@@ -148,8 +157,11 @@ TEST_F(MarkersTest, MarkersAreRetriedUntilAcknowledgedThenCompleteCommitIsWritte
   fenv.fail = true;
   sched.run();
   EXPECT_EQ(describe("tx").state, "PrepareCommit");
+  // Both markers (t-0, __consumer_offsets-3) are in flight.
+  EXPECT_EQ(markers_in_flight(), 2);
   // Down for a while: every retry fails the same way.
   let_time_pass(200);
+  EXPECT_EQ(markers_in_flight(), 2);
   EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).error, error_code::kafka_storage_error);
   EXPECT_EQ(call<offset_fetch_response>(group_coordinator("g"), offset_fetch_request{"g", {t0}, true})
               .error,
@@ -161,6 +173,7 @@ TEST_F(MarkersTest, MarkersAreRetriedUntilAcknowledgedThenCompleteCommitIsWritte
   let_time_pass(1000);
   auto d = describe("tx");
   EXPECT_EQ(d.state, "CompleteCommit");
+  EXPECT_EQ(markers_in_flight(), 0);
   EXPECT_EQ(d.epoch, producer_epoch{1});
   EXPECT_TRUE(d.partitions.empty());
   EXPECT_EQ(restarts(leader("t", 0)), 0);
