@@ -197,6 +197,7 @@ status_or<node_config> node_config::parse(const properties& props) {
                     c.transaction_remove_expired_transaction_cleanup_interval_ms, 1, int_max));
   CAFTX_TRY(r.int32("caftx.coordinator.load.chunk.cards", c.coordinator_load_chunk_cards, 1, 1000000));
   CAFTX_TRY(r.boolean("auto.create.topics.enable", c.auto_create_topics_enable));
+  CAFTX_TRY(r.boolean("delete.topic.enable", c.delete_topic_enable));
   CAFTX_TRY(r.int32("num.partitions", c.num_partitions, 1, 10000));
   CAFTX_TRY(r.int32("producer.id.expiration.ms", c.producer_id_expiration_ms, 1, int_max));
   CAFTX_TRY(r.int32("producer.id.expiration.check.interval.ms",

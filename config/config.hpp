@@ -62,6 +62,9 @@ struct node_config {
   int32_t coordinator_load_chunk_cards = 1000;
   /// `auto.create.topics.enable`: create a topic on first produce/fetch.
   bool auto_create_topics_enable = false;
+  /// `delete.topic.enable` (Kafka's default true): false refuses
+  /// DeleteTopics with TOPIC_DELETION_DISABLED.
+  bool delete_topic_enable = true;
   /// `num.partitions`: partition count of auto-created topics, [1, 10000].
   int32_t num_partitions = 1;
   /// `producer.id.expiration.ms`, [1, 2147483647]: a partition forgets an

@@ -83,6 +83,8 @@ struct offset_fetch_response;
 struct offsets_retention_tick;
 
 struct controller_create_topic_request;
+struct controller_delete_topic_request;
+struct replicas_deleted;
 struct controller_topic_request;
 struct controller_topic_response;
 struct producer_id_block_request;
@@ -93,6 +95,7 @@ struct coord_session_event;
 struct coord_watch_event;
 
 struct create_topic_request;
+struct delete_topic_request;
 struct describe_topics_request;
 struct describe_topics_response;
 struct metadata_request;
@@ -207,6 +210,8 @@ using group_coordinator_impl_actor = group_coordinator_actor::extend<
 /// this node is not the controller); CAF errors mean "no reply".
 using controller_actor = caf::typed_actor<
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
+  caf::replies_to<controller_delete_topic_request>::with<txn_response>,
+  caf::reacts_to<replicas_deleted>,
   caf::replies_to<controller_topic_request>::with<controller_topic_response>,
   caf::replies_to<producer_id_block_request>::with<producer_id_block_response>,
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
@@ -221,6 +226,7 @@ using controller_pid_retry_atom = caf::atom_constant<caf::atom("pidretry")>;
 using controller_reelect_atom = caf::atom_constant<caf::atom("reelect")>;
 using controller_read_retry_atom = caf::atom_constant<caf::atom("readretry")>;
 using controller_rebalance_atom = caf::atom_constant<caf::atom("rebalance")>;
+using controller_deletion_retry_atom = caf::atom_constant<caf::atom("delretry")>;
 
 /// What a controller also takes from its coordination store (session and
 /// watch events) and from itself; not for other actors.
@@ -228,7 +234,8 @@ using controller_impl_actor = controller_actor::extend<
   caf::reacts_to<coord_session_event>, caf::reacts_to<coord_watch_event>,
   caf::reacts_to<controller_register_atom, int64_t>, caf::reacts_to<controller_pid_retry_atom>,
   caf::reacts_to<controller_reelect_atom>, caf::reacts_to<controller_read_retry_atom>,
-  caf::reacts_to<controller_rebalance_atom, uint64_t>>;
+  caf::reacts_to<controller_rebalance_atom, uint64_t>,
+  caf::reacts_to<controller_deletion_retry_atom, uint64_t>>;
 
 // -- brokers (actors/broker/broker_actor.hpp) -----------------------------------
 
@@ -242,6 +249,7 @@ using controller_impl_actor = controller_actor::extend<
 /// is the controller. Every error is a Kafka error code in the response.
 using broker_actor = caf::typed_actor<
   caf::replies_to<create_topic_request>::with<txn_response>,
+  caf::replies_to<delete_topic_request>::with<txn_response>,
   caf::replies_to<metadata_request>::with<metadata_response>,
   caf::replies_to<describe_topics_request>::with<describe_topics_response>,
   caf::replies_to<find_coordinator_request>::with<find_coordinator_response>,
@@ -255,6 +263,8 @@ using broker_actor = caf::typed_actor<
   caf::reacts_to<controller::update_metadata_request>,
   caf::reacts_to<controller::stop_replica_request>,
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
+  caf::replies_to<controller_delete_topic_request>::with<txn_response>,
+  caf::reacts_to<replicas_deleted>,
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
   caf::replies_to<alter_isr_request>::with<alter_isr_response>,
   caf::replies_to<drill_network_request>::with<drill_network_response>,

@@ -31,6 +31,21 @@ struct create_topic_request {
   int32_t replication_factor = -1;
 };
 
+/// DeleteTopics for one topic (Kafka's DeleteTopicsRequest), to any node's
+/// broker, which hands it to the controller. Answered once the topic is
+/// deleted everywhere: NONE, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST
+/// (a bad name, or an internal one: __transaction_state and
+/// __consumer_offsets cannot be deleted), TOPIC_DELETION_DISABLED (delete.topic.enable=false),
+/// REQUEST_TIMED_OUT after `timeout_ms` (the topic stays marked for
+/// deletion and is deleted once every replica has confirmed; Kafka's
+/// DeleteTopics times out the same way while a replica is offline).
+struct delete_topic_request {
+  std::string name;
+  /// How long the node waits for the deletion to complete (Kafka's
+  /// DeleteTopicsRequest timeoutMs); <= 0: the node's request.timeout.ms.
+  int32_t timeout_ms = 0;
+};
+
 /// Metadata of one topic: one partition leader handle per partition (null:
 /// no leader known now).
 struct topic_metadata {
@@ -250,6 +265,7 @@ const std::string& wire_build_id();
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs, x.replication_factor)
+CAFTX_INSPECT(delete_topic_request, x.name, x.timeout_ms)
 CAFTX_INSPECT(partition_description, x.partition, x.leader, x.leader_epoch, x.replicas, x.isr)
 CAFTX_INSPECT(topic_description, x.name, x.error, x.internal, x.partitions)
 CAFTX_INSPECT(describe_topics_request, x.topics)

@@ -70,6 +70,27 @@ struct controller_create_topic_request {
   std::map<std::string, std::string> configs;
 };
 
+/// DeleteTopics for one topic forwarded by a node's broker to the
+/// controller's node (controller_core::delete_topic). Answered with
+/// txn_response once every replica deleted its data and the topic's
+/// znodes are gone: NONE, or UNKNOWN_TOPIC_OR_PARTITION,
+/// INVALID_TOPIC_EXCEPTION (an internal topic), NOT_CONTROLLER,
+/// REQUEST_TIMED_OUT (the store's answer was lost; the deletion may go on).
+struct controller_delete_topic_request {
+  std::string name;
+};
+
+/// The answer to StopReplica with delete (Kafka's StopReplicaResponse of a
+/// topic deletion): node `node_id` deleted its replicas of `partitions`
+/// from its store. Its broker sends it to the controller (through the
+/// controller's node's broker, which sets `forwarded`); a lost one is
+/// made up by the controller's next StopReplica.
+struct replicas_deleted {
+  int32_t node_id = -1;
+  std::vector<topic_partition> partitions;
+  bool forwarded = false;
+};
+
 /// Kafka's ElectLeaders (KIP-460, election type PREFERRED;
 /// kafka-leader-election.sh --election-type preferred), sent to any node's
 /// broker, which forwards it to the controller: each partition of
@@ -140,6 +161,8 @@ CAFTX_INSPECT(elect_leaders_response, x.results)
 CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replication_factor,
               x.configs)
 CAFTX_INSPECT(controller_topic_request, x.name)
+CAFTX_INSPECT(controller_delete_topic_request, x.name)
+CAFTX_INSPECT(replicas_deleted, x.node_id, x.partitions, x.forwarded)
 CAFTX_INSPECT(controller_topic_response, x.error, x.message, x.partitions, x.configs)
 CAFTX_INSPECT_EMPTY(producer_id_block_request)
 /// AlterIsr (KIP-497, Kafka 2.7+) for one partition, from its leader to the

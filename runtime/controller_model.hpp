@@ -20,6 +20,9 @@ using node_id = int32_t;
 
 /// Kafka's LeaderAndIsr.NoLeader: a partition without a leader.
 inline constexpr node_id no_leader = -1;
+/// Kafka's LeaderAndIsr.LeaderDuringDelete: in UpdateMetadata, the
+/// partition's topic is being deleted and the metadata cache drops it.
+inline constexpr node_id leader_during_delete = -2;
 
 /// Where a node accepts connections.
 struct endpoint {

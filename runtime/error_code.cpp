@@ -16,6 +16,7 @@ const char* to_string(error_code code) {
     case error_code::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";
     case error_code::not_controller: return "NOT_CONTROLLER";
     case error_code::stale_broker_epoch: return "STALE_BROKER_EPOCH";
+    case error_code::topic_deletion_disabled: return "TOPIC_DELETION_DISABLED";
     case error_code::message_too_large: return "MESSAGE_TOO_LARGE";
     case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case error_code::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";

@@ -54,6 +54,7 @@ enum class error_code : uint8_t {
   election_not_needed = 84,     // ElectLeaders: the preferred replica leads already (KIP-460)
   unsupported_compression_type = 76,
   stale_broker_epoch = 77,       // a controller request for an older registration of the node (KIP-380)
+  topic_deletion_disabled = 73,  // DeleteTopics while delete.topic.enable=false
   invalid_record = 87,
   unstable_offset_commit = 88,
   producer_fenced = 90,

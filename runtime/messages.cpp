@@ -16,6 +16,7 @@ namespace caftx {
   X(record)                                                                                        \
   X(aborted_transaction)                                                                           \
   X(create_topic_request)                                                                          \
+  X(delete_topic_request)                                                                          \
   X(partition_description)                                                                         \
   X(topic_description)                                                                             \
   X(describe_topics_request)                                                                       \
@@ -39,6 +40,8 @@ namespace caftx {
   X(producer_id_block_request)                                                                      \
   X(producer_id_block_response)                                                                      \
   X(controller_create_topic_request)                                                            \
+  X(controller_delete_topic_request)                                                            \
+  X(replicas_deleted)                                                                           \
   X(elect_leaders_request)                                                                      \
   X(elect_leaders_result)                                                                       \
   X(elect_leaders_response)                                                                     \

@@ -11,10 +11,12 @@
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <vector>
@@ -36,6 +38,7 @@
 #include "runtime/txn_coordinator_messages.hpp"
 #include "runtime/partitioner.hpp"
 #include "storage/codec.hpp"
+#include "storage/partition_removal.hpp"
 
 namespace caftx {
 
@@ -787,14 +790,61 @@ void apply_leader_and_isr(broker_ptr self, const controller::leader_and_isr_requ
   }
 }
 
+// StopReplica with delete (a topic deletion): once the replica's actors
+// have terminated (so no write of theirs can land after the deletes), its
+// data is deleted from the store, then the controller is told
+// (replicas_deleted, Kafka's StopReplicaResponse).
+void delete_replica(broker_ptr self, const topic_partition& tp) {
+  auto& c = self->state.cluster;
+  auto ctx = self->state.ctx;
+  std::vector<caf::actor> running;
+  if (auto i = c.local.find(tp); i != c.local.end())
+    for (auto& a : {i->second.coordinator, caf::actor_cast<caf::actor>(i->second.leader)})
+      if (a)
+        running.push_back(a);
+  stop_local(self, tp, "StopReplica with delete");
+  ctx->directory->remove_topic(tp.topic);
+  auto broker = caf::actor_cast<caf::actor>(self);
+  auto remove = [ctx, broker, tp] {
+    remove_partition_data(*ctx->store, tp, [ctx, broker, tp](const status& st) {
+      if (!st.ok()) {
+        // Not confirmed: the controller sends StopReplica again.
+        ctx->emit(node_event_level::error, "replica_delete_failed",
+                  "[ReplicaManager broker=" + std::to_string(ctx->node_id)
+                    + "] deleting the data of " + to_string(tp) + " failed: " + st.to_string());
+        return;
+      }
+      ctx->emit(node_event_level::info, "replica_deleted",
+                "[ReplicaManager broker=" + std::to_string(ctx->node_id) + "] deleted the log of "
+                  + to_string(tp));
+      caf::anon_send(broker, replicas_deleted{ctx->node_id, {tp}, false});
+    });
+  };
+  if (running.empty()) {
+    remove();
+    return;
+  }
+  auto left = std::make_shared<std::atomic<size_t>>(running.size());
+  for (auto& a : running)
+    a->attach_functor([left, remove] {
+      if (--*left == 0)
+        remove();
+    });
+}
+
 void apply_stop_replica(broker_ptr self, const controller::stop_replica_request& req) {
   auto& c = self->state.cluster;
   auto v = c.cache->on_stop_replica(req);
   if (v.error != error_code::none)
     return;
-  for (auto& d : v.partitions)
-    if (d.action == replica_action::stop)
+  for (auto& d : v.partitions) {
+    if (d.action != replica_action::stop)
+      continue;
+    if (d.delete_partition)
+      delete_replica(self, d.tp);
+    else
       stop_local(self, d.tp, "StopReplica");
+  }
 }
 
 void apply_update_metadata(broker_ptr self, const controller::update_metadata_request& req) {
@@ -815,6 +865,18 @@ void apply_update_metadata(broker_ptr self, const controller::update_metadata_re
       connect_peer(self, n.id);
     }
   for (auto& p : req.partitions) {
+    if (p.leader == controller::leader_during_delete) {
+      // The topic is being deleted: clients no longer find it here; its
+      // replicas here get StopReplica with delete.
+      if (!ctx.directory->topic_deleted(p.tp.topic))
+        ctx.emit(node_event_level::info, "topic_deleting",
+                 "[Broker id=" + std::to_string(ctx.node_id) + "] topic " + p.tp.topic
+                   + " is being deleted");
+      c.wanted.erase(p.tp);
+      c.resolved.erase(p.tp);
+      ctx.directory->remove_topic(p.tp.topic);
+      continue;
+    }
     ctx.directory->ensure_topic(p.tp.topic, p.tp.partition + 1);
     // An ISR change at the same leader epoch (AlterIsr) reaches the
     // replicas here only.
@@ -954,10 +1016,12 @@ void controlled_shutdown(broker_ptr self, int32_t attempts_left, int64_t started
       });
 }
 
-// Sends a CreateTopics to the controller's node; retried while there is no
-// controller or it moved (NOT_CONTROLLER), up to the request timeout.
-void create_via_controller(broker_ptr self, controller_create_topic_request req, int64_t deadline_ms,
-                           std::function<void(const txn_response&)> then) {
+// Sends a CreateTopics or DeleteTopics to the controller's node; retried
+// while there is no controller or it moved (NOT_CONTROLLER), up to the
+// request timeout.
+template <class Request>
+void via_controller(broker_ptr self, Request req, int64_t deadline_ms,
+                    std::function<void(const txn_response&)> then) {
   auto& c = self->state.cluster;
   auto& ctx = *self->state.ctx;
   auto dest = controller_destination(self);
@@ -967,7 +1031,7 @@ void create_via_controller(broker_ptr self, controller_create_topic_request req,
       return;
     }
     after(self, peer_retry.count(),
-          [self, req, deadline_ms, then] { create_via_controller(self, req, deadline_ms, then); });
+          [self, req, deadline_ms, then] { via_controller(self, req, deadline_ms, then); });
   };
   if (!dest) {
     if (c.controller_id >= 0 && c.controller_id != ctx.node_id)
@@ -975,7 +1039,9 @@ void create_via_controller(broker_ptr self, controller_create_topic_request req,
     retry({error_code::not_controller, "no controller is known yet"});
     return;
   }
-  auto h = self->request(dest, std::chrono::milliseconds(ctx.config.request_timeout_ms), req);
+  auto wait_ms = std::max<int64_t>(
+    1, std::min<int64_t>(ctx.config.request_timeout_ms, deadline_ms - ctx.clock_ms()));
+  auto h = self->request(dest, std::chrono::milliseconds(wait_ms), req);
   h.then(
       [then, retry, w = watch_connection(self, h.id(), dest)](const txn_response& r) {
         if (r.error == error_code::not_controller)
@@ -1019,7 +1085,7 @@ void ensure_internal_topic(broker_ptr self, const std::string& topic) {
                                                      : ctx.config.offsets_topic_num_partitions;
   controller_create_topic_request req{topic, partitions, internal_replication_factor(ctx, topic),
                                      {{"cleanup.policy", "compact"}}};
-  create_via_controller(self, req, ctx.clock_ms() + ctx.config.request_timeout_ms,
+  via_controller(self, req, ctx.clock_ms() + ctx.config.request_timeout_ms,
                         [self, topic](const txn_response&) {
                           self->state.cluster.creating_internal.erase(topic);
                         });
@@ -1091,7 +1157,7 @@ caf::result<metadata_response> answer_metadata(broker_ptr self, const metadata_r
   for (auto& n : to_create) {
     controller_create_topic_request c{n, ctx.config.num_partitions,
                                       ctx.config.default_replication_factor, {}};
-    create_via_controller(self, c, deadline, [self, n, created](const txn_response&) mutable {
+    via_controller(self, c, deadline, [self, n, created](const txn_response&) mutable {
       wait_for_topic(self, n, [created](bool) mutable { created(); });
     });
   }
@@ -1298,7 +1364,7 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
                                           : req.replication_factor,
                                         std::move(configs)};
       auto name = req.name;
-      create_via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
+      via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
                             [self, rp, name](const txn_response& r) mutable {
                               if (r.error != error_code::none) {
                                 rp.deliver(r);
@@ -1308,6 +1374,31 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
                                 rp.deliver(txn_response{});
                               });
                             });
+      return rp;
+    },
+    // DeleteTopics: the controller answers once every replica deleted
+    // its data (controller_core::delete_topic).
+    [=](const delete_topic_request& req) -> caf::result<txn_response> {
+      auto& ctx = *self->state.ctx;
+      if (auto s = validate_topic_name(req.name); !s.ok())
+        return txn_response{s.code(), s.message()};
+      if (!ctx.config.delete_topic_enable)
+        return txn_response{error_code::topic_deletion_disabled,
+                            "Topic deletion is disabled (delete.topic.enable=false)."};
+      auto rp = self->make_response_promise<txn_response>();
+      auto timeout = req.timeout_ms > 0 ? req.timeout_ms : ctx.config.request_timeout_ms;
+      via_controller(self, controller_delete_topic_request{req.name},
+                     ctx.clock_ms() + timeout, [rp, timeout](const txn_response& r) mutable {
+                       if (r.error != error_code::request_timed_out) {
+                         rp.deliver(r);
+                         return;
+                       }
+                       rp.deliver(txn_response{
+                         r.error, "the deletion did not complete within "
+                                    + std::to_string(timeout)
+                                    + " ms: the topic stays marked for deletion and is deleted "
+                                      "once every replica has confirmed"});
+                     });
       return rp;
     },
     [=](node_fetch_request& req) -> caf::result<node_fetch_response> {
@@ -1535,6 +1626,27 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       if (!c.controller)
         return txn_response{error_code::not_controller, "no controller here"};
       return self->delegate(c.controller, std::move(req));
+    },
+    [=](controller_delete_topic_request& req) -> caf::result<txn_response> {
+      auto& c = self->state.cluster;
+      if (!c.controller)
+        return txn_response{error_code::not_controller, "no controller here"};
+      return self->delegate(c.controller, std::move(req));
+    },
+    // A replica deleted here (or, forwarded, on another node): to the
+    // controller, ours or through the controller's node's broker. Lost
+    // when no controller is known; the controller asks again.
+    [=](replicas_deleted& r) {
+      auto& c = self->state.cluster;
+      if (r.forwarded || c.controller_id == self->state.ctx->node_id) {
+        if (c.controller)
+          self->send(c.controller, std::move(r));
+        return;
+      }
+      if (auto dest = controller_destination(self)) {
+        r.forwarded = true;
+        self->send(caf::actor_cast<broker_actor>(dest), std::move(r));
+      }
     },
     [=](resolve_atom) {
       self->state.cluster.resolve_timer = false;

@@ -1,6 +1,7 @@
 #include "actors/broker/metadata_cache_core.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "runtime/partitioner.hpp"
 
@@ -86,6 +87,13 @@ status metadata_cache_core::on_update_metadata(const controller::update_metadata
     return st;
   controller_epoch_ = req.controller_epoch;
   for (const auto& p : req.partitions) {
+    if (p.leader == controller::leader_during_delete) {
+      metadata_.erase(p.tp);
+      auto rest = metadata_.lower_bound({p.tp.topic, std::numeric_limits<int32_t>::min()});
+      if (rest == metadata_.end() || rest->first.topic != p.tp.topic)
+        partition_counts_.erase(p.tp.topic);
+      continue;
+    }
     metadata_[p.tp] = p;
     auto& count = partition_counts_[p.tp.topic];
     count = std::max(count, p.tp.partition + 1);

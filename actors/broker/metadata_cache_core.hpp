@@ -79,7 +79,10 @@ public:
   request_verdict on_stop_replica(const controller::stop_replica_request& req);
 
   /// UpdateMetadata: the same two checks, else the cache takes every
-  /// partition state of the request and the live node list (replaced).
+  /// partition state of the request and the live node list (replaced). A
+  /// partition whose leader is leader_during_delete leaves the cache, and
+  /// a topic without partitions left with it (Kafka's
+  /// ZkMetadataCache.updateMetadata removePartitionInfo).
   status on_update_metadata(const controller::update_metadata_request& req);
 
   /// The leader of `tp` in the metadata cache. UNKNOWN_TOPIC_OR_PARTITION if

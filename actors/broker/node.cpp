@@ -134,10 +134,29 @@ void actor_directory::ensure_topic(const std::string& topic, int32_t partitions)
   };
   std::lock_guard<std::mutex> guard{mtx_};
   grow(topics_[topic]);
+  deleted_.erase(topic);
   if (topic == consumer_offsets_topic)
     grow(group_);
   if (topic == transaction_state_topic)
     grow(txn_);
+}
+
+void actor_directory::remove_topic(const std::string& topic) {
+  auto erase_partitions = [&topic](auto& by_partition) {
+    for (auto i = by_partition.begin(); i != by_partition.end();)
+      i = i->first.topic == topic ? by_partition.erase(i) : std::next(i);
+  };
+  std::lock_guard<std::mutex> guard{mtx_};
+  topics_.erase(topic);
+  deleted_.insert(topic);
+  erase_partitions(assigned_);
+  erase_partitions(replicas_);
+  erase_partitions(local_);
+}
+
+bool actor_directory::topic_deleted(const std::string& topic) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return deleted_.count(topic) > 0;
 }
 
 namespace {
@@ -164,6 +183,8 @@ void actor_directory::set_partition(const topic_partition& tp, partition_actor l
     local_[tp] = leader;
   else
     local_.erase(tp);
+  if (deleted_.count(tp.topic) > 0)
+    return; // a late handle of a deleted topic does not bring it back
   put_slot(topics_[tp.topic], tp.partition, std::move(leader));
 }
 
@@ -516,6 +537,10 @@ const node_config& node::config() const {
 status node::create_topic(const std::string& name, int32_t partitions,
                           const properties& configs) {
   return caftx::create_topic(*sys_, broker_, name, partitions, configs);
+}
+
+status node::delete_topic(const std::string& name) {
+  return caftx::delete_topic(*sys_, broker_, name);
 }
 
 std::vector<std::string> node::failed_components() const {

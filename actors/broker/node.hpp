@@ -148,6 +148,10 @@ public:
   status create_topic(const std::string& name, int32_t partitions,
                       const properties& configs = {});
 
+  /// DeleteTopics, blocking up to 30 s: returns once the topic is gone
+  /// (admin_client::delete_topic for the errors).
+  status delete_topic(const std::string& name);
+
   /// The supervisor of transaction coordinator shard `shard` (drills).
   caf::actor coordinator_supervisor(int32_t shard) const;
   /// Components whose supervisor gave up after exceeding

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,10 +59,16 @@ public:
   /// has not learned of its topic yet (its controller's requests did not
   /// reach it). Markers then wait and retry. Kafka drops the markers of a
   /// partition missing from the coordinator's metadata cache, taking it
-  /// for deleted; caftx has no topic deletion, and a node with a stale
-  /// view would otherwise commit a transaction without that partition (its
-  /// offsets lost, its records never stable).
+  /// for deleted; caftx drops them only for a topic the controller said is
+  /// being deleted (topic_deleted): a node with a stale view would
+  /// otherwise commit a transaction without that partition (its offsets
+  /// lost, its records never stable).
   marker_target marker_destination(const topic_partition& tp) const;
+  /// The controller's UpdateMetadata said `topic` is being deleted
+  /// (leader_during_delete): its handles are forgotten and it is known as
+  /// deleted until a topic of that name is made known again (ensure_topic).
+  void remove_topic(const std::string& topic);
+  bool topic_deleted(const std::string& topic) const;
 
   txn_coordinator_actor txn_coordinator(int32_t shard) const;
   group_coordinator_actor group_coordinator(int32_t partition) const;
@@ -115,6 +122,7 @@ private:
   std::map<topic_partition, replica_assignment> replicas_;
   caf::actor broker_;
   std::map<topic_partition, partition_actor> local_;
+  std::set<std::string> deleted_;
   network_fn network_;
 
   template <class Handle>

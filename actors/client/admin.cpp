@@ -1,6 +1,7 @@
 #include "actors/client/admin.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -21,6 +22,13 @@ status create_topic(caf::actor_system& sys, const caf::actor& broker, const std:
   if (!r.ok())
     return r.error();
   return {r->error, r->message};
+}
+
+status delete_topic(caf::actor_system& sys, const caf::actor& broker, const std::string& name,
+                    std::chrono::milliseconds timeout) {
+  admin_options opts;
+  opts.request_timeout = timeout;
+  return admin_client{sys, broker, std::move(opts)}.delete_topic(name);
 }
 
 status_or<describe_transaction_response>
@@ -100,6 +108,18 @@ status admin_client::create_topic(const std::string& name, int32_t partitions,
                                    create_topic_request{name, partitions, configs,
                                                         replication_factor},
                                    opts_.request_timeout);
+  if (!r.ok())
+    return r.error();
+  return {r->error, r->message};
+}
+
+status admin_client::delete_topic(const std::string& name) {
+  // The node waits up to request_timeout for the deletion; a little more
+  // here lets its answer arrive.
+  auto timeout_ms = static_cast<int32_t>(
+    std::min<int64_t>(opts_.request_timeout.count(), std::numeric_limits<int32_t>::max()));
+  auto r = ch_->call<txn_response>(ch_->broker(), delete_topic_request{name, timeout_ms},
+                                   opts_.request_timeout + std::chrono::seconds(5));
   if (!r.ok())
     return r.error();
   return {r->error, r->message};

@@ -34,6 +34,10 @@ status create_topic(caf::actor_system& sys, const caf::actor& broker, const std:
                     int32_t partitions, const std::map<std::string, std::string>& configs = {},
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
+/// DeleteTopics for one topic through `broker` (admin_client::delete_topic).
+status delete_topic(caf::actor_system& sys, const caf::actor& broker, const std::string& name,
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
+
 /// DescribeTransactions (KIP-664) for one transactional id; see
 /// admin_client::describe_transaction.
 status_or<describe_transaction_response>
@@ -91,6 +95,16 @@ public:
   status create_topic(const std::string& name, int32_t partitions,
                       const std::map<std::string, std::string>& configs = {},
                       int32_t replication_factor = -1);
+
+  /// DeleteTopics for one topic (Kafka's Admin.deleteTopics): ok once every
+  /// replica deleted its data and the topic is gone from the cluster; its
+  /// open transactions complete without it. Errors: UNKNOWN_TOPIC_OR_PARTITION,
+  /// INVALID_REQUEST (a bad name; __transaction_state, __consumer_offsets),
+  /// TOPIC_DELETION_DISABLED (delete.topic.enable=false), REQUEST_TIMED_OUT
+  /// (the topic stays marked for deletion, e.g. while a replica's node is
+  /// down, and is deleted once it is back; a CreateTopics of the name
+  /// meanwhile gets TOPIC_ALREADY_EXISTS).
+  status delete_topic(const std::string& name);
 
   /// DescribeTopics: leader, leader epoch, replicas and ISR of every
   /// partition of `topics` (every topic, internal ones included, when

@@ -39,6 +39,11 @@ constexpr auto store_timeout = std::chrono::seconds(60);
 // until connected; only the session's expiry ends them).
 constexpr auto read_retry_delay = std::chrono::milliseconds(200);
 
+// How often StopReplica with delete goes again to replicas of a topic
+// being deleted that have not confirmed (a request or its answer lost with
+// a connection).
+constexpr auto deletion_retry_interval = std::chrono::seconds(3);
+
 struct controller_state {
   controller_options opts;
   caf::actor store;
@@ -75,6 +80,10 @@ struct controller_state {
   std::deque<std::function<void()>> read_retries;
   // CreateTopics waiting for the core's answer, by topic name.
   std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>> creating;
+  // DeleteTopics waiting for the deletion to complete, by topic name.
+  std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>> deleting;
+  // The generation whose StopReplica retry timer runs (0: none).
+  uint64_t deletion_retry_generation = 0;
   // ControlledShutdown requests waiting for the core's answer, by node.
   std::map<node_id, std::vector<caf::typed_response_promise<controlled_shutdown_response>>>
     shutting_down;
@@ -188,6 +197,11 @@ void resign(ctl_ptr self, const std::string& why) {
       rp.deliver(txn_response{error_code::not_controller,
                               "node " + std::to_string(st.opts.node_id)
                                 + " stopped being the controller: " + why});
+  for (auto& [name, waiting] : std::exchange(st.deleting, {}))
+    for (auto& rp : waiting)
+      rp.deliver(txn_response{error_code::not_controller,
+                              "node " + std::to_string(st.opts.node_id)
+                                + " stopped being the controller: " + why});
   for (auto& [id, waiting] : std::exchange(st.shutting_down, {}))
     for (auto& rp : waiting)
       rp.deliver(controlled_shutdown_response{error_code::not_controller,
@@ -226,6 +240,16 @@ void run(ctl_ptr self, controller_decision d) {
       rp.deliver(txn_response{c.result.code(), c.result.message()});
     st.creating.erase(i);
   }
+  for (auto& c : d.deleted_topics) {
+    if (c.result.ok() && st.opts.events.topic_deleted)
+      st.opts.events.topic_deleted(c.name);
+    auto i = st.deleting.find(c.name);
+    if (i == st.deleting.end())
+      continue;
+    for (auto& rp : i->second)
+      rp.deliver(txn_response{c.result.code(), c.result.message()});
+    st.deleting.erase(i);
+  }
   for (auto& c : d.shutdowns) {
     auto i = st.shutting_down.find(c.node);
     if (i == st.shutting_down.end())
@@ -260,6 +284,12 @@ void run(ctl_ptr self, controller_decision d) {
     });
   for (auto& tp : d.rereads)
     reread_state(self, gen, tp);
+  // While a deletion waits for replicas, StopReplica is sent again now and
+  // then to those that have not confirmed (one timer per controllership).
+  if (st.core && st.core->deletions_pending() && st.deletion_retry_generation != gen) {
+    st.deletion_retry_generation = gen;
+    self->delayed_send(self, deletion_retry_interval, controller_deletion_retry_atom::value, gen);
+  }
 }
 
 // Reads a partition's state again for the core (after a write whose
@@ -335,6 +365,11 @@ void read_live_nodes(ctl_ptr self, bool watch,
       [then](caf::error&) { then(std::nullopt); });
 }
 
+void read_topics(ctl_ptr self, std::shared_ptr<cluster_snapshot> snap,
+                 std::function<void(std::optional<cluster_snapshot>)> then);
+void read_topic_states(ctl_ptr self, std::shared_ptr<cluster_snapshot> snap,
+                       std::function<void(std::optional<cluster_snapshot>)> then);
+
 void read_snapshot(ctl_ptr self, std::function<void(std::optional<cluster_snapshot>)> then) {
   read_live_nodes(self, true, [self, then](std::optional<std::vector<live_node>> nodes) {
     if (!nodes) {
@@ -343,77 +378,99 @@ void read_snapshot(ctl_ptr self, std::function<void(std::optional<cluster_snapsh
     }
     auto snap = std::make_shared<cluster_snapshot>();
     snap->live_nodes = std::move(*nodes);
-    self->request(self->state.store, store_timeout, coord_get_children_request{topics_path, false})
-      .then(
-        [self, then, snap](coord_children_response& r) {
-          if (r.rc == zrc::ZNONODE || (r.rc == zrc::ZOK && r.children.empty())) {
-            then(*snap);
-            return;
-          }
-          if (r.rc != zrc::ZOK) {
-            then(std::nullopt);
-            return;
-          }
-          // Topics, then each topic's partition states.
-          auto left = std::make_shared<size_t>(r.children.size());
-          auto failed = std::make_shared<bool>(false);
-          auto done_one = [then, snap, left, failed] {
-            if (--*left == 0)
-              then(*failed ? std::nullopt : std::make_optional(*snap));
-          };
-          for (auto& name : r.children) {
-            self->request(self->state.store, store_timeout,
-                          coord_get_request{topic_path(name), false})
-              .then(
-                [self, snap, failed, left, done_one, name](coord_get_response& g) {
-                  auto t = g.rc == zrc::ZOK ? decode_topic(name, g.data)
-                                            : status_or<topic_assignment>{status{
-                                              error_code::unknown_server_error, to_string(g.rc)}};
-                  if (!t.ok()) {
-                    *failed = true;
-                    done_one();
-                    return;
-                  }
-                  snap->topics.push_back(*t);
-                  auto parts = t->partitions.size();
-                  if (parts == 0) {
-                    done_one();
-                    return;
-                  }
-                  auto pleft = std::make_shared<size_t>(parts);
-                  for (auto& [p, _] : t->partitions) {
-                    topic_partition tp{name, p};
-                    auto path = partition_state_path(tp);
-                    self->request(self->state.store, store_timeout, coord_get_request{path, false})
-                      .then(
-                        [snap, failed, pleft, done_one, tp, path](coord_get_response& s) {
-                          if (s.rc == zrc::ZOK) {
-                            auto ps = decode_partition_state(path, s.data, s.stat.version);
-                            if (ps.ok())
-                              snap->states[tp] = *ps;
-                            else
-                              *failed = true;
-                          } else if (s.rc != zrc::ZNONODE) {
-                            *failed = true;
-                          }
-                          if (--*pleft == 0)
-                            done_one();
-                        },
-                        [failed, pleft, done_one](caf::error&) {
-                          *failed = true;
-                          if (--*pleft == 0)
-                            done_one();
-                        });
-                  }
-                },
-                [failed, done_one](caf::error&) {
+    read_topics(self, snap, then);
+  });
+}
+
+// The topics marked for deletion, then every topic with its partition
+// states, into `snap`.
+void read_topics(ctl_ptr self, std::shared_ptr<cluster_snapshot> snap,
+                 std::function<void(std::optional<cluster_snapshot>)> then) {
+  self->request(self->state.store, store_timeout, coord_get_children_request{delete_topics_path, false})
+    .then(
+      [self, snap, then](coord_children_response& r) {
+        if (r.rc != zrc::ZOK && r.rc != zrc::ZNONODE) {
+          then(std::nullopt);
+          return;
+        }
+        snap->deleting.insert(r.children.begin(), r.children.end());
+        read_topic_states(self, snap, then);
+      },
+      [then](caf::error&) { then(std::nullopt); });
+}
+
+void read_topic_states(ctl_ptr self, std::shared_ptr<cluster_snapshot> snap,
+                       std::function<void(std::optional<cluster_snapshot>)> then) {
+  self->request(self->state.store, store_timeout, coord_get_children_request{topics_path, false})
+    .then(
+      [self, then, snap](coord_children_response& r) {
+        if (r.rc == zrc::ZNONODE || (r.rc == zrc::ZOK && r.children.empty())) {
+          then(*snap);
+          return;
+        }
+        if (r.rc != zrc::ZOK) {
+          then(std::nullopt);
+          return;
+        }
+        // Topics, then each topic's partition states.
+        auto left = std::make_shared<size_t>(r.children.size());
+        auto failed = std::make_shared<bool>(false);
+        auto done_one = [then, snap, left, failed] {
+          if (--*left == 0)
+            then(*failed ? std::nullopt : std::make_optional(*snap));
+        };
+        for (auto& name : r.children) {
+          self->request(self->state.store, store_timeout,
+                        coord_get_request{topic_path(name), false})
+            .then(
+              [self, snap, failed, left, done_one, name](coord_get_response& g) {
+                auto t = g.rc == zrc::ZOK ? decode_topic(name, g.data)
+                                          : status_or<topic_assignment>{status{
+                                            error_code::unknown_server_error, to_string(g.rc)}};
+                if (!t.ok()) {
                   *failed = true;
                   done_one();
-                });
-          }
-        },
-        [then](caf::error&) { then(std::nullopt); });
-  });
+                  return;
+                }
+                snap->topics.push_back(*t);
+                auto parts = t->partitions.size();
+                if (parts == 0) {
+                  done_one();
+                  return;
+                }
+                auto pleft = std::make_shared<size_t>(parts);
+                for (auto& [p, _] : t->partitions) {
+                  topic_partition tp{name, p};
+                  auto path = partition_state_path(tp);
+                  self->request(self->state.store, store_timeout, coord_get_request{path, false})
+                    .then(
+                      [snap, failed, pleft, done_one, tp, path](coord_get_response& s) {
+                        if (s.rc == zrc::ZOK) {
+                          auto ps = decode_partition_state(path, s.data, s.stat.version);
+                          if (ps.ok())
+                            snap->states[tp] = *ps;
+                          else
+                            *failed = true;
+                        } else if (s.rc != zrc::ZNONODE) {
+                          *failed = true;
+                        }
+                        if (--*pleft == 0)
+                          done_one();
+                      },
+                      [failed, pleft, done_one](caf::error&) {
+                        *failed = true;
+                        if (--*pleft == 0)
+                          done_one();
+                      });
+                }
+              },
+              [failed, done_one](caf::error&) {
+                *failed = true;
+                done_one();
+              });
+        }
+      },
+      [then](caf::error&) { then(std::nullopt); });
 }
 
 void on_nodes_changed(ctl_ptr self);
@@ -627,6 +684,7 @@ void register_node_znode(ctl_ptr self) {
     if (!ok || st.session_id != session)
       return; // session trouble: the next connected event registers
     ensure_path(self, topics_path, [](bool) {});
+    ensure_path(self, delete_topics_path, [](bool) {});
     node_registration reg{st.opts.advertised, st.opts.rack, st.opts.build, st.opts.clock_ms()};
     auto path = node_path(st.opts.node_id);
     auto registered = [self, session](int64_t epoch) {
@@ -905,6 +963,35 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
       st.creating[req.name].push_back(rp);
       run(self, st.core->create_topic(c));
       return rp;
+    },
+    [=](const controller_delete_topic_request& req) -> caf::result<txn_response> {
+      auto& st = self->state;
+      if (!st.core)
+        return txn_response{error_code::not_controller,
+                            "node " + std::to_string(st.opts.node_id) + " is not the controller"};
+      auto rp = self->make_response_promise<txn_response>();
+      st.deleting[req.name].push_back(rp);
+      run(self, st.core->delete_topic(req.name));
+      return rp;
+    },
+    [=](const replicas_deleted& r) {
+      auto& st = self->state;
+      if (!st.core)
+        return;
+      std::vector<std::pair<topic_partition, error_code>> results;
+      for (auto& tp : r.partitions)
+        results.emplace_back(tp, error_code::none);
+      run(self, st.core->on_replicas_deleted(r.node_id, results));
+    },
+    [=](controller_deletion_retry_atom, uint64_t gen) {
+      auto& st = self->state;
+      if (gen != st.generation || !st.core || !st.core->deletions_pending()) {
+        if (st.deletion_retry_generation == gen)
+          st.deletion_retry_generation = 0;
+        return;
+      }
+      run(self, st.core->retry_topic_deletions());
+      self->delayed_send(self, deletion_retry_interval, controller_deletion_retry_atom::value, gen);
     },
     [=](const controlled_shutdown_request& req) -> caf::result<controlled_shutdown_response> {
       auto& st = self->state;

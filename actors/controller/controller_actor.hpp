@@ -52,6 +52,10 @@ struct controller_events {
   /// A topic was created with this replica assignment (Kafka's
   /// controller logs "New topics: ... with new partition replica assignment").
   std::function<void(const controller::topic_assignment& topic)> topic_created;
+  /// A topic's deletion completed: every replica deleted its data and its
+  /// znodes are gone (Kafka's controller logs "Deletion of topic t
+  /// successfully completed").
+  std::function<void(const std::string& topic)> topic_deleted;
   /// Registration is impossible (another live node has this node.id, a
   /// malformed znode): the node must stop.
   std::function<void(const status& why)> fatal;

@@ -1,6 +1,7 @@
 #include "actors/controller/controller_core.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "actors/controller/replica_assignment.hpp"
 #include "actors/controller/znodes.hpp"
@@ -141,6 +142,14 @@ uint64_t controller_core::open_batch() {
 
 void controller_core::plan(uint64_t b, const topic_partition& tp, controller_decision& out) {
   auto& bt = batches_[b];
+  if (deleting(tp.topic) || states_.count(tp) == 0) {
+    // Being deleted, or gone: nothing is decided for it any more.
+    bt.pending.erase(tp);
+    if (bt.isr_reply && bt.isr_reply->tp == tp)
+      bt.isr_reply->result = status{error_code::unknown_topic_or_partition,
+                                    "topic '" + tp.topic + "' is being deleted"};
+    return;
+  }
   if (auto& in = bt.intents[tp]; in.set_isr) {
     // AlterIsr: conditional on the partition epoch it was based on.
     auto& cur = states_.at(tp);
@@ -196,8 +205,21 @@ void controller_core::plan_batch(uint64_t b, controller_decision& out) {
 
 partition_info controller_core::info(const topic_partition& tp, bool is_new) const {
   const auto& st = states_.at(tp);
-  return partition_info{tp,           st.controller_epoch, st.leader,     st.leader_epoch,
-                        st.isr,       st.partition_epoch,  replicas(tp), is_new};
+  // Kafka's ControllerChannelManager sends LeaderDuringDelete for the
+  // partitions of a topic queued for deletion.
+  return partition_info{tp,
+                        st.controller_epoch,
+                        deleting(tp.topic) ? leader_during_delete : st.leader,
+                        st.leader_epoch,
+                        st.isr,
+                        st.partition_epoch,
+                        replicas(tp),
+                        is_new};
+}
+
+bool controller_core::deleting(const std::string& topic) const {
+  auto it = deleting_.find(topic);
+  return it != deleting_.end() && it->second.marked;
 }
 
 void controller_core::update_metadata(node_id target, std::vector<partition_info> parts,
@@ -220,7 +242,8 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
   if (!bt.pending.empty() || bt.topic_write_pending)
     return;
   if (bt.isr_reply) {
-    if (bt.isr_reply->result.ok() && bt.changed.count(bt.isr_reply->tp)) {
+    if (bt.isr_reply->result.ok() && bt.changed.count(bt.isr_reply->tp)
+        && states_.count(bt.isr_reply->tp)) {
       bt.isr_reply->state = states_.at(bt.isr_reply->tp);
       for (const auto& [id, n] : live_)
         update_metadata(id, {info(bt.isr_reply->tp, false)}, out);
@@ -233,6 +256,8 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
   // that got StopReplica for it), all partitions to started nodes.
   std::map<node_id, std::vector<partition_info>> lair;
   for (const auto& [tp, st] : states_) {
+    if (deleting(tp.topic))
+      continue; // its replicas get StopReplica with delete instead
     const bool changed = bt.changed.count(tp) > 0;
     for (auto r : replicas(tp)) {
       if (live_.count(r) == 0)
@@ -259,14 +284,17 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
       continue;
     stop_replica_request stop{me_.id, me_.epoch, live_.at(target).node_epoch, {}};
     for (const auto& tp : tps)
-      stop.partitions.push_back({tp, states_.at(tp).leader_epoch, false});
-    out.requests.push_back({target, std::move(stop)});
+      if (states_.count(tp) && !deleting(tp.topic))
+        stop.partitions.push_back({tp, states_.at(tp).leader_epoch, false});
+    if (!stop.partitions.empty())
+      out.requests.push_back({target, std::move(stop)});
   }
   // UpdateMetadata to every live node with the changed partitions (the
   // live node list is always complete).
   std::vector<partition_info> changed;
   for (const auto& tp : bt.changed)
-    changed.push_back(info(tp, false));
+    if (states_.count(tp))
+      changed.push_back(info(tp, false));
   for (const auto& [id, n] : live_)
     update_metadata(id, changed, out);
   if (bt.topic_reply)
@@ -274,7 +302,7 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
   if (bt.shutdown_of) {
     controlled_shutdown_result res{*bt.shutdown_of, status{}, {}};
     for (const auto& [tp, st] : states_)
-      if (st.leader == *bt.shutdown_of && replicas(tp).size() > 1)
+      if (st.leader == *bt.shutdown_of && replicas(tp).size() > 1 && !deleting(tp.topic))
         res.remaining.push_back(tp);
     out.shutdowns.push_back(std::move(res));
   }
@@ -306,6 +334,8 @@ controller_decision controller_core::resign(controller_decision out) {
   batches_.clear();
   writes_.clear();
   rereads_.clear();
+  deleting_.clear();
+  deletion_writes_.clear();
   return out;
 }
 
@@ -321,13 +351,19 @@ controller_decision controller_core::on_become_controller(cluster_snapshot snaps
     topics_[t.name] = t;
   states_ = std::move(snapshot.states);
   shutting_down_.clear();
+  deleting_.clear();
+  for (const auto& name : snapshot.deleting)
+    deleting_[name].marked = true;
   for (const auto& [tp, st] : states_)
     if (st.controller_epoch > me_.epoch) // KafkaController: "controller epoch ... is newer"
       return resign(std::move(out));
   // UpdateMetadata first (Kafka's onControllerFailover).
+  // The topics marked for deletion are resumed below (Kafka's
+  // TopicDeletionManager.init then resumeDeletions).
   std::vector<partition_info> all;
   for (const auto& [tp, st] : states_)
-    all.push_back(info(tp, false));
+    if (!deleting(tp.topic))
+      all.push_back(info(tp, false));
   for (const auto& [id, n] : live_)
     update_metadata(id, all, out);
   auto b = open_batch();
@@ -335,6 +371,8 @@ controller_decision controller_core::on_become_controller(cluster_snapshot snaps
   for (const auto& [id, n] : live_)
     bt.full_leader_and_isr.insert(id);
   for (const auto& [tp, st] : states_) {
+    if (deleting(tp.topic))
+      continue;
     intent in;
     for (auto r : st.isr)
       if (live_.count(r) == 0)
@@ -342,6 +380,11 @@ controller_decision controller_core::on_become_controller(cluster_snapshot snaps
     bt.intents[tp] = in;
   }
   plan_batch(b, out);
+  std::vector<std::string> marked;
+  for (const auto& [name, d] : deleting_)
+    marked.push_back(name);
+  for (const auto& name : marked)
+    start_deletion(name, out);
   return out;
 }
 
@@ -387,6 +430,8 @@ controller_decision controller_core::on_nodes_changed(const std::vector<live_nod
   auto& bt = batches_[b];
   bt.full_leader_and_isr = started;
   for (const auto& [tp, st] : states_) {
+    if (deleting(tp.topic))
+      continue;
     const auto& reps = replicas(tp);
     bool touched = st.leader == no_leader;
     for (auto r : reps)
@@ -400,6 +445,11 @@ controller_decision controller_core::on_nodes_changed(const std::vector<live_nod
     bt.intents[tp] = in;
   }
   plan_batch(b, out);
+  // A started node gets StopReplica with delete for its replicas of
+  // topics being deleted (Kafka resumes a deletion halted by an offline
+  // replica when the node comes back).
+  for (auto id : started)
+    stop_deleted_replicas(id, out);
   return out;
 }
 
@@ -413,6 +463,9 @@ controller_decision controller_core::create_topic(const create_topic_request& re
     return fail(error_code::not_controller, "the controller resigned");
   if (auto bad = invalid_topic_name(req.name))
     return fail(error_code::invalid_topic_exception, *bad);
+  if (deleting_.count(req.name) > 0)
+    return fail(error_code::topic_already_exists,
+                "Topic '" + req.name + "' is marked for deletion.");
   if (topics_.count(req.name) > 0)
     return fail(error_code::topic_already_exists, "Topic '" + req.name + "' already exists.");
   for (const auto& [id, bt] : batches_)
@@ -467,7 +520,7 @@ controller_decision controller_core::controlled_shutdown(node_id node, int64_t n
   bt.shutdown_of = node;
   for (const auto& [tp, st] : states_) {
     const auto& reps = replicas(tp);
-    if (reps.size() <= 1 || !contains(reps, node))
+    if (reps.size() <= 1 || !contains(reps, node) || deleting(tp.topic))
       continue;
     intent in;
     if (st.leader != node) { // followed: StopReplica, then out of the ISR
@@ -490,6 +543,9 @@ controller_decision controller_core::alter_isr(const alter_isr_proposal& p) {
   };
   if (resigned_)
     return fail(error_code::not_controller, "the controller resigned");
+  if (deleting(p.tp.topic))
+    return fail(error_code::unknown_topic_or_partition,
+                "topic '" + p.tp.topic + "' is being deleted");
   if (write_in_flight(p.tp)) {
     deferred_isr_.emplace(p.tp, p);
     return out;
@@ -546,9 +602,10 @@ controller_decision controller_core::elect_preferred_leaders(const std::vector<t
   in.preferred = true;
   if (which.empty())
     for (const auto& [tp, st] : states_)
-      bt.intents[tp] = in;
+      if (!deleting(tp.topic))
+        bt.intents[tp] = in;
   for (const auto& tp : which)
-    if (states_.count(tp))
+    if (states_.count(tp) && !deleting(tp.topic))
       bt.intents[tp] = in;
   plan_batch(b, out);
   return out;
@@ -567,7 +624,7 @@ controller_core::preferred_election_check(const std::vector<topic_partition>& wh
       out.push_back({tp, {error_code::not_controller, "the controller resigned"}});
       continue;
     }
-    if (i == states_.end()) {
+    if (i == states_.end() || deleting(tp.topic)) {
       out.push_back({tp, {error_code::unknown_topic_or_partition, "no partition " + to_string(tp)}});
       continue;
     }
@@ -597,7 +654,7 @@ std::vector<topic_partition> controller_core::imbalanced_partitions(int32_t imba
   std::map<node_id, std::vector<topic_partition>> not_led;      // those another node leads
   for (const auto& [tp, st] : states_) {
     const auto& reps = replicas(tp);
-    if (reps.empty())
+    if (reps.empty() || deleting(tp.topic))
       continue;
     preferred_on[reps.front()].push_back(tp);
     if (st.leader != reps.front())
@@ -666,6 +723,13 @@ controller_decision controller_core::write_answered(const write_result& r) {
   controller_decision out;
   if (resigned_)
     return resign(std::move(out));
+  if (auto d = deletion_writes_.find(r.id); d != deletion_writes_.end()) {
+    auto name = d->second;
+    deletion_writes_.erase(d);
+    if (r.outcome == write_outcome::bad_version && r.failed_op == 0)
+      return resign(std::move(out));
+    return deletion_write_answered(name, r);
+  }
   auto wit = writes_.find(r.id);
   if (wit == writes_.end())
     return out;
@@ -794,6 +858,179 @@ controller_decision controller_core::state_read(const topic_partition& tp,
     }
     maybe_finish(b, out);
   }
+  return out;
+}
+
+// -- topic deletion (Kafka's TopicDeletionManager) ---------------------------
+
+controller_decision controller_core::delete_topic(const std::string& name) {
+  controller_decision out;
+  auto fail = [&](error_code c, std::string msg) {
+    out.deleted_topics.push_back({name, status{c, std::move(msg)}});
+    return out;
+  };
+  if (resigned_)
+    return fail(error_code::not_controller, "the controller resigned");
+  if (deleting_.count(name) > 0)
+    return out; // answered with the deletion under way
+  if (topics_.count(name) == 0)
+    return fail(error_code::unknown_topic_or_partition,
+                "This server does not host this topic-partition.");
+  if (is_internal_topic(name))
+    return fail(error_code::invalid_topic_exception,
+                "Topic " + name
+                  + " is an internal topic and is not allowed to be marked for deletion.");
+  deleting_[name];
+  auto w = fenced({store_op{op_kind::create, delete_topic_path(name), "", -1}});
+  deletion_writes_[w.id] = name;
+  out.writes.push_back(std::move(w));
+  return out;
+}
+
+void controller_core::start_deletion(const std::string& name, controller_decision& out) {
+  auto& d = deleting_[name];
+  d.marked = true;
+  d.awaiting.clear();
+  if (auto t = topics_.find(name); t != topics_.end()) {
+    std::vector<partition_info> parts;
+    for (const auto& [p, reps] : t->second.partitions) {
+      for (auto r : reps)
+        d.awaiting.insert({r, p});
+      if (states_.count({name, p}))
+        parts.push_back(info({name, p}, false));
+    }
+    // Brokers stop serving the topic first (onTopicDeletion's
+    // sendUpdateMetadataRequest), then its replicas are deleted.
+    for (const auto& [id, n] : live_)
+      update_metadata(id, parts, out);
+    for (const auto& [id, n] : live_)
+      stop_deleted_replicas(id, out);
+  }
+  maybe_remove_topic(name, out);
+}
+
+void controller_core::stop_deleted_replicas(node_id target, controller_decision& out) const {
+  auto n = live_.find(target);
+  if (n == live_.end())
+    return;
+  stop_replica_request stop{me_.id, me_.epoch, n->second.node_epoch, {}};
+  for (const auto& [name, d] : deleting_) {
+    if (!d.marked || d.removing)
+      continue;
+    for (const auto& [r, p] : d.awaiting)
+      if (r == target) // KIP-570: leader epoch -2 marks a deletion
+        stop.partitions.push_back({{name, p}, -2, true});
+  }
+  if (!stop.partitions.empty())
+    out.requests.push_back({target, std::move(stop)});
+}
+
+void controller_core::maybe_remove_topic(const std::string& name, controller_decision& out) {
+  auto it = deleting_.find(name);
+  if (it == deleting_.end() || !it->second.marked || it->second.removing
+      || !it->second.awaiting.empty())
+    return;
+  // Kafka's completeDeleteTopic: the topic's znodes, then the marker.
+  std::vector<store_op> ops;
+  if (auto t = topics_.find(name); t != topics_.end()) {
+    for (const auto& [p, reps] : t->second.partitions) {
+      topic_partition tp{name, p};
+      if (states_.count(tp))
+        ops.push_back({op_kind::remove, partition_state_path(tp), "", -1});
+      ops.push_back({op_kind::remove, partition_path(tp), "", -1});
+    }
+    ops.push_back({op_kind::remove, topic_path(name), "", -1});
+  }
+  ops.push_back({op_kind::remove, delete_topic_path(name), "", -1});
+  it->second.removing = true;
+  it->second.removal = ops;
+  auto w = fenced(std::move(ops));
+  deletion_writes_[w.id] = name;
+  out.writes.push_back(std::move(w));
+}
+
+controller_decision controller_core::deletion_write_answered(const std::string& name,
+                                                             const write_result& r) {
+  controller_decision out;
+  auto it = deleting_.find(name);
+  if (it == deleting_.end())
+    return out;
+  if (!it->second.removing) { // the marker
+    if (r.outcome == write_outcome::ok || r.outcome == write_outcome::node_exists) {
+      start_deletion(name, out);
+      return out;
+    }
+    deleting_.erase(it);
+    if (r.outcome == write_outcome::connection_loss) {
+      // Marked or not: the next controller reads /delete_topics and resumes.
+      auto lost = "the store's answer to marking topic '" + name + "' for deletion was lost";
+      out.deleted_topics.push_back({name, status{error_code::request_timed_out, lost}});
+      out = resign(std::move(out));
+      out.resigned_because = lost + ": reading the state again";
+      return out;
+    }
+    out.deleted_topics.push_back(
+      {name, status{error_code::unknown_server_error,
+                    "marking topic '" + name + "' for deletion failed in the store"}});
+    return out;
+  }
+  if (r.outcome == write_outcome::no_node && r.failed_op >= 1
+      && r.failed_op <= it->second.removal.size()) {
+    // Already gone (Kafka removes them with deleteRecursive, which
+    // tolerates that): the rest is removed without it.
+    auto& ops = it->second.removal;
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(r.failed_op - 1));
+    if (!ops.empty()) {
+      auto w = fenced(ops);
+      deletion_writes_[w.id] = name;
+      out.writes.push_back(std::move(w));
+      return out;
+    }
+  }
+  if (r.outcome == write_outcome::ok || r.outcome == write_outcome::no_node) {
+    topics_.erase(name);
+    for (auto s = states_.lower_bound({name, std::numeric_limits<int32_t>::min()}); s != states_.end() && s->first.topic == name;)
+      s = states_.erase(s);
+    deleting_.erase(it);
+    out.deleted_topics.push_back({name, status{}});
+    return out;
+  }
+  // The outcome is unknown, or the znodes were not as this controller
+  // knew them: the next controller reads them anew and finishes.
+  auto why = "removing the znodes of deleted topic '" + name + "' "
+             + (r.outcome == write_outcome::connection_loss ? "got no answer" : "failed");
+  out.deleted_topics.push_back({name, status{error_code::request_timed_out, why}});
+  out = resign(std::move(out));
+  out.resigned_because = why + ": reading the state again";
+  return out;
+}
+
+controller_decision controller_core::on_replicas_deleted(
+  node_id node, const std::vector<std::pair<topic_partition, error_code>>& results) {
+  controller_decision out;
+  if (resigned_)
+    return out;
+  std::set<std::string> confirmed;
+  for (const auto& [tp, error] : results) {
+    if (error != error_code::none)
+      continue;
+    auto it = deleting_.find(tp.topic);
+    if (it == deleting_.end() || !it->second.marked || it->second.removing)
+      continue;
+    if (it->second.awaiting.erase({node, tp.partition}) > 0)
+      confirmed.insert(tp.topic);
+  }
+  for (const auto& name : confirmed)
+    maybe_remove_topic(name, out);
+  return out;
+}
+
+controller_decision controller_core::retry_topic_deletions() {
+  controller_decision out;
+  if (resigned_)
+    return out;
+  for (const auto& [id, n] : live_)
+    stop_deleted_replicas(id, out);
   return out;
 }
 

@@ -36,6 +36,9 @@ struct cluster_snapshot {
   std::vector<live_node> live_nodes;
   std::vector<topic_assignment> topics;
   std::map<topic_partition, partition_state> states;
+  /// The children of /delete_topics: topics whose deletion a controller
+  /// started (Kafka's topicsToBeDeleted read at failover).
+  std::set<std::string> deleting;
 };
 
 /// CreateTopics for one topic. start_index and next_replica_shift are the
@@ -54,6 +57,10 @@ struct create_topic_result {
   std::string name;
   status result;
 };
+
+/// The answer to DeleteTopics for one topic, given once the topic is gone
+/// (or the request failed).
+using delete_topic_result = create_topic_result;
 
 /// The answer to ControlledShutdown (Kafka's ControlledShutdownResponse):
 /// the partitions of replication factor > 1 the node still leads; the node
@@ -93,6 +100,7 @@ struct controller_decision {
   std::vector<topic_partition> rereads;
   std::vector<outbound_request> requests;
   std::vector<create_topic_result> created_topics;
+  std::vector<delete_topic_result> deleted_topics;
   std::vector<controlled_shutdown_result> shutdowns;
   std::vector<alter_isr_result> isr_changes;
   bool resigned = false;
@@ -133,6 +141,42 @@ public:
   /// (replica_assignment.hpp), NOT_CONTROLLER once resigned, REQUEST_TIMED_OUT
   /// when the store's answer is unknown.
   controller_decision create_topic(const create_topic_request& req);
+
+  /// DeleteTopics for one topic (Kafka's TopicDeletionManager in ZooKeeper
+  /// mode). A fenced create of /delete_topics/<t> marks it; once written,
+  /// UpdateMetadata with leader_during_delete for its partitions goes to
+  /// every live node (their metadata caches drop the topic: clients see
+  /// it gone) and StopReplica with delete (leader epoch -2, KIP-570) to
+  /// every live replica. A replica on a node that is down gets it when the
+  /// node starts again: until every replica confirmed (on_replicas_deleted)
+  /// the deletion waits, as Kafka's does for an offline replica. Then one
+  /// fenced multi removes the state znodes, /topics/<t> and the marker,
+  /// and the answer is ok. While marked, the topic's partitions get no
+  /// elections, no LeaderAndIsr, no ISR changes, and a CreateTopics of the
+  /// name is TOPIC_ALREADY_EXISTS "Topic 't' is marked for deletion.". A
+  /// second DeleteTopics of a marked topic is answered with the first one
+  /// (nothing returned now). Errors: UNKNOWN_TOPIC_OR_PARTITION,
+  /// INVALID_TOPIC_EXCEPTION for __transaction_state and
+  /// __consumer_offsets (the coordinators live on them), NOT_CONTROLLER,
+  /// REQUEST_TIMED_OUT when the store's answer to a write is unknown (the
+  /// controller then resigns and the next one reads the marker, if it was
+  /// written, and resumes).
+  controller_decision delete_topic(const std::string& name);
+
+  /// `node` deleted its replicas of `results` whose error is NONE (Kafka's
+  /// StopReplica response of a deletion); the others stay awaited and get
+  /// StopReplica again from retry_topic_deletions().
+  controller_decision on_replicas_deleted(node_id node,
+                                          const std::vector<std::pair<topic_partition, error_code>>& results);
+
+  /// StopReplica with delete again to every live node with a replica of a
+  /// marked topic that it has not confirmed (a request or its answer may
+  /// be lost with a connection). The shell calls it periodically while
+  /// deletions_pending().
+  controller_decision retry_topic_deletions();
+  bool deletions_pending() const { return !deleting_.empty(); }
+  /// Whether `topic` is marked for deletion.
+  bool deleting(const std::string& topic) const;
 
   /// ControlledShutdown of `node` at `node_epoch` (Kafka's
   /// doControlledShutdown): the node counts as shutting down (no longer
@@ -278,6 +322,22 @@ private:
   controller_decision write_answered(const write_result& r);
   controller_decision state_read(const topic_partition& tp, const std::optional<std::string>& data,
                                  int32_t version);
+  /// A topic deletion: the marker written, the replicas not yet confirmed,
+  /// the final removal in flight.
+  struct deletion {
+    bool marked = false;
+    bool removing = false;
+    std::set<std::pair<node_id, int32_t>> awaiting; // (replica, partition)
+    std::vector<store_op> removal; // the removes of the final write
+  };
+  /// The marker is written: UpdateMetadata and StopReplica go out.
+  void start_deletion(const std::string& name, controller_decision& out);
+  /// StopReplica with delete for the replicas of marked topics on `target`
+  /// that it has not confirmed.
+  void stop_deleted_replicas(node_id target, controller_decision& out) const;
+  /// Every replica confirmed: the znodes are removed.
+  void maybe_remove_topic(const std::string& name, controller_decision& out);
+  controller_decision deletion_write_answered(const std::string& name, const write_result& r);
 
   controller_identity me_;
   bool resigned_ = false;
@@ -291,6 +351,8 @@ private:
   std::map<uint64_t, pending_write> writes_;
   std::multimap<topic_partition, std::pair<uint64_t, partition_state>> rereads_; // batch, proposed
   std::multimap<topic_partition, alter_isr_proposal> deferred_isr_; // in arrival order per partition
+  std::map<std::string, deletion> deleting_;
+  std::map<uint64_t, std::string> deletion_writes_; // write id -> topic
 };
 
 } // namespace caftx::controller

@@ -115,6 +115,10 @@ std::string topic_path(std::string_view topic) {
   return topics_path + "/" + std::string(topic);
 }
 
+std::string delete_topic_path(std::string_view topic) {
+  return delete_topics_path + "/" + std::string(topic);
+}
+
 std::string partition_path(const topic_partition& tp) {
   return topic_path(tp.topic) + "/" + std::to_string(tp.partition);
 }

@@ -20,6 +20,8 @@ inline const std::string nodes_path = "/nodes";
 inline const std::string controller_path = "/controller";
 inline const std::string controller_epoch_path = "/controller_epoch";
 inline const std::string topics_path = "/topics";
+/// Parent of the topic deletion markers (Kafka's /admin/delete_topics).
+inline const std::string delete_topics_path = "/delete_topics";
 inline const std::string producer_id_block_path = "/producer_id_block";
 inline const std::string cluster_id_path = "/cluster_id";
 
@@ -27,6 +29,10 @@ inline const std::string cluster_id_path = "/cluster_id";
 std::string node_path(node_id id);
 /// "/topics/<t>" (Kafka's /brokers/topics/<t>).
 std::string topic_path(std::string_view topic);
+/// "/delete_topics/<t>": topic <t> is being deleted (Kafka's
+/// /admin/delete_topics/<t>); no data. A new controller resumes the
+/// deletion of every topic marked so.
+std::string delete_topic_path(std::string_view topic);
 /// "/topics/<t>/<p>", the parent of the state znode (no data).
 std::string partition_path(const topic_partition& tp);
 /// "/topics/<t>/<p>/state" (Kafka's /brokers/topics/<t>/partitions/<p>/state).

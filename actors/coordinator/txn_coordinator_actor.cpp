@@ -373,6 +373,20 @@ void schedule_retry(coordinator_ptr self, const std::string& tid, const topic_pa
                      marker_retry{tid});
 }
 
+// The marker of `tid` for `tp` is written (or dropped with its deleted
+// topic): the round ends with its last one.
+void marker_written(coordinator_ptr self, const std::string& tid, const topic_partition& tp) {
+  auto i = self->state.markers.find(tid);
+  if (i == self->state.markers.end())
+    return;
+  auto& round = i->second;
+  self->state.markers_missing -= round.missing.erase(tp);
+  if (round.missing.empty())
+    finish_markers(self, tid);
+  else
+    report_markers(self);
+}
+
 void send_marker(coordinator_ptr self, const txn_card& card, const topic_partition& tp) {
   auto& st = self->state;
   auto dest = st.ctx->directory->marker_destination(tp);
@@ -384,6 +398,17 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
     return i != self->state.markers.end() && i->second.card.epoch == epoch
            && i->second.card.state == state;
   };
+  if (!dest && st.ctx->directory->topic_deleted(tp.topic)) {
+    // Kafka's TransactionMarkerChannelManager: the marker of a deleted
+    // partition is dropped, the transaction completes without it.
+    st.ctx->emit(node_event_level::info, "marker_dropped",
+                 "[Transaction Marker Channel Manager] Dropping the "
+                   + std::string(state == txn_state::prepare_commit ? "COMMIT" : "ABORT")
+                   + " marker of transactional id " + tid + " for " + to_string(tp)
+                   + ": its topic was deleted");
+    marker_written(self, tid, tp);
+    return;
+  }
   if (!dest) {
     // No leader known here for now (or not even its topic: this node's
     // view is stale): retried until there is one (Kafka keeps such
@@ -400,14 +425,9 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
       [self, tid, tp, still_wanted, w = watch_connection(self, h.id(), dest)](const txn_response& r) {
         if (!still_wanted())
           return;
-        auto& round = self->state.markers[tid];
         switch (r.error) {
           case error_code::none:
-            self->state.markers_missing -= round.missing.erase(tp);
-            if (round.missing.empty())
-              finish_markers(self, tid);
-            else
-              report_markers(self);
+            marker_written(self, tid, tp);
             return;
           case error_code::invalid_producer_epoch:
           case error_code::transaction_coordinator_fenced:

@@ -253,5 +253,31 @@ TEST_F(MarkersTest, AbortOutsideTransactionCompletesAbortAtOnceWithoutMarkers) {
   EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 0);
 }
 
+// A topic deleted while a transaction writes to it (Kafka's
+// TransactionMarkerChannelManager drops the markers of a deleted
+// partition): the commit completes with the markers of the partitions
+// that remain, and the deleted one is unknown from then on.
+TEST_F(MarkersTest, TopicDeletedDuringATransactionCommitsWithoutItsMarker) {
+  create_topic("u", 1);
+  const topic_partition u0{"u", 0};
+  auto p = init("tx");
+  ASSERT_EQ(add("tx", p, {t0, u0}).error, error_code::none);
+  ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
+  ASSERT_EQ(produce(u0, "tx", batch(p.pid, p.epoch, 0, {"b"}, true)).error, error_code::none);
+  auto deleted = call<txn_response>(broker(), delete_topic_request{"t"});
+  ASSERT_EQ(deleted.error, error_code::none) << deleted.message;
+  auto meta = call<metadata_response>(broker(), metadata_request{{"t"}});
+  EXPECT_EQ(meta.topics.at(0).error, error_code::unknown_topic_or_partition);
+  ASSERT_EQ(end("tx", p, true).error, error_code::none);
+  let_time_pass(200);
+  auto d = describe("tx");
+  EXPECT_EQ(d.state, "CompleteCommit");
+  EXPECT_EQ(markers_in_flight(), 0);
+  EXPECT_EQ(visible_values(u0, iso::read_committed), std::vector<std::string>{"b"});
+  // The name is free: a new "t" starts empty.
+  create_topic("t", 1);
+  EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 0);
+}
+
 } // namespace
 } // namespace caftx::testing

@@ -6,6 +6,7 @@
 
 #include <leveldb/write_batch.h>
 
+#include <cstring>
 #include <fstream>
 #include <tuple>
 
@@ -156,7 +157,6 @@ TEST_F(OperatorTools, TopicsCreatesListsAndDescribesWithKafkasLines) {
          {"--create", "--topic", "x", "--partitions", "0"},
          {"--create", "--topic", "x", "--config", "retention.ms"},
          {"--list", "--partitions", "3"},
-         {"--delete", "--topic", "orders"},
          {"--list", "--no-such-option"},
          {"--list", "--command-config", "/"},
          {"--describe", "--under-replicated-partitions", "--unavailable-partitions"}}) {
@@ -173,6 +173,106 @@ TEST_F(OperatorTools, TopicsCreatesListsAndDescribesWithKafkasLines) {
   EXPECT_NE(unreachable.err.find("cannot connect to 127.0.0.1:"), std::string::npos)
     << unreachable.err;
   EXPECT_EQ(unreachable.err.find("system_error"), std::string::npos) << unreachable.err;
+}
+
+// kafka-topics.sh --delete (Kafka's DeleteTopics, TopicDeletionManager):
+// the topic leaves every node's metadata, every replica's data leaves its
+// store, the name is free again; a replica on a node that is down holds
+// the deletion (REQUEST_TIMED_OUT, the name stays taken) until the node is
+// back; --topic is a regular expression over whole names that leaves
+// internal topics out unless named, and naming one is refused.
+TEST_F(OperatorTools, TopicsDeleteRemovesTheTopicAndItsDataEverywhere) {
+  start_cluster(3);
+  ASSERT_EQ(topics({"--create", "--topic", "gone", "--partitions", "2", "--replication-factor",
+                    "3"})
+              .code,
+            0);
+  ASSERT_EQ(topics({"--create", "--topic", "kept", "--replication-factor", "3"}).code, 0);
+  ASSERT_EQ(topics({"--create", "--topic", "late", "--replication-factor", "3"}).code, 0);
+  auto produced = console_producer({"--topic", "gone"}, "a\nb\nc\nd\n");
+  ASSERT_EQ(produced.code, 0) << produced.err;
+  ASSERT_EQ(console_producer({"--topic", "kept"}, "stays\n").code, 0);
+
+  auto deleted = topics({"--delete", "--topic", "gone"});
+  EXPECT_EQ(deleted.code, 0) << deleted.err;
+  EXPECT_EQ(deleted.out, ""); // Kafka's TopicCommand prints nothing
+  for (auto id : {1, 2, 3}) {
+    auto listed = topics({"--bootstrap-server", bootstrap({id}), "--list", "--exclude-internal"},
+                         false);
+    EXPECT_EQ(listed.out, "kept\nlate\n") << "node " << id;
+  }
+  auto again = topics({"--delete", "--topic", "gone"});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_EQ(again.err,
+            "Error while executing topic command : UNKNOWN_TOPIC_OR_PARTITION: Topic 'gone' does "
+            "not exist as expected\n");
+  EXPECT_EQ(topics({"--delete", "--topic", "gone", "--if-exists"}).code, 0);
+  // A new topic of the name starts empty.
+  ASSERT_EQ(topics({"--create", "--topic", "gone", "--partitions", "2"}).code, 0);
+  auto read = console_consumer({"--topic", "gone", "--from-beginning", "--timeout-ms", "2000"});
+  EXPECT_EQ(read.out, "");
+  auto kept = console_consumer({"--topic", "kept", "--from-beginning", "--max-messages", "1"});
+  EXPECT_EQ(kept.out, "stays\n");
+
+  // Naming an internal topic is refused by the controller; a pattern
+  // leaves them out.
+  auto internal = topics({"--delete", "--topic", "__transaction_state"});
+  EXPECT_EQ(internal.code, 1);
+  EXPECT_EQ(internal.err,
+            "Error while executing topic command : INVALID_REQUEST: deleting topic "
+            "'__transaction_state': topic names starting with '__' are internal\n");
+  for (auto args : std::vector<std::vector<std::string>>{
+         {"--delete"}, {"--delete", "--topic", "["}, {"--list", "--if-exists"}}) {
+    auto bad = topics(args);
+    EXPECT_EQ(bad.code, 2) << bad.err;
+    EXPECT_FALSE(bad.err.empty());
+  }
+
+  // A node other than the controller down: the deletion of "late" waits
+  // for its replica.
+  int32_t down = logged(1, "elected controller at") ? 2 : 1;
+  ASSERT_TRUE(nodes[down]->proc().stop(SIGKILL, 10s));
+  {
+    std::ofstream f{tmp.path() + "/admin.properties"};
+    f << "request.timeout.ms=3000\n";
+  }
+  auto held = topics({"--delete", "--topic", "late", "--command-config",
+                      tmp.path() + "/admin.properties"});
+  EXPECT_EQ(held.code, 1);
+  EXPECT_NE(held.err.find("REQUEST_TIMED_OUT"), std::string::npos) << held.err;
+  EXPECT_NE(held.err.find("stays marked for deletion"), std::string::npos) << held.err;
+  auto taken = topics({"--create", "--topic", "late"});
+  EXPECT_EQ(taken.code, 1);
+  EXPECT_NE(taken.err.find("Topic 'late' is marked for deletion."), std::string::npos)
+    << taken.err;
+  EXPECT_EQ(topics({"--list", "--exclude-internal"}).out, "gone\nkept\n");
+  start(down);
+  EXPECT_TRUE(wait_until([&] { return logged(down, "deleted the log of late-0"); }, 30s))
+    << log(down);
+  run_result created;
+  EXPECT_TRUE(wait_until(
+    [&] { return (created = topics({"--create", "--topic", "late"})).code == 0; }, 30s))
+    << created.err;
+
+  // A pattern over whole names; the stores hold nothing of a deleted topic.
+  EXPECT_EQ(topics({"--delete", "--topic", "g.*|k.*"}).code, 0);
+  EXPECT_EQ(topics({"--list"}).out, "__transaction_state\nlate\n");
+  for (auto id : {1, 2, 3}) {
+    ASSERT_TRUE(nodes[id]->proc().stop(SIGTERM, 30s));
+    node_store_options so;
+    so.node_id = id;
+    auto store = node_store::open(tmp.path() + "/data" + std::to_string(id), so);
+    ASSERT_TRUE(store.ok()) << store.error().to_string();
+    std::vector<std::string> left;
+    for (auto prefix : {"log/", "pstate/", "aborted/", "logstart/", "cleaner/", "hw/", "epoch/"})
+      (*store)->scan(prefix, [&](const std::string& key, const std::string&) {
+        if (key.compare(std::strlen(prefix), 5, std::string("gone\0", 5)) == 0
+            || key.compare(std::strlen(prefix), 5, std::string("kept\0", 5)) == 0)
+          left.push_back(key);
+        return true;
+      });
+    EXPECT_TRUE(left.empty()) << "node " << id << " still holds " << left.front();
+  }
 }
 
 // kafka-transactions.sh against live transactions: list and describe show

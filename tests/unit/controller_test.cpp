@@ -1,7 +1,8 @@
 // The controller's decisions (actors/controller/controller_core.hpp,
 // docs/controller.md): failover, node failure / startup / bounce, offline
 // election in assignment order with unclean election disabled, ISR removal
-// bumping the leader epoch, topic creation, controlled shutdown, and the
+// bumping the leader epoch, topic creation and deletion, controlled
+// shutdown, and the
 // store's answers (ok, BADVERSION on a state, BADVERSION on the epoch
 // fence, unknown outcome). A small in-memory store applies the fenced
 // multis with ZooKeeper's version rules.
@@ -94,6 +95,7 @@ struct cluster {
     for (auto& [p, st] : states) {
       st.partition_epoch = 4; // some earlier writes
       snap.states[{topic, p}] = st;
+      store.znodes[partition_path({topic, p})] = {"", 0};
       store.znodes[partition_state_path({topic, p})] = {encode_partition_state(st), 4};
     }
   }
@@ -125,6 +127,8 @@ struct cluster {
     all.requests.insert(all.requests.end(), next.requests.begin(), next.requests.end());
     all.created_topics.insert(all.created_topics.end(), next.created_topics.begin(),
                               next.created_topics.end());
+    all.deleted_topics.insert(all.deleted_topics.end(), next.deleted_topics.begin(),
+                              next.deleted_topics.end());
     all.shutdowns.insert(all.shutdowns.end(), next.shutdowns.begin(), next.shutdowns.end());
     all.isr_changes.insert(all.isr_changes.end(), next.isr_changes.begin(),
                            next.isr_changes.end());
@@ -723,4 +727,197 @@ TEST(Controller, ConnectionLossThenRereadShowingOurWriteTakesItWithoutWritingAga
 }
 
 } // namespace
+// -- topic deletion (Kafka's TopicDeletionManager) ------------------------------
+
+/// The StopReplica partitions sent to each node, as "t-p" strings with
+/// (leader epoch, delete).
+std::map<node_id, std::vector<std::tuple<std::string, int32_t, bool>>>
+stops_by_node(const controller_decision& d) {
+  std::map<node_id, std::vector<std::tuple<std::string, int32_t, bool>>> out;
+  for (auto& [target, req] : requests_of<stop_replica_request>(d))
+    for (auto& p : req.partitions)
+      out[target].emplace_back(to_string(p.tp), p.leader_epoch, p.delete_partition);
+  return out;
+}
+
+using stops = std::map<node_id, std::vector<std::tuple<std::string, int32_t, bool>>>;
+
+TEST(Controller, DeleteTopicMarksItStopsEveryReplicaAndRemovesItsZnodesOnceAllConfirmed) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}, {1, {2, 3}}}, {{0, {1, 2, {1, 2}, 4, 0}}, {1, {2, 2, {2, 3}, 4, 0}}});
+  c.add("keep", {{0, {3}}}, {{0, {3, 1, {3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.delete_topic("t");
+  ASSERT_EQ(d.writes.size(), 1u);
+  EXPECT_EQ(d.writes[0].ops,
+            (std::vector<store_op>{{op_kind::check, "/controller_epoch", "", our_epoch_version},
+                                   {op_kind::create, "/delete_topics/t", "", -1}}));
+  EXPECT_TRUE(d.requests.empty()); // nothing goes out before the marker is durable
+  EXPECT_FALSE(c.core.deleting("t"));
+  auto marked = c.settle(d);
+  EXPECT_TRUE(c.core.deleting("t"));
+  EXPECT_EQ(c.store.znodes.count("/delete_topics/t"), 1u);
+  // Every live node drops the topic from its metadata cache ...
+  auto um = requests_of<update_metadata_request>(marked);
+  ASSERT_EQ(um.size(), 3u);
+  for (auto& [target, req] : um) {
+    ASSERT_EQ(req.partitions.size(), 2u);
+    for (auto& p : req.partitions) {
+      EXPECT_EQ(p.tp.topic, "t");
+      EXPECT_EQ(p.leader, leader_during_delete);
+    }
+  }
+  // ... and every replica deletes its data (KIP-570: leader epoch -2).
+  EXPECT_EQ(stops_by_node(marked), (stops{{1, {{"t-0", -2, true}}},
+                                          {2, {{"t-0", -2, true}, {"t-1", -2, true}}},
+                                          {3, {{"t-1", -2, true}}}}));
+  EXPECT_TRUE(requests_of<leader_and_isr_request>(marked).empty());
+  EXPECT_TRUE(marked.deleted_topics.empty());
+  // While it is marked, the name cannot be created again.
+  auto create = c.core.create_topic({"t", 1, 1, {}, 0, 0});
+  EXPECT_EQ(create.created_topics.at(0).result.code(), error_code::topic_already_exists);
+  EXPECT_EQ(create.created_topics.at(0).result.message(), "Topic 't' is marked for deletion.");
+  // Confirmations; a failed one stays awaited and is asked again.
+  EXPECT_TRUE(c.core.on_replicas_deleted(1, {{{"t", 0}, error_code::none}}).writes.empty());
+  EXPECT_TRUE(c.core
+                .on_replicas_deleted(2, {{{"t", 0}, error_code::none},
+                                         {{"t", 1}, error_code::kafka_storage_error}})
+                .writes.empty());
+  EXPECT_EQ(stops_by_node(c.core.retry_topic_deletions()),
+            (stops{{2, {{"t-1", -2, true}}}, {3, {{"t-1", -2, true}}}}));
+  EXPECT_TRUE(c.core.on_replicas_deleted(3, {{{"t", 1}, error_code::none}}).writes.empty());
+  auto last = c.core.on_replicas_deleted(2, {{{"t", 1}, error_code::none}});
+  ASSERT_EQ(last.writes.size(), 1u);
+  EXPECT_EQ(last.writes[0].ops,
+            (std::vector<store_op>{{op_kind::check, "/controller_epoch", "", our_epoch_version},
+                                   {op_kind::remove, "/topics/t/0/state", "", -1},
+                                   {op_kind::remove, "/topics/t/0", "", -1},
+                                   {op_kind::remove, "/topics/t/1/state", "", -1},
+                                   {op_kind::remove, "/topics/t/1", "", -1},
+                                   {op_kind::remove, "/topics/t", "", -1},
+                                   {op_kind::remove, "/delete_topics/t", "", -1}}));
+  auto done = c.settle(last);
+  ASSERT_EQ(done.deleted_topics.size(), 1u);
+  EXPECT_EQ(done.deleted_topics[0].name, "t");
+  EXPECT_TRUE(done.deleted_topics[0].result.ok());
+  EXPECT_EQ(c.core.topic("t"), nullptr);
+  EXPECT_EQ(c.core.state({"t", 0}), nullptr);
+  EXPECT_FALSE(c.core.deletions_pending());
+  EXPECT_EQ(c.store.znodes.count("/topics/t"), 0u);
+  EXPECT_EQ(c.store.znodes.count("/topics/keep"), 1u);
+  EXPECT_TRUE(c.core.retry_topic_deletions().requests.empty());
+  // The name is free again.
+  EXPECT_TRUE(c.settle(c.core.create_topic({"t", 1, 1, {}, 0, 0})).created_topics.at(0).result.ok());
+}
+
+// Kafka halts a deletion while a replica is offline and resumes it when
+// the node starts: a dead replica is neither elected around (no state
+// writes for the topic) nor forgotten.
+TEST(Controller, DeletionWaitsForADownReplicaAndResumesWhenItsNodeStarts) {
+  cluster c;
+  c.add("t", {{0, {1, 3}}}, {{0, {1, 2, {1, 3}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  c.settle(c.core.delete_topic("t"));
+  EXPECT_TRUE(c.core.on_replicas_deleted(1, {{{"t", 0}, error_code::none}}).writes.empty());
+  auto failed = c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200)}));
+  EXPECT_TRUE(failed.writes.empty()); // no ISR removal for a topic being deleted
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{1, 2, {1, 3}, 4, 4}));
+  EXPECT_TRUE(c.core.retry_topic_deletions().requests.empty()); // 3 is down
+  auto back = c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200), node(3, 301)}));
+  EXPECT_EQ(stops_by_node(back), (stops{{3, {{"t-0", -2, true}}}}));
+  for (auto& [target, req] : requests_of<leader_and_isr_request>(back))
+    EXPECT_EQ(find(req.partitions, {"t", 0}), nullptr) << "LeaderAndIsr to " << target;
+  auto um = requests_of<update_metadata_request>(back);
+  bool told = false;
+  for (auto& [target, req] : um)
+    if (target == 3)
+      if (auto* p = find(req.partitions, {"t", 0})) {
+        EXPECT_EQ(p->leader, leader_during_delete);
+        told = true;
+      }
+  EXPECT_TRUE(told);
+  // A znode already gone is left out of the removal, not retried forever.
+  c.store.znodes.erase("/topics/t/0/state");
+  auto done = c.settle(c.core.on_replicas_deleted(3, {{{"t", 0}, error_code::none}}));
+  ASSERT_EQ(done.deleted_topics.size(), 1u);
+  EXPECT_TRUE(done.deleted_topics[0].result.ok());
+  EXPECT_FALSE(done.resigned);
+  EXPECT_EQ(c.store.znodes.count("/topics/t/0"), 0u);
+  EXPECT_EQ(c.store.znodes.count("/delete_topics/t"), 0u);
+  EXPECT_EQ(c.core.topic("t"), nullptr);
+}
+
+// A new controller reads /delete_topics and finishes what the last one
+// started (TopicDeletionManager.init and resumeDeletions); a marker whose
+// topic is already gone is removed.
+TEST(Controller, NewControllerResumesEveryMarkedDeletion) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {1, 2, {1, 2}, 4, 0}}});
+  c.add("other", {{0, {2, 1}}}, {{0, {2, 2, {2}, 4, 0}}}); // 1 out of the ISR
+  c.snap.deleting = {"t", "gone"};
+  c.store.znodes["/delete_topics/t"] = {"", 0};
+  c.store.znodes["/delete_topics/gone"] = {"", 0};
+  auto became = c.settle(c.become(c.nodes));
+  EXPECT_TRUE(c.core.deleting("t"));
+  EXPECT_EQ(c.store.znodes.count("/delete_topics/gone"), 0u);
+  ASSERT_EQ(became.deleted_topics.size(), 1u);
+  EXPECT_EQ(became.deleted_topics[0].name, "gone");
+  EXPECT_TRUE(became.deleted_topics[0].result.ok());
+  EXPECT_EQ(stops_by_node(became), (stops{{1, {{"t-0", -2, true}}}, {2, {{"t-0", -2, true}}}}));
+  for (auto& [target, req] : requests_of<leader_and_isr_request>(became)) {
+    EXPECT_EQ(find(req.partitions, {"t", 0}), nullptr);
+    EXPECT_NE(find(req.partitions, {"other", 0}), nullptr);
+  }
+  c.settle(c.core.on_replicas_deleted(1, {{{"t", 0}, error_code::none}}));
+  auto done = c.settle(c.core.on_replicas_deleted(2, {{{"t", 0}, error_code::none}}));
+  ASSERT_EQ(done.deleted_topics.size(), 1u);
+  EXPECT_EQ(done.deleted_topics[0].name, "t");
+  EXPECT_TRUE(done.deleted_topics[0].result.ok());
+  EXPECT_EQ(c.store.znodes.count("/topics/t/0/state"), 0u);
+  EXPECT_EQ(c.store.znodes.count("/delete_topics/t"), 0u);
+}
+
+TEST(Controller, DeleteTopicRefusesUnknownAndInternalTopicsAndJoinsADeletionUnderWay) {
+  cluster c;
+  c.settle(c.become(c.nodes));
+  auto unknown = c.core.delete_topic("nope");
+  EXPECT_TRUE(unknown.writes.empty());
+  EXPECT_EQ(unknown.deleted_topics.at(0).result.code(), error_code::unknown_topic_or_partition);
+  c.settle(c.core.create_topic({"__consumer_offsets", 2, 1, {}, 0, 0}));
+  auto internal = c.core.delete_topic("__consumer_offsets");
+  EXPECT_TRUE(internal.writes.empty());
+  EXPECT_EQ(internal.deleted_topics.at(0).result.code(), error_code::invalid_topic_exception);
+  c.settle(c.core.create_topic({"t", 1, 1, {}, 0, 0}));
+  auto first = c.core.delete_topic("t");
+  ASSERT_EQ(first.writes.size(), 1u);
+  auto second = c.core.delete_topic("t"); // answered with the first
+  EXPECT_TRUE(second.writes.empty());
+  EXPECT_TRUE(second.deleted_topics.empty());
+  // The marker's answer lost: the next controller reads whether it exists.
+  auto lost = c.core.on_write_result({first.writes[0].id, write_outcome::connection_loss, 0, {}});
+  EXPECT_TRUE(lost.resigned);
+  EXPECT_EQ(lost.deleted_topics.at(0).result.code(), error_code::request_timed_out);
+  EXPECT_EQ(lost.resigned_because,
+            "the store's answer to marking topic 't' for deletion was lost: reading the state again");
+}
+
+// While marked, the topic's partitions are out of every other decision:
+// ISR changes, controlled shutdown's leaderships to move, elections.
+TEST(Controller, ATopicBeingDeletedIsLeftOutOfIsrChangesShutdownsAndElections) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {2, 2, {2, 1}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  c.settle(c.core.delete_topic("t"));
+  auto alter = c.core.alter_isr({2, 200, {"t", 0}, 2, {2}, 4});
+  EXPECT_TRUE(alter.writes.empty());
+  EXPECT_EQ(alter.isr_changes.at(0).result.code(), error_code::unknown_topic_or_partition);
+  auto shutdown = c.settle(c.core.controlled_shutdown(2, 200));
+  EXPECT_TRUE(shutdown.shutdowns.at(0).remaining.empty());
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{2, 2, {2, 1}, 4, 4}));
+  EXPECT_EQ(c.core.preferred_election_check({{"t", 0}}).at(0).second.code(),
+            error_code::unknown_topic_or_partition);
+  EXPECT_TRUE(c.core.imbalanced_partitions(0).empty());
+  EXPECT_TRUE(c.core.elect_preferred_leaders({}).writes.empty());
+}
+
 } // namespace caftx::controller

@@ -152,5 +152,27 @@ TEST(MetadataCache, PartitionsOfATopicAreTheLatestUpdateMetadataInPartitionOrder
   EXPECT_EQ(m.topic_names(), (std::vector<std::string>{"a", "t"}));
 }
 
+// UpdateMetadata with LeaderDuringDelete (-2): the partition leaves the
+// cache, the topic with its last partition (ZkMetadataCache's
+// removePartitionInfo); the same name comes back with a new topic.
+TEST(MetadataCache, LeaderDuringDeleteRemovesThePartitionAndTheTopicWithItsLast) {
+  metadata_cache_core m{2, 200};
+  ASSERT_TRUE(
+    m.on_update_metadata({1, 5, 200, {part("t", 0, 2, 1), part("t", 1, 3, 1), part("a", 0, 1, 0)}, {}})
+      .ok());
+  ASSERT_TRUE(m.on_update_metadata({1, 5, 200, {part("t", 0, controller::leader_during_delete, 1)}, {}})
+                .ok());
+  ASSERT_EQ(m.partitions_of("t").size(), 1u);
+  EXPECT_EQ(m.partitions_of("t")[0].tp.partition, 1);
+  EXPECT_EQ(m.leader_of({"t", 0}).error().code(), error_code::unknown_topic_or_partition);
+  EXPECT_EQ(m.topic_names(), (std::vector<std::string>{"a", "t"}));
+  ASSERT_TRUE(m.on_update_metadata({1, 5, 200, {part("t", 1, controller::leader_during_delete, 1)}, {}})
+                .ok());
+  EXPECT_TRUE(m.partitions_of("t").empty());
+  EXPECT_EQ(m.topic_names(), (std::vector<std::string>{"a"}));
+  ASSERT_TRUE(m.on_update_metadata({1, 5, 200, {part("t", 0, 3, 0)}, {}}).ok());
+  EXPECT_EQ(m.topic_names(), (std::vector<std::string>{"a", "t"}));
+}
+
 } // namespace
 } // namespace caftx

@@ -1,11 +1,12 @@
-// caftx-topics: create, list and describe topics, with the options and
-// output of Kafka's kafka-topics.sh (TopicCommand).
+// caftx-topics: create, list, describe and delete topics, with the
+// options and output of Kafka's kafka-topics.sh (TopicCommand).
 //
 //   caftx-topics --bootstrap-server HOST:PORT --create --topic T
 //                [--partitions N] [--replication-factor R] [--config k=v ...]
 //   caftx-topics --bootstrap-server HOST:PORT --list [--exclude-internal]
 //   caftx-topics --bootstrap-server HOST:PORT --describe [--topic T]
 //                [--under-replicated-partitions | --unavailable-partitions]
+//   caftx-topics --bootstrap-server HOST:PORT --delete --topic T|REGEX [--if-exists]
 //
 // Exit 0 done, 1 the cluster refused (with Kafka's error), 2 bad input.
 #include <CLI/CLI.hpp>
@@ -14,6 +15,8 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -41,10 +44,10 @@ int failed(const status& st) {
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"caftx-topics: create, list and describe topics (Kafka's kafka-topics.sh)"};
+  CLI::App app{"caftx-topics: create, list, describe and delete topics (Kafka's kafka-topics.sh)"};
   std::string bootstrap, command_config, topic;
   bool create = false, list = false, describe = false, remove = false;
-  bool if_not_exists = false, exclude_internal = false;
+  bool if_not_exists = false, if_exists = false, exclude_internal = false;
   bool under_replicated = false, unavailable = false;
   int32_t partitions = -1, replication_factor = -1;
   std::vector<std::string> configs;
@@ -56,29 +59,43 @@ int main(int argc, char** argv) {
   app.add_flag("--create", create, "create a topic");
   app.add_flag("--list", list, "list all topics");
   app.add_flag("--describe", describe, "describe one topic (--topic) or all");
-  app.add_flag("--delete", remove, "delete a topic (not supported: see --help)");
-  app.add_option("--topic", topic, "the topic");
+  app.add_flag("--delete", remove,
+               "delete the topics --topic names (a regular expression, as in Kafka)");
+  app.add_option("--topic", topic, "the topic (--delete: a regular expression matching whole names)");
   app.add_option("--partitions", partitions, "partitions of a new topic (default num.partitions)");
   app.add_option("--replication-factor", replication_factor,
                  "replicas per partition of a new topic (default default.replication.factor)");
   app.add_option("--config", configs, "topic config override key=value (repeatable)");
   app.add_flag("--if-not-exists", if_not_exists, "--create: no error if the topic exists");
+  app.add_flag("--if-exists", if_exists, "--delete: no error if no topic matches");
   app.add_flag("--exclude-internal", exclude_internal,
                "--list/--describe: leave out __transaction_state and __consumer_offsets");
   app.add_flag("--under-replicated-partitions", under_replicated,
                "--describe: only partitions whose ISR is smaller than their replicas");
   app.add_flag("--unavailable-partitions", unavailable,
                "--describe: only partitions without a leader");
-  app.footer("caftx has no topic deletion yet (Kafka's DeleteTopics): --delete is refused.");
+  app.footer("--delete returns once every replica has deleted its data; while a replica's node "
+             "is down the topic stays marked for deletion (error REQUEST_TIMED_OUT) and is "
+             "deleted when the node is back. Internal topics cannot be deleted.");
   if (auto code = cli::parse_command_line(app, argc, argv))
     return *code;
   if (create + list + describe + remove != 1)
     return refuse("Command must include exactly one action: --list, --describe, --create or "
                   "--delete");
-  if (remove)
-    return refuse("--delete is not supported: caftx has no topic deletion (DeleteTopics) yet");
   if (create && topic.empty())
     return refuse("--create needs --topic");
+  if (remove && topic.empty())
+    return refuse("--delete needs --topic");
+  if (!remove && if_exists)
+    return refuse("--if-exists goes with --delete only");
+  std::optional<std::regex> pattern;
+  if (remove) {
+    try {
+      pattern.emplace(topic, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return refuse("--topic '" + topic + "' is not a regular expression: " + e.what());
+    }
+  }
   if (!create && (partitions != -1 || replication_factor != -1 || !configs.empty()
                   || if_not_exists))
     return refuse("--partitions, --replication-factor, --config and --if-not-exists go with "
@@ -113,6 +130,29 @@ int main(int argc, char** argv) {
     if (!st.ok())
       return failed(st);
     std::cout << "Created topic " << topic << ".\n";
+    return exit_ok;
+  }
+
+  if (remove) {
+    // Kafka's TopicCommand.deleteTopic: the matching topics (internal ones
+    // only when named), an error when none matches unless --if-exists.
+    auto all = admin->describe_topics();
+    if (!all.ok())
+      return failed(all.error());
+    std::vector<std::string> matched;
+    for (auto& t : *all)
+      if (std::regex_match(t.name, *pattern) && (!t.internal || t.name == topic))
+        matched.push_back(t.name);
+    std::sort(matched.begin(), matched.end());
+    if (matched.empty()) {
+      if (if_exists)
+        return exit_ok;
+      return failed({error_code::unknown_topic_or_partition,
+                     "Topic '" + topic + "' does not exist as expected"});
+    }
+    for (auto& name : matched)
+      if (auto st = admin->delete_topic(name); !st.ok())
+        return failed({st.code(), "deleting topic '" + name + "': " + st.message()});
     return exit_ok;
   }
 
