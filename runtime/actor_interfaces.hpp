@@ -81,6 +81,7 @@ struct offset_commit_request;
 struct offset_fetch_request;
 struct offset_fetch_response;
 struct offsets_retention_tick;
+struct offsets_topics_deleted;
 
 struct controller_create_topic_request;
 struct controller_delete_topic_request;
@@ -197,9 +198,11 @@ using group_coordinator_actor = caf::typed_actor<
   caf::replies_to<write_txn_marker_request>::with<txn_response>>;
 
 /// What a group coordinator also takes from itself (its load steps and
-/// retention timer); not for other actors.
+/// retention timer) and from its node's broker (a topic deletion); not for
+/// other actors.
 using group_coordinator_impl_actor = group_coordinator_actor::extend<
-  caf::reacts_to<coordinator_load_chunk>, caf::reacts_to<offsets_retention_tick>>;
+  caf::reacts_to<coordinator_load_chunk>, caf::reacts_to<offsets_retention_tick>,
+  caf::reacts_to<offsets_topics_deleted>>;
 
 // -- controllers (actors/controller/controller_actor.hpp) ----------------------
 

@@ -54,6 +54,13 @@ struct offset_fetch_response {
 /// expire old committed offsets and idle producers' marker epochs.
 struct offsets_retention_tick {};
 
+/// To a node's group coordinators from its broker when the controller says
+/// `topics` are being deleted: their committed offsets get tombstones
+/// (Kafka's GroupCoordinator.onPartitionsDeleted).
+struct offsets_topics_deleted {
+  std::vector<std::string> topics;
+};
+
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
@@ -62,5 +69,6 @@ CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
 CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions)
 CAFTX_INSPECT_EMPTY(offsets_retention_tick)
+CAFTX_INSPECT(offsets_topics_deleted, x.topics)
 
 } // namespace caftx

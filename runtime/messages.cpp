@@ -105,6 +105,7 @@ namespace caftx {
   X(fetch_wait_expired)                                                                            \
   X(producer_expiration_tick)                                                                      \
   X(offsets_retention_tick)                                                                        \
+  X(offsets_topics_deleted)                                                                        \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \
   X(session_identity)                                                                              \

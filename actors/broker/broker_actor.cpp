@@ -864,14 +864,17 @@ void apply_update_metadata(broker_ptr self, const controller::update_metadata_re
       c.peers[n.id].ep = n.ep;
       connect_peer(self, n.id);
     }
+  std::vector<std::string> deleting;
   for (auto& p : req.partitions) {
     if (p.leader == controller::leader_during_delete) {
       // The topic is being deleted: clients no longer find it here; its
       // replicas here get StopReplica with delete.
-      if (!ctx.directory->topic_deleted(p.tp.topic))
+      if (!ctx.directory->topic_deleted(p.tp.topic)) {
         ctx.emit(node_event_level::info, "topic_deleting",
                  "[Broker id=" + std::to_string(ctx.node_id) + "] topic " + p.tp.topic
                    + " is being deleted");
+        deleting.push_back(p.tp.topic);
+      }
       c.wanted.erase(p.tp);
       c.resolved.erase(p.tp);
       ctx.directory->remove_topic(p.tp.topic);
@@ -907,6 +910,12 @@ void apply_update_metadata(broker_ptr self, const controller::update_metadata_re
     forget_handle(self, p.tp);
     c.wanted[p.tp] = want;
   }
+  // The group coordinators led here drop the deleted topics' committed
+  // offsets (Kafka's GroupCoordinator.onPartitionsDeleted).
+  if (!deleting.empty())
+    for (auto& [tp, r] : c.local)
+      if (tp.topic == consumer_offsets_topic && r.leading && r.coordinator)
+        caf::anon_send(r.coordinator, offsets_topics_deleted{deleting});
   if (ctx.embedded) {
     // The embedded node's coordinators exist from its start, as they did
     // before it ran a controller (Kafka creates them at the first

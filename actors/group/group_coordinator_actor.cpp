@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <set>
 #include <vector>
 
 #include "actors/broker/node_context.hpp"
@@ -168,6 +169,7 @@ status check_request(group_ptr self, const std::string& group,
 void start_load(group_ptr self);
 void load_chunk(group_ptr self);
 void expire_offsets(group_ptr self);
+void write_tombstones(group_ptr self, std::vector<group_offset_key> keys);
 
 group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, int32_t partition) {
   auto& st = self->state;
@@ -190,6 +192,16 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         load_chunk(self);
       else if (self->state.loading)
         start_load(self); // the election failed before
+    },
+    [=](const offsets_topics_deleted& d) {
+      // A coordinator still loading replays the offsets first; the
+      // deletion is handled once it has (a new message to itself).
+      if (self->state.loading) {
+        self->delayed_send(self, std::chrono::milliseconds(100), d);
+        return;
+      }
+      write_tombstones(self, self->state.core.offsets_of_topics(
+                               std::set<std::string>(d.topics.begin(), d.topics.end())));
     },
     [=](const offsets_retention_tick&) {
       if (!self->state.loading)
@@ -377,18 +389,14 @@ void load_chunk(group_ptr self) {
     });
 }
 
-// offsets.retention.minutes: tombstones for the expired committed offsets
-// in one batch; the core forgets them once it is durable. Idle producers'
-// marker epochs go at the same time (producer.id.expiration.ms).
-void expire_offsets(group_ptr self) {
-  auto& st = self->state;
-  auto now = st.ctx->clock_ms();
-  st.core.expire_producers(now, st.ctx->config.producer_id_expiration_ms);
-  auto keys = st.core.expired_offsets(
-    now, static_cast<int64_t>(st.ctx->config.offsets_retention_minutes) * 60000);
+// Tombstones for `keys` in one batch; the core forgets them once it is
+// durable.
+void write_tombstones(group_ptr self, std::vector<group_offset_key> keys) {
   if (keys.empty())
     return;
+  auto& st = self->state;
   record_batch b;
+  auto now = st.ctx->clock_ms();
   for (auto& k : keys)
     b.records.push_back(record{coordinator_records::encode_offset_key(k), {}, {}, now, true});
   append(self, st.log, v2::encode(b), [self, keys](const status& s, int64_t) {
@@ -399,6 +407,17 @@ void expire_offsets(group_ptr self) {
     for (auto& k : keys)
       self->state.core.apply_tombstone(k);
   });
+}
+
+// offsets.retention.minutes: tombstones for the expired committed offsets
+// in one batch; the core forgets them once it is durable. Idle producers'
+// marker epochs go at the same time (producer.id.expiration.ms).
+void expire_offsets(group_ptr self) {
+  auto& st = self->state;
+  auto now = st.ctx->clock_ms();
+  st.core.expire_producers(now, st.ctx->config.producer_id_expiration_ms);
+  write_tombstones(self, st.core.expired_offsets(
+                           now, static_cast<int64_t>(st.ctx->config.offsets_retention_minutes) * 60000));
 }
 
 } // namespace

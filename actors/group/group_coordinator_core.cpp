@@ -91,6 +91,15 @@ std::vector<group_offset_key> group_coordinator_core::expired_offsets(int64_t no
   return out;
 }
 
+std::vector<group_offset_key>
+group_coordinator_core::offsets_of_topics(const std::set<std::string>& topics) const {
+  std::vector<group_offset_key> out;
+  for (auto& [k, v] : committed_)
+    if (topics.count(k.tp.topic) && !committing_.count(k))
+      out.push_back(k);
+  return out;
+}
+
 void group_coordinator_core::begin_commit(const std::vector<group_offset_key>& keys) {
   for (auto& k : keys)
     ++committing_[k];

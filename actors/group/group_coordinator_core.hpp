@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,12 @@ public:
   /// being written (begin_commit). Pending offsets never expire. The shell
   /// appends their tombstones, then apply_tombstone()s them.
   std::vector<group_offset_key> expired_offsets(int64_t now_ms, int64_t retention_ms) const;
+
+  /// Committed offsets of partitions of `topics` (Kafka's
+  /// GroupCoordinator.onPartitionsDeleted: the topics were deleted), except
+  /// those with a plain commit being written; the shell appends their
+  /// tombstones, then apply_tombstone()s them.
+  std::vector<group_offset_key> offsets_of_topics(const std::set<std::string>& topics) const;
 
   /// A plain commit of `keys` is being written (ended by end_commit): keeps
   /// expired_offsets() from writing a tombstone behind it.

@@ -256,7 +256,8 @@ TEST_F(MarkersTest, AbortOutsideTransactionCompletesAbortAtOnceWithoutMarkers) {
 // A topic deleted while a transaction writes to it (Kafka's
 // TransactionMarkerChannelManager drops the markers of a deleted
 // partition): the commit completes with the markers of the partitions
-// that remain, and the deleted one is unknown from then on.
+// that remain, the deleted one is unknown from then on, and groups lose
+// their committed offsets of it.
 TEST_F(MarkersTest, TopicDeletedDuringATransactionCommitsWithoutItsMarker) {
   create_topic("u", 1);
   const topic_partition u0{"u", 0};
@@ -264,6 +265,10 @@ TEST_F(MarkersTest, TopicDeletedDuringATransactionCommitsWithoutItsMarker) {
   ASSERT_EQ(add("tx", p, {t0, u0}).error, error_code::none);
   ASSERT_EQ(produce(t0, "tx", batch(p.pid, p.epoch, 0, {"a"}, true)).error, error_code::none);
   ASSERT_EQ(produce(u0, "tx", batch(p.pid, p.epoch, 0, {"b"}, true)).error, error_code::none);
+  ASSERT_EQ(call<txn_response>(group_coordinator("g"),
+                               offset_commit_request{"g", {t0, u0}, {7, 9}})
+              .error,
+            error_code::none);
   auto deleted = call<txn_response>(broker(), delete_topic_request{"t"});
   ASSERT_EQ(deleted.error, error_code::none) << deleted.message;
   auto meta = call<metadata_response>(broker(), metadata_request{{"t"}});
@@ -274,6 +279,11 @@ TEST_F(MarkersTest, TopicDeletedDuringATransactionCommitsWithoutItsMarker) {
   EXPECT_EQ(d.state, "CompleteCommit");
   EXPECT_EQ(markers_in_flight(), 0);
   EXPECT_EQ(visible_values(u0, iso::read_committed), std::vector<std::string>{"b"});
+  // The group's offsets of the deleted topic are gone (Kafka's
+  // onPartitionsDeleted), the others stay.
+  auto offsets = call<offset_fetch_response>(group_coordinator("g"), offset_fetch_request{"g", {}, false});
+  EXPECT_EQ(offsets.partitions, std::vector<topic_partition>{u0});
+  EXPECT_EQ(offsets.offsets, std::vector<int64_t>{9});
   // The name is free: a new "t" starts empty.
   create_topic("t", 1);
   EXPECT_EQ(fetch(t0, 0, iso::read_uncommitted).high_watermark, 0);

@@ -90,6 +90,7 @@ inline std::vector<caf::message> samples() {
     caf::make_message(isr_expiration_tick{}),
     caf::make_message(alter_isr_retry{3}),
     caf::make_message(offsets_retention_tick{}),
+    caf::make_message(offsets_topics_deleted{{"orders", "refunds"}}),
     caf::make_message(retention_tick{}),
     caf::make_message(cleaner_tick{}),
     caf::make_message(cleaner_step{}),
