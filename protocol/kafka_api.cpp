@@ -1,0 +1,158 @@
+#include "protocol/kafka_api.hpp"
+
+
+namespace caftx::kafka {
+
+const std::vector<version_range>& supported_apis() {
+  static const std::vector<version_range> apis{
+    {api::metadata, 0, 4},
+    {api::api_versions, 0, 3},
+  };
+  return apis;
+}
+
+std::optional<version_range> supported(int16_t api_key) {
+  for (const auto& r : supported_apis())
+    if (r.api_key == api_key)
+      return r;
+  return std::nullopt;
+}
+
+bool is_flexible(int16_t api_key, int16_t version) {
+  // "flexibleVersions" of Kafka's message schemas.
+  switch (api_key) {
+    case api::produce: return version >= 9;
+    case api::fetch: return version >= 12;
+    case api::list_offsets: return version >= 6;
+    case api::metadata: return version >= 9;
+    case api::api_versions: return version >= 3;
+    default: return false;
+  }
+}
+
+int16_t wire_error(error_code code) {
+  return code == error_code::unknown_server_error ? int16_t{-1}
+                                                  : static_cast<int16_t>(code);
+}
+
+request_header read_request_header(reader& r) {
+  request_header h;
+  h.api_key = r.int16();
+  h.api_version = r.int16();
+  h.correlation_id = r.int32();
+  h.client_id = r.nullable_string();
+  if (r.ok() && supported(h.api_key) && is_flexible(h.api_key, h.api_version))
+    r.skip_tagged_fields();
+  return h;
+}
+
+void write_response_header(writer& w, const request_header& h) {
+  w.int32(h.correlation_id);
+  if (h.api_key != api::api_versions && is_flexible(h.api_key, h.api_version))
+    w.no_tagged_fields();
+}
+
+std::string frame_response(const request_header& h, const std::string& body) {
+  writer head;
+  write_response_header(head, h);
+  writer out;
+  out.int32(static_cast<int32_t>(head.size() + body.size()));
+  out.raw(head.bytes());
+  out.raw(body);
+  return out.take();
+}
+
+api_versions_request read_api_versions_request(reader& r, int16_t version) {
+  api_versions_request req;
+  if (version >= 3) {
+    req.client_software_name = r.compact_string();
+    req.client_software_version = r.compact_string();
+    r.skip_tagged_fields();
+  }
+  return req;
+}
+
+std::string encode_api_versions_response(int16_t version, int16_t error,
+                                         const std::vector<version_range>& apis,
+                                         int32_t throttle_time_ms) {
+  const bool flexible = version >= 3;
+  writer w;
+  w.int16(error);
+  w.array_length(static_cast<int32_t>(apis.size()), flexible);
+  for (const auto& a : apis) {
+    w.int16(a.api_key);
+    w.int16(a.min_version);
+    w.int16(a.max_version);
+    if (flexible)
+      w.no_tagged_fields();
+  }
+  if (version >= 1)
+    w.int32(throttle_time_ms);
+  if (flexible)
+    w.no_tagged_fields();
+  return w.take();
+}
+
+metadata_request read_metadata_request(reader& r, int16_t version) {
+  metadata_request req;
+  auto n = r.array_length(false);
+  if (n) {
+    std::vector<std::string> topics;
+    for (int32_t i = 0; i < *n && r.ok(); ++i)
+      topics.push_back(r.string());
+    // v0: an empty array asks for every topic.
+    if (!(version == 0 && topics.empty()))
+      req.topics = std::move(topics);
+  } else if (version == 0) {
+    r.fail("null topics array in Metadata v0");
+  }
+  if (version >= 4)
+    req.allow_auto_topic_creation = r.boolean();
+  return req;
+}
+
+namespace {
+
+void write_ids(writer& w, const std::vector<int32_t>& ids) {
+  w.array_length(static_cast<int32_t>(ids.size()), false);
+  for (auto id : ids)
+    w.int32(id);
+}
+
+} // namespace
+
+std::string encode_metadata_response(const metadata_response& m, int16_t version) {
+  writer w;
+  if (version >= 3)
+    w.int32(m.throttle_time_ms);
+  w.array_length(static_cast<int32_t>(m.brokers.size()), false);
+  for (const auto& b : m.brokers) {
+    w.int32(b.node_id);
+    w.string(b.host);
+    w.int32(b.port);
+    if (version >= 1)
+      w.nullable_string(b.rack);
+  }
+  if (version >= 2)
+    w.nullable_string(m.cluster_id);
+  if (version >= 1)
+    w.int32(m.controller_id);
+  w.array_length(static_cast<int32_t>(m.topics.size()), false);
+  for (const auto& t : m.topics) {
+    w.int16(t.error);
+    w.string(t.name);
+    if (version >= 1)
+      w.boolean(t.internal);
+    w.array_length(static_cast<int32_t>(t.partitions.size()), false);
+    for (const auto& p : t.partitions) {
+      w.int16(p.error);
+      w.int32(p.index);
+      w.int32(p.leader);
+      write_ids(w, p.replicas);
+      write_ids(w, p.isr);
+    }
+  }
+  return w.take();
+}
+
+} // namespace caftx::kafka
