@@ -455,12 +455,41 @@ status_or<endpoint> parse_one_listener(const std::string& key, const std::string
   return parse_endpoint(key, rest, 0, true);
 }
 
-// One `caftx://host:port` listener (Kafka's listeners with the one
-// protocol caftx speaks).
-status_or<endpoint> parse_listener(const std::string& key, const std::string& value) {
-  return parse_one_listener(key, value, "caftx://", "",
-                            "the CAF middleman; caftx does not speak Kafka's wire protocol, so "
-                            "PLAINTEXT:// and SSL:// are not served");
+// `listeners` / `advertised.listeners`: comma-separated, at most one
+// `caftx://host:port` (the CAF middleman) and at most one
+// `PLAINTEXT://host:port` (Kafka's wire protocol).
+struct listener_set {
+  std::optional<endpoint> caftx;
+  std::optional<endpoint> plaintext;
+};
+
+status_or<listener_set> parse_listeners(const std::string& key, const std::string& value) {
+  listener_set out;
+  size_t from = 0;
+  for (;;) {
+    auto comma = value.find(',', from);
+    auto item = trim(value.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+    if (!item.empty()) {
+      bool kafka = item.rfind("PLAINTEXT://", 0) == 0;
+      if (!kafka && item.rfind("caftx://", 0) != 0)
+        return invalid("config '" + key + "' = '" + value + "': '" + item
+                       + "' is not served: caftx://host:port is the CAF middleman, "
+                         "PLAINTEXT://host:port Kafka's wire protocol (SSL and SASL are not "
+                         "supported)");
+      auto& slot = kafka ? out.plaintext : out.caftx;
+      if (slot)
+        return invalid("config '" + key + "' = '" + value + "': at most one "
+                       + (kafka ? "PLAINTEXT://" : "caftx://") + " listener");
+      auto e = parse_one_listener(key, item, kafka ? "PLAINTEXT://" : "caftx://", "", "");
+      if (!e.ok())
+        return e.error();
+      slot = *e;
+    }
+    if (comma == std::string::npos)
+      break;
+    from = comma + 1;
+  }
+  return out;
 }
 
 // `metrics.listeners`: one `http://host:port` (the Prometheus endpoint, at
@@ -515,22 +544,41 @@ status_or<server_config> server_config::parse(const properties& props) {
     return invalid("config 'broker.id' = " + std::to_string(broker_id) + " and 'node.id' = "
                    + std::to_string(node_id) + " differ (node.id is broker.id's alias)");
   c.node_id = node_id >= 0 ? node_id : broker_id >= 0 ? broker_id : 0;
+  std::string listeners_text = "caftx://127.0.0.1:9092";
   if (auto v = r.take("listeners")) {
-    auto l = parse_listener("listeners", *v);
+    auto l = parse_listeners("listeners", *v);
     if (!l.ok())
       return l.error();
-    c.listener = *l;
+    if (!l->caftx)
+      return invalid("config 'listeners' = '" + *v
+                     + "' needs a caftx://host:port listener (the CAF middleman nodes and "
+                       "caftx clients use)");
+    c.listener = *l->caftx;
+    c.kafka_listener = l->plaintext;
+    listeners_text = *v;
   }
   c.advertised = c.listener;
+  c.kafka_advertised = c.kafka_listener;
   if (auto v = r.take("advertised.listeners")) {
-    auto l = parse_listener("advertised.listeners", *v);
+    auto l = parse_listeners("advertised.listeners", *v);
     if (!l.ok())
       return l.error();
-    if (l->host.empty() || l->port == 0)
+    for (auto* e : {&l->caftx, &l->plaintext})
+      if (*e && ((*e)->host.empty() || (*e)->port == 0))
+        return invalid("config 'advertised.listeners' = '" + *v
+                       + "' must name a host and a port other than 0");
+    if (l->plaintext && !c.kafka_listener)
       return invalid("config 'advertised.listeners' = '" + *v
-                     + "' must name a host and a port other than 0");
-    c.advertised = *l;
+                     + "' advertises PLAINTEXT:// but 'listeners' has no PLAINTEXT:// listener");
+    if (l->caftx)
+      c.advertised = *l->caftx;
+    if (l->plaintext)
+      c.kafka_advertised = l->plaintext;
   }
+  if (c.kafka_advertised && (c.kafka_advertised->host.empty() || c.kafka_advertised->port == 0))
+    return invalid("config 'listeners' = '" + listeners_text
+                   + "': its PLAINTEXT:// listener has no host or port 0: set "
+                     "'advertised.listeners' to the PLAINTEXT://host:port Kafka clients reach");
   if (auto v = r.take("zookeeper.connect")) {
     zookeeper_connect zk;
     auto slash = v->find('/');

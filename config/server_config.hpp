@@ -54,12 +54,20 @@ struct server_config {
   /// `node.id` or its alias `broker.id`, [0, 2147483647]; default 0. Both
   /// set to different values is INVALID_CONFIG.
   int32_t node_id = 0;
-  /// `listeners`: one `caftx://host:port` (port [0, 65535]; 0 = chosen by
-  /// the OS; empty host = every interface); default `caftx://127.0.0.1:9092`.
+  /// `listeners`: comma-separated, one `caftx://host:port` (port [0,
+  /// 65535]; 0 = chosen by the OS; empty host = every interface) and at
+  /// most one `PLAINTEXT://host:port`; default `caftx://127.0.0.1:9092`.
   endpoint listener{"127.0.0.1", 9092};
   /// `advertised.listeners`: what clients and other nodes are told;
   /// default the listener.
   endpoint advertised{"127.0.0.1", 9092};
+  /// The `PLAINTEXT://` entry of `listeners`: where the node serves Kafka's
+  /// wire protocol (docs/kafka-protocol.md); nullopt: not served.
+  std::optional<endpoint> kafka_listener;
+  /// The `PLAINTEXT://` entry of `advertised.listeners` (default the
+  /// listener's, which then must name a host and a port other than 0):
+  /// what Kafka clients are told in Metadata.
+  std::optional<endpoint> kafka_advertised;
   /// `zookeeper.connect`; nullopt when not set.
   std::optional<zookeeper_connect> zookeeper;
   /// `zookeeper.session.timeout.ms`, [1000, 2147483647]: Kafka's default

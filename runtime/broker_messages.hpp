@@ -255,6 +255,25 @@ struct describe_topics_response {
   std::vector<topic_description> topics;
 };
 
+/// The cluster as Kafka's Metadata shows it (the node's Kafka listener
+/// asks its broker): every live node that serves Kafka's protocol with its
+/// advertised PLAINTEXT:// host and port and rack, the controller's id
+/// (-1: none known), the cluster id.
+struct kafka_cluster_request {};
+
+struct kafka_broker_info {
+  int32_t node_id = -1;
+  std::string host;
+  int32_t port = 0;
+  std::string rack; // "" = none
+};
+
+struct kafka_cluster_response {
+  std::vector<kafka_broker_info> brokers;
+  int32_t controller_id = -1;
+  std::string cluster_id;
+};
+
 /// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
 /// registered message types (each name and the bytes of its
 /// default-constructed value under CAF's binary serializer, so a field
@@ -266,6 +285,9 @@ const std::string& wire_build_id();
 
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs, x.replication_factor)
 CAFTX_INSPECT(delete_topic_request, x.name, x.timeout_ms)
+CAFTX_INSPECT_EMPTY(kafka_cluster_request)
+CAFTX_INSPECT(kafka_broker_info, x.node_id, x.host, x.port, x.rack)
+CAFTX_INSPECT(kafka_cluster_response, x.brokers, x.controller_id, x.cluster_id)
 CAFTX_INSPECT(partition_description, x.partition, x.leader, x.leader_epoch, x.replicas, x.isr)
 CAFTX_INSPECT(topic_description, x.name, x.error, x.internal, x.partitions)
 CAFTX_INSPECT(describe_topics_request, x.topics)

@@ -24,7 +24,7 @@ namespace caftx::controller {
   }
 
 CAFTX_CONTROLLER_INSPECT(endpoint, x.host, x.port)
-CAFTX_CONTROLLER_INSPECT(live_node, x.id, x.node_epoch, x.ep, x.rack)
+CAFTX_CONTROLLER_INSPECT(live_node, x.id, x.node_epoch, x.ep, x.rack, x.kafka)
 CAFTX_CONTROLLER_INSPECT(partition_info, x.tp, x.controller_epoch, x.leader, x.leader_epoch, x.isr,
                          x.partition_epoch, x.replicas, x.is_new)
 CAFTX_CONTROLLER_INSPECT(leader_and_isr_request, x.controller_id, x.controller_epoch, x.node_epoch,

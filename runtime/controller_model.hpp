@@ -41,8 +41,12 @@ struct live_node {
   int64_t node_epoch = -1;
   endpoint ep;
   std::string rack; // "" = none
+  /// Where Kafka clients reach the node (its advertised PLAINTEXT://
+  /// listener); port 0: it serves no Kafka listener.
+  endpoint kafka;
   friend bool operator==(const live_node& a, const live_node& b) {
-    return a.id == b.id && a.node_epoch == b.node_epoch && a.ep == b.ep && a.rack == b.rack;
+    return a.id == b.id && a.node_epoch == b.node_epoch && a.ep == b.ep && a.rack == b.rack
+           && a.kafka == b.kafka;
   }
 };
 

@@ -17,6 +17,9 @@ namespace caftx {
   X(aborted_transaction)                                                                           \
   X(create_topic_request)                                                                          \
   X(delete_topic_request)                                                                          \
+  X(kafka_cluster_request)                                                                         \
+  X(kafka_broker_info)                                                                             \
+  X(kafka_cluster_response)                                                                        \
   X(partition_description)                                                                         \
   X(topic_description)                                                                             \
   X(describe_topics_request)                                                                       \

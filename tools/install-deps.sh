@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages caftx needs to build and test; a no-op when
 # every package is already present. Safe to run as root on a fresh machine.
 # ZooKeeper (the jars of libzookeeper-java, run on a headless JRE) is what
-# the cluster tests start; libzookeeper-mt-dev is its C client.
+# the cluster tests start; libzookeeper-mt-dev is its C client. kcat
+# (librdkafka's command-line client) judges the Kafka listener in the tests.
 set -euo pipefail
 
 packages=(
@@ -20,6 +21,7 @@ packages=(
   libcpp-httplib-dev
   libzookeeper-mt-dev
   libzookeeper-java openjdk-17-jre-headless
+  kcat
 )
 
 missing=()

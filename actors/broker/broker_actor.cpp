@@ -1385,6 +1385,21 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
                             });
       return rp;
     },
+    // The cluster for a Kafka client's Metadata: the live nodes with a
+    // Kafka listener, from the controller's last UpdateMetadata.
+    [=](const kafka_cluster_request&) -> kafka_cluster_response {
+      auto& c = self->state.cluster;
+      auto& ctx = *self->state.ctx;
+      kafka_cluster_response r;
+      r.cluster_id = ctx.cluster_id;
+      if (!c.cache)
+        return r;
+      r.controller_id = c.controller_id;
+      for (auto& [id, n] : c.cache->live_nodes())
+        if (n.kafka.port != 0)
+          r.brokers.push_back({id, n.kafka.host, n.kafka.port, n.rack});
+      return r;
+    },
     // DeleteTopics: the controller answers once every replica deleted
     // its data (controller_core::delete_topic).
     [=](const delete_topic_request& req) -> caf::result<txn_response> {

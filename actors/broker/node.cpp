@@ -406,6 +406,7 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
   controller_options co;
   co.node_id = ctx->node_id;
   co.advertised = {opts.advertised_host, opts.advertised_port};
+  co.kafka_advertised = {opts.kafka_advertised_host, opts.kafka_advertised_port};
   co.rack = opts.rack;
   co.build = wire_build_id();
   co.cluster_id = ctx->cluster_id;

@@ -88,6 +88,11 @@ struct node_options {
   /// Where other nodes and clients connect (advertised.listeners).
   std::string advertised_host;
   uint16_t advertised_port = 0;
+  /// Where Kafka clients connect (the PLAINTEXT:// entry of
+  /// advertised.listeners), registered with the node so that every node's
+  /// Metadata answer lists it; port 0: the node serves no Kafka listener.
+  std::string kafka_advertised_host;
+  uint16_t kafka_advertised_port = 0;
   std::string rack;
   /// Cluster mode: how long a /nodes/<node_id> of another session is
   /// waited for before the node counts as a duplicate (its session

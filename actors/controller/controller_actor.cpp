@@ -685,7 +685,8 @@ void register_node_znode(ctl_ptr self) {
       return; // session trouble: the next connected event registers
     ensure_path(self, topics_path, [](bool) {});
     ensure_path(self, delete_topics_path, [](bool) {});
-    node_registration reg{st.opts.advertised, st.opts.rack, st.opts.build, st.opts.clock_ms()};
+    node_registration reg{st.opts.advertised, st.opts.rack, st.opts.build, st.opts.clock_ms(),
+                          st.opts.kafka_advertised};
     auto path = node_path(st.opts.node_id);
     auto registered = [self, session](int64_t epoch) {
       auto& st = self->state;

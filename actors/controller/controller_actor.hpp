@@ -66,6 +66,9 @@ struct controller_options {
   /// The endpoint other nodes and clients reach this node at
   /// (advertised.listeners).
   controller::endpoint advertised;
+  /// The advertised PLAINTEXT:// listener Kafka clients are told (port 0:
+  /// none), registered with the node.
+  controller::endpoint kafka_advertised;
   std::string rack;
   std::string build;
   /// caftx.cluster.id. Before registering, the node reads /cluster_id

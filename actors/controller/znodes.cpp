@@ -1,6 +1,7 @@
 #include "actors/controller/znodes.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
@@ -136,6 +137,8 @@ std::string encode_node(const node_registration& reg) {
     j["rack"] = reg.rack;
   j["caftx_build"] = reg.caftx_build;
   j["started_ms"] = reg.started_ms;
+  if (reg.kafka.port != 0)
+    j["endpoints"] = {"PLAINTEXT://" + reg.kafka.host + ":" + std::to_string(reg.kafka.port)};
   return j.dump();
 }
 
@@ -153,12 +156,33 @@ status_or<node_registration> decode_node(const std::string& path, std::string_vi
       reg.rack = text(j, "rack");
     reg.caftx_build = text(j, "caftx_build");
     reg.started_ms = integer(j, "started_ms", 0, std::numeric_limits<int64_t>::max());
+    if (j.contains("endpoints")) {
+      if (!j["endpoints"].is_array())
+        throw malformed{"\"endpoints\" is not an array"};
+      for (auto& e : j["endpoints"]) {
+        if (!e.is_string())
+          throw malformed{"an \"endpoints\" entry is not a string"};
+        auto s = e.get<std::string>();
+        const std::string scheme = "PLAINTEXT://";
+        if (s.rfind(scheme, 0) != 0)
+          continue; // another listener kind: not served by caftx
+        auto colon = s.rfind(':');
+        char* end = nullptr;
+        auto port = colon == std::string::npos || colon < scheme.size()
+                      ? 0
+                      : std::strtol(s.c_str() + colon + 1, &end, 10);
+        if (port < 1 || port > 65535 || (end && *end != '\0'))
+          throw malformed{"\"endpoints\" entry '" + s + "' is not PLAINTEXT://host:port"};
+        reg.kafka = endpoint{s.substr(scheme.size(), colon - scheme.size()),
+                             static_cast<uint16_t>(port)};
+      }
+    }
     return reg;
   });
 }
 
 live_node to_live_node(node_id id, int64_t node_epoch, const node_registration& reg) {
-  return live_node{id, node_epoch, reg.ep, reg.rack};
+  return live_node{id, node_epoch, reg.ep, reg.rack, reg.kafka};
 }
 
 std::string encode_controller(node_id id, int64_t timestamp_ms) {

@@ -46,9 +46,13 @@ struct node_registration {
   std::string rack;        // "" = none (the key is then omitted)
   std::string caftx_build; // the node's build, for operators
   int64_t started_ms = 0;  // wall clock of the node's start
+  /// The advertised PLAINTEXT:// listener (port 0: none), written as
+  /// Kafka's BrokerIdZNode "endpoints" entry.
+  endpoint kafka;
 };
 
-/// {"version":1,"host":"h","port":p,["rack":"r",]"caftx_build":"b","started_ms":t}
+/// {"version":1,"host":"h","port":p,["rack":"r",]"caftx_build":"b","started_ms":t
+///  [,"endpoints":["PLAINTEXT://kh:kp"]]}
 std::string encode_node(const node_registration& reg);
 status_or<node_registration> decode_node(const std::string& path, std::string_view data);
 /// The live node of a registration read from /nodes/<id> with czxid `node_epoch`.

@@ -38,6 +38,9 @@ inline std::vector<caf::message> samples() {
     caf::make_message(aborted_transaction{producer_id{7}, 12}),
     caf::make_message(create_topic_request{"orders", 3, {{"retention.ms", "1000"}}, 3}),
     caf::make_message(delete_topic_request{"orders", 5000}),
+    caf::make_message(kafka_cluster_request{}),
+    caf::make_message(kafka_broker_info{2, "h", 9092, "r1"}),
+    caf::make_message(kafka_cluster_response{{{1, "h1", 9092, ""}, {2, "h2", 9093, "r1"}}, 2, "c"}),
     caf::make_message(partition_description{1, 3, 2, {3, 1}, {3}}),
     caf::make_message(topic_description{"__transaction_state", error_code::none, true, {}}),
     caf::make_message(describe_topics_request{{"orders"}}),
@@ -156,14 +159,14 @@ inline std::vector<caf::message> samples() {
     caf::make_message(coord_watch_event{watch_event_type::child, "/nodes"}),
     caf::make_message(coord_session_event{session_state::expired, 5}),
     caf::make_message(controller::endpoint{"node2.example.com", 9192}),
-    caf::make_message(controller::live_node{2, 4294967297, {"10.0.0.2", 9192}, "rack-b"}),
+    caf::make_message(controller::live_node{2, 4294967297, {"10.0.0.2", 9192}, "rack-b", {"b2", 9092}}),
     caf::make_message(controller::partition_info{tp, 4, 2, 7, {2, 3}, 9, {2, 3, 1}, true}),
     caf::make_message(controller::leader_and_isr_request{
       1, 4, 4294967297, {controller::partition_info{tp, 4, 2, 7, {2, 3}, 9, {2, 3, 1}, true}}}),
     caf::make_message(controller::update_metadata_request{
       1, 4, 4294967297, {controller::partition_info{tp, 4, 2, 7, {2}, 10, {2, 3}, false}},
-      {controller::live_node{2, 4294967297, {"10.0.0.2", 9192}, ""},
-       controller::live_node{3, 8589934593, {"10.0.0.3", 9192}, "rack-c"}}}),
+      {controller::live_node{2, 4294967297, {"10.0.0.2", 9192}, "", {}},
+       controller::live_node{3, 8589934593, {"10.0.0.3", 9192}, "rack-c", {}}}}),
     caf::make_message(controller::stop_replica_partition{tp, 7, true}),
     caf::make_message(controller::stop_replica_request{
       1, 4, 4294967297, {controller::stop_replica_partition{tp, 7, false}}}),

@@ -400,7 +400,8 @@ TEST_F(NodeBadInput, BadValueNamesTheKeyAndTheRange) {
     << err;
   auto [rc2, err2] = run(props(), {"listeners=PLAINTEXT://127.0.0.1:9092"});
   EXPECT_EQ(rc2, 2);
-  EXPECT_NE(err2.find("config 'listeners' = 'PLAINTEXT://127.0.0.1:9092' must be caftx://host:port"),
+  EXPECT_NE(err2.find("config 'listeners' = 'PLAINTEXT://127.0.0.1:9092' needs a caftx://host:port "
+                      "listener"),
             std::string::npos)
     << err2;
   auto [rc4, err4] = run(props(), {"zookeeper.connect=127.0.0.1:99999"});

@@ -75,7 +75,7 @@ constexpr int32_t our_epoch = 5;
 constexpr int32_t our_epoch_version = 3;
 
 live_node node(node_id id, int64_t epoch) {
-  return live_node{id, epoch, endpoint{"host" + std::to_string(id), static_cast<uint16_t>(9090 + id)}, ""};
+  return live_node{id, epoch, endpoint{"host" + std::to_string(id), static_cast<uint16_t>(9090 + id)}, "", {}};
 }
 
 /// A cluster of nodes 1, 2, 3 (epochs 100, 200, 300), its store and a

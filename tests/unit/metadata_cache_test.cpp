@@ -100,8 +100,8 @@ TEST(MetadataCache, LeaderLookupAndCoordinatorForAKeyByJavaHashCode) {
   for (int32_t p = 0; p < 50; ++p)
     um.partitions.push_back(part(transaction_state_topic, p, 1 + p % 3, 0));
   um.partitions.push_back(part("t", 0, controller::no_leader, 3));
-  um.live_nodes = {live_node{1, 100, controller::endpoint{"h1", 9091}, ""}, live_node{2, 200, controller::endpoint{"h2", 9092}, ""},
-                   live_node{3, 300, controller::endpoint{"h3", 9093}, ""}};
+  um.live_nodes = {live_node{1, 100, controller::endpoint{"h1", 9091}, "", {}}, live_node{2, 200, controller::endpoint{"h2", 9092}, "", {}},
+                   live_node{3, 300, controller::endpoint{"h3", 9093}, "", {}}};
   ASSERT_TRUE(m.on_update_metadata(um).ok());
   // "payments-1".hashCode() == 1612905873; 1612905873 % 50 == 23; leader 1 + 23 % 3 == 3.
   EXPECT_EQ(partition_for("payments-1", 50), 23);

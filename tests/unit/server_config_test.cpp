@@ -90,18 +90,51 @@ TEST(ServerConfig, ListenersAreOneCaftxEndpoint) {
   ASSERT_TRUE(c.ok()) << c.error().to_string();
   EXPECT_EQ(c->listener.to_string(), "10.0.0.1:9093");
   EXPECT_EQ(c->advertised.to_string(), "node1:19093");
-  EXPECT_EQ(error_of(server_config::parse(with_dir({{"listeners", "PLAINTEXT://:9092"}}))),
-            "config 'listeners' = 'PLAINTEXT://:9092' must be caftx://host:port (the CAF "
-            "middleman; caftx does not speak Kafka's wire protocol, so PLAINTEXT:// and SSL:// "
-            "are not served)");
+  EXPECT_FALSE(c->kafka_listener.has_value());
+  EXPECT_EQ(error_of(server_config::parse(with_dir({{"listeners", "PLAINTEXT://h:9092"}}))),
+            "config 'listeners' = 'PLAINTEXT://h:9092' needs a caftx://host:port listener (the "
+            "CAF middleman nodes and caftx clients use)");
+  EXPECT_EQ(error_of(server_config::parse(with_dir({{"listeners", "caftx://a:1,SSL://a:2"}}))),
+            "config 'listeners' = 'caftx://a:1,SSL://a:2': 'SSL://a:2' is not served: "
+            "caftx://host:port is the CAF middleman, PLAINTEXT://host:port Kafka's wire protocol "
+            "(SSL and SASL are not supported)");
   EXPECT_EQ(error_of(server_config::parse(with_dir({{"listeners", "caftx://a:1,caftx://b:2"}}))),
-            "config 'listeners' = 'caftx://a:1,caftx://b:2': caftx serves exactly one listener "
-            "(caftx://host:port)");
+            "config 'listeners' = 'caftx://a:1,caftx://b:2': at most one caftx:// listener");
   EXPECT_EQ(error_of(server_config::parse(with_dir({{"listeners", "caftx://a:65536"}}))),
             "config 'listeners' = 'a:65536': port '65536' is out of range [0, 65535]");
   EXPECT_EQ(error_of(server_config::parse(with_dir({{"advertised.listeners", "caftx://:9092"}}))),
             "config 'advertised.listeners' = 'caftx://:9092' must name a host and a port other "
             "than 0");
+}
+
+// A PLAINTEXT:// listener beside the caftx:// one serves Kafka's wire
+// protocol; what Kafka clients are told must be a reachable address.
+TEST(ServerConfig, APlaintextListenerServesKafkasProtocol) {
+  auto c = server_config::parse(
+    with_dir({{"listeners", "caftx://127.0.0.1:9192, PLAINTEXT://127.0.0.1:9092"}}));
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->listener.to_string(), "127.0.0.1:9192");
+  EXPECT_EQ(c->kafka_listener->to_string(), "127.0.0.1:9092");
+  EXPECT_EQ(c->kafka_advertised->to_string(), "127.0.0.1:9092");
+  c = server_config::parse(with_dir({{"listeners", "caftx://:9192,PLAINTEXT://:0"},
+                                     {"advertised.listeners", "PLAINTEXT://broker1:19092"}}));
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->kafka_listener->to_string(), ":0");
+  EXPECT_EQ(c->kafka_advertised->to_string(), "broker1:19092");
+  EXPECT_EQ(c->advertised.to_string(), ":9192"); // the caftx one stays the listener's
+  EXPECT_EQ(error_of(server_config::parse(
+              with_dir({{"listeners", "caftx://:9192,PLAINTEXT://:9092"}}))),
+            "config 'listeners' = 'caftx://:9192,PLAINTEXT://:9092': its PLAINTEXT:// listener has "
+            "no host or port 0: set 'advertised.listeners' to the PLAINTEXT://host:port Kafka "
+            "clients reach");
+  EXPECT_EQ(error_of(server_config::parse(
+              with_dir({{"advertised.listeners", "PLAINTEXT://h:9092"}}))),
+            "config 'advertised.listeners' = 'PLAINTEXT://h:9092' advertises PLAINTEXT:// but "
+            "'listeners' has no PLAINTEXT:// listener");
+  EXPECT_EQ(error_of(server_config::parse(
+              with_dir({{"listeners", "caftx://a:1,PLAINTEXT://a:2,PLAINTEXT://a:3"}}))),
+            "config 'listeners' = 'caftx://a:1,PLAINTEXT://a:2,PLAINTEXT://a:3': at most one "
+            "PLAINTEXT:// listener");
 }
 
 TEST(ServerConfig, ZookeeperConnectIsParsedWithItsChroot) {

@@ -49,7 +49,7 @@ TEST(Znodes, TopicGoldenString) {
 }
 
 TEST(Znodes, NodeGoldenStringWithAndWithoutRack) {
-  node_registration reg{endpoint{"10.0.0.7", 9092}, "", "0.1.0", 1700000000123};
+  node_registration reg{endpoint{"10.0.0.7", 9092}, "", "0.1.0", 1700000000123, {}};
   EXPECT_EQ(encode_node(reg),
             R"({"version":1,"host":"10.0.0.7","port":9092,"caftx_build":"0.1.0","started_ms":1700000000123})");
   reg.rack = "r1";
@@ -57,11 +57,33 @@ TEST(Znodes, NodeGoldenStringWithAndWithoutRack) {
             R"({"version":1,"host":"10.0.0.7","port":9092,"rack":"r1","caftx_build":"0.1.0","started_ms":1700000000123})");
   auto back = decode_node("/nodes/7", encode_node(reg));
   ASSERT_TRUE(back.ok());
-  EXPECT_EQ(to_live_node(7, 4242, *back), (live_node{7, 4242, endpoint{"10.0.0.7", 9092}, "r1"}));
+  EXPECT_EQ(to_live_node(7, 4242, *back), (live_node{7, 4242, endpoint{"10.0.0.7", 9092}, "r1", {}}));
   // The embedded node has no listener: port 0.
-  auto embedded = decode_node("/nodes/0", encode_node({endpoint{"localhost", 0}, "", "b", 1}));
+  auto embedded = decode_node("/nodes/0", encode_node({endpoint{"localhost", 0}, "", "b", 1, {}}));
   ASSERT_TRUE(embedded.ok()) << embedded.error().to_string();
   EXPECT_EQ(embedded->ep, (endpoint{"localhost", 0}));
+}
+
+// A node serving Kafka's protocol registers its advertised PLAINTEXT://
+// listener as Kafka's BrokerIdZNode does ("endpoints"); other kinds there
+// are not caftx's and are skipped.
+TEST(Znodes, NodeKafkaEndpointIsKafkasEndpointsEntry) {
+  node_registration reg{endpoint{"10.0.0.7", 9192}, "", "b", 1, endpoint{"broker7", 9092}};
+  EXPECT_EQ(encode_node(reg),
+            R"({"version":1,"host":"10.0.0.7","port":9192,"caftx_build":"b","started_ms":1,"endpoints":["PLAINTEXT://broker7:9092"]})");
+  auto back = decode_node("/nodes/7", encode_node(reg));
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(to_live_node(7, 1, *back).kafka, (endpoint{"broker7", 9092}));
+  auto other = decode_node(
+    "/nodes/7",
+    R"({"version":1,"host":"h","port":1,"caftx_build":"b","started_ms":1,"endpoints":["SSL://h:9093"]})");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->kafka.port, 0);
+  auto bad = decode_node(
+    "/nodes/7",
+    R"({"version":1,"host":"h","port":1,"caftx_build":"b","started_ms":1,"endpoints":["PLAINTEXT://h:x"]})");
+  EXPECT_EQ(bad.error().message(),
+            "malformed znode /nodes/7: \"endpoints\" entry 'PLAINTEXT://h:x' is not PLAINTEXT://host:port");
 }
 
 TEST(Znodes, ControllerEpochProducerIdBlockAndClusterIdGoldenStrings) {

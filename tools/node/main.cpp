@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <pthread.h>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "actors/broker/network_drill.hpp"
 #include "actors/broker/node.hpp"
 #include "actors/coordination/zookeeper_store.hpp"
+#include "actors/kafka/kafka_listener.hpp"
 #include "actors/common/middleman.hpp"
 #include "config/server_config.hpp"
 #include "runtime/metrics.hpp"
@@ -151,6 +153,10 @@ int main(int argc, char** argv) {
     opts.events_from = from_log_level(sc.log_level);
     opts.cluster_id = sc.cluster_id;
     opts.advertised_listener = sc.advertised.to_string();
+    if (sc.kafka_advertised) {
+      opts.kafka_advertised_host = sc.kafka_advertised->host;
+      opts.kafka_advertised_port = sc.kafka_advertised->port;
+    }
     // Set once the ZooKeeper session connected.
     auto registered = std::make_shared<std::atomic<bool>>(false);
     opts.events = [log, registered](const caftx::node_event& e) {
@@ -197,12 +203,33 @@ int main(int argc, char** argv) {
       log->error(prefix + port.error().message());
       return refuse(port.error().message());
     }
+    std::optional<caftx::endpoint> kafka_bound;
+    if (sc.kafka_listener) {
+      caftx::kafka_listener_options ko;
+      ko.host = sc.kafka_listener->host;
+      ko.port = sc.kafka_listener->port;
+      ko.broker = node->broker();
+      ko.request_timeout_ms = sc.node.request_timeout_ms;
+      ko.node_id = sc.node_id;
+      ko.events = opts.events;
+      auto kport = caftx::start_kafka_listener(sys, ko);
+      if (!kport.ok()) {
+        node->stop();
+        log->error(prefix + kport.error().message());
+        return refuse(kport.error().message());
+      }
+      kafka_bound = *sc.kafka_listener;
+      kafka_bound->port = *kport;
+    }
     auto bound = sc.listener;
     bound.port = *port;
     log->info(prefix + "started (node.id " + std::to_string(sc.node_id) + ", cluster '"
               + sc.cluster_id + "', listener " + listener_text(bound) + ", advertised "
               + listener_text(sc.advertised) + ", log.dirs " + sc.node.data_dir + ", build "
               + caftx::wire_build_id() + ")");
+    if (kafka_bound)
+      log->info(prefix + "serving Kafka's wire protocol on PLAINTEXT://" + kafka_bound->to_string()
+                + " (advertised PLAINTEXT://" + sc.kafka_advertised->to_string() + ")");
     if (metrics_server) {
       auto m = *sc.metrics_listener;
       m.port = metrics_server->port();
