@@ -576,9 +576,11 @@ status_or<server_config> server_config::parse(const properties& props) {
       c.kafka_advertised = l->plaintext;
   }
   if (c.kafka_advertised && (c.kafka_advertised->host.empty() || c.kafka_advertised->port == 0))
-    return invalid("config 'listeners' = '" + listeners_text
-                   + "': its PLAINTEXT:// listener has no host or port 0: set "
-                     "'advertised.listeners' to the PLAINTEXT://host:port Kafka clients reach");
+    return invalid("config 'listeners' = '" + listeners_text + "': its PLAINTEXT:// listener "
+                   + (c.kafka_advertised->host.empty() ? "listens on every interface"
+                                                       : "has a port the OS chooses")
+                   + ": set 'advertised.listeners' to the PLAINTEXT://host:port Kafka clients "
+                     "reach");
   if (auto v = r.take("zookeeper.connect")) {
     zookeeper_connect zk;
     auto slash = v->find('/');

@@ -4,17 +4,31 @@
 #include <caf/io/broker.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/io/system_messages.hpp>
+#include <caf/send.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <deque>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "protocol/kafka_api.hpp"
 #include "runtime/broker_messages.hpp"
 
 namespace caftx {
+
+struct kafka_listener::broker_slot {
+  std::mutex mtx;
+  caf::actor broker;
+  caf::actor get() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return broker;
+  }
+};
 
 namespace {
 
@@ -24,10 +38,19 @@ using kafka::request_header;
 // until they are answered.
 constexpr size_t max_queued_requests = 64;
 
+// A frame's body is read in pieces of at most this many bytes, so memory
+// follows the bytes that arrived, not the size a client declared.
+constexpr size_t read_chunk = 65536;
+
+using slot_ptr = std::shared_ptr<kafka_listener::broker_slot>;
+
 struct connection_state {
   kafka_listener_options opts;
+  slot_ptr slot;
   caf::io::connection_handle hdl;
   bool reading_size = true;
+  size_t body_size = 0; // the frame being read
+  std::string body;     // its bytes so far
   std::deque<std::string> queued; // whole requests, header and body
   bool busy = false;              // a request is being answered
   bool halted = false;
@@ -59,6 +82,14 @@ void respond(caf::io::broker* self, const state_ptr& st, const request_header& h
   self->flush(st->hdl);
   st->busy = false;
   next_request(self, st);
+}
+
+// Kafka's Topic.validate: 1-249 characters of [a-zA-Z0-9._-], not "." or "..".
+bool legal_topic_name(const std::string& name) {
+  return !name.empty() && name.size() <= 249 && name != "." && name != ".."
+         && std::all_of(name.begin(), name.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+            });
 }
 
 kafka::metadata_response to_metadata(const kafka_cluster_response& cluster,
@@ -94,7 +125,11 @@ kafka::metadata_response to_metadata(const kafka_cluster_response& cluster,
 void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_header& h,
                      kafka::metadata_request req) {
   auto timeout = std::chrono::milliseconds(st->opts.request_timeout_ms);
-  auto broker = st->opts.broker;
+  auto broker = st->slot->get();
+  if (!broker) { // the node is starting: nothing to tell yet
+    respond(self, st, h, kafka::encode_metadata_response({}, h.api_version));
+    return;
+  }
   auto failed = [self, st, h](const caf::error&) {
     // Metadata has no top-level error: Kafka's answer to a broker that
     // cannot serve is an empty one, after which clients ask another node.
@@ -103,18 +138,32 @@ void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_h
   self->request(broker, timeout, kafka_cluster_request{})
     .then(
       [self, st, h, req, broker, timeout, failed](const kafka_cluster_response& cluster) {
+        // Each name once (Kafka's MetadataRequest keeps a set); a name
+        // Kafka's Topic.validate refuses is INVALID_TOPIC_EXCEPTION.
         describe_topics_request d;
-        // v1+: an empty list asks for no topics (null for all).
-        if (req.topics && req.topics->empty()) {
-          respond(self, st, h,
-                  kafka::encode_metadata_response(to_metadata(cluster, {}), h.api_version));
-          return;
+        describe_topics_response invalid;
+        if (req.topics) {
+          std::set<std::string> seen;
+          for (auto& name : *req.topics) {
+            if (!seen.insert(name).second)
+              continue;
+            if (legal_topic_name(name))
+              d.topics.push_back(name);
+            else
+              invalid.topics.push_back({name, error_code::invalid_topic_exception, false, {}});
+          }
+          // v1+: an empty list asks for no topics (null for all).
+          if (d.topics.empty()) {
+            respond(self, st, h,
+                    kafka::encode_metadata_response(to_metadata(cluster, invalid), h.api_version));
+            return;
+          }
         }
-        if (req.topics)
-          d.topics = *req.topics;
         self->request(broker, timeout, std::move(d))
           .then(
-            [self, st, h, cluster](const describe_topics_response& described) {
+            [self, st, h, cluster, invalid](describe_topics_response described) {
+              for (auto& t : invalid.topics)
+                described.topics.push_back(t);
               respond(self, st, h,
                       kafka::encode_metadata_response(to_metadata(cluster, described),
                                                       h.api_version));
@@ -184,18 +233,30 @@ void next_request(caf::io::broker* self, const state_ptr& st) {
   }
 }
 
+// Reads the next piece of the frame: its 4-byte size, or up to read_chunk
+// bytes of its body.
+void read_next(caf::io::broker* self, const state_ptr& st) {
+  if (st->reading_size)
+    self->configure_read(st->hdl, caf::io::receive_policy::exactly(4));
+  else
+    self->configure_read(st->hdl, caf::io::receive_policy::at_most(
+                                    std::min(read_chunk, st->body_size - st->body.size())));
+}
+
 caf::behavior kafka_connection(caf::io::broker* self, caf::io::connection_handle hdl,
-                               kafka_listener_options opts) {
+                               kafka_listener_options opts, slot_ptr slot) {
   auto st = std::make_shared<connection_state>();
   st->opts = std::move(opts);
+  st->slot = std::move(slot);
   st->hdl = hdl;
-  self->configure_read(hdl, caf::io::receive_policy::exactly(4));
+  read_next(self, st);
   return {
     [self, st](const caf::io::new_data_msg& msg) {
       if (st->closed)
         return;
       if (st->reading_size) {
-        kafka::reader r{std::string_view{msg.buf.data(), msg.buf.size()}};
+        const std::string size_bytes(msg.buf.data(), msg.buf.size());
+        kafka::reader r{size_bytes};
         auto size = r.int32();
         if (size < 8 || size > st->opts.max_request_bytes) {
           // Kafka's NetworkReceive: InvalidReceiveException closes it.
@@ -205,12 +266,20 @@ caf::behavior kafka_connection(caf::io::broker* self, caf::io::connection_handle
           return;
         }
         st->reading_size = false;
-        self->configure_read(st->hdl, caf::io::receive_policy::exactly(static_cast<size_t>(size)));
+        st->body_size = static_cast<size_t>(size);
+        st->body.clear();
+        read_next(self, st);
+        return;
+      }
+      st->body.append(msg.buf.data(), msg.buf.size());
+      if (st->body.size() < st->body_size) {
+        read_next(self, st);
         return;
       }
       st->reading_size = true;
-      self->configure_read(st->hdl, caf::io::receive_policy::exactly(4));
-      st->queued.emplace_back(msg.buf.data(), msg.buf.size());
+      read_next(self, st);
+      st->queued.push_back(std::move(st->body));
+      st->body = std::string();
       if (st->queued.size() >= max_queued_requests && !st->halted) {
         st->halted = true;
         self->halt(st->hdl);
@@ -224,7 +293,8 @@ caf::behavior kafka_connection(caf::io::broker* self, caf::io::connection_handle
   };
 }
 
-caf::behavior kafka_server(caf::io::broker* self, kafka_listener_options opts,
+
+caf::behavior kafka_server(caf::io::broker* self, kafka_listener_options opts, slot_ptr slot,
                            std::shared_ptr<std::promise<status_or<uint16_t>>> bound) {
   auto r = self->add_tcp_doorman(opts.port, opts.host.empty() ? nullptr : opts.host.c_str(), true);
   if (!r) {
@@ -235,9 +305,19 @@ caf::behavior kafka_server(caf::io::broker* self, kafka_listener_options opts,
     return {};
   }
   bound->set_value(r->second);
+  // Connections are linked: the listener's stop ends them. One that ends
+  // by itself (its client left, a bad request) does not end the listener.
+  auto connections = std::make_shared<std::set<caf::actor_addr>>();
+  self->set_exit_handler([self, connections](caf::exit_msg& em) {
+    if (connections->erase(em.source) > 0)
+      return;
+    self->quit(em.reason);
+  });
   return {
-    [self, opts](const caf::io::new_connection_msg& msg) {
-      self->fork(kafka_connection, msg.handle, opts);
+    [self, opts, slot, connections](const caf::io::new_connection_msg& msg) {
+      auto conn = self->fork(kafka_connection, msg.handle, opts, slot);
+      connections->insert(conn.address());
+      self->link_to(conn);
     },
     [self](const caf::io::acceptor_closed_msg&) { self->quit(); },
   };
@@ -245,11 +325,34 @@ caf::behavior kafka_server(caf::io::broker* self, kafka_listener_options opts,
 
 } // namespace
 
-status_or<uint16_t> start_kafka_listener(caf::actor_system& sys, kafka_listener_options opts) {
+status_or<std::unique_ptr<kafka_listener>> kafka_listener::start(caf::actor_system& sys,
+                                                                kafka_listener_options opts) {
+  auto slot = std::make_shared<broker_slot>();
   auto bound = std::make_shared<std::promise<status_or<uint16_t>>>();
   auto result = bound->get_future();
-  sys.middleman().spawn_broker(kafka_server, std::move(opts), bound);
-  return result.get();
+  auto server = sys.middleman().spawn_broker(kafka_server, std::move(opts), slot, bound);
+  auto port = result.get();
+  if (!port.ok())
+    return port.error();
+  return std::unique_ptr<kafka_listener>(
+    new kafka_listener(caf::actor_cast<caf::actor>(server), *port, std::move(slot)));
+}
+
+kafka_listener::~kafka_listener() {
+  stop();
+}
+
+void kafka_listener::set_broker(caf::actor broker) {
+  std::lock_guard<std::mutex> guard{slot_->mtx};
+  slot_->broker = std::move(broker);
+}
+
+void kafka_listener::stop() {
+  if (!server_)
+    return;
+  caf::anon_send_exit(server_, caf::exit_reason::user_shutdown);
+  server_ = nullptr;
+  set_broker(nullptr);
 }
 
 } // namespace caftx

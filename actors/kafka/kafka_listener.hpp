@@ -7,10 +7,12 @@
 // not know itself, and never blocks a scheduler thread. A request it
 // cannot parse, an API or version it does not answer (ApiVersions
 // excepted: KIP-511's UNSUPPORTED_VERSION) or a frame above
-// socket.request.max.bytes closes the connection, as Kafka does.
+// socket.request.max.bytes closes the connection, as Kafka does. A frame's
+// bytes are buffered as they arrive, never reserved from its declared size.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -26,8 +28,6 @@ struct kafka_listener_options {
   /// choice.
   std::string host;
   uint16_t port = 0;
-  /// The node's broker actor (kafka_cluster_request, describe_topics_request).
-  caf::actor broker;
   /// How long a connection waits for the broker's answer; the request is
   /// then answered with REQUEST_TIMED_OUT where its API has an error field.
   int64_t request_timeout_ms = 30000;
@@ -38,9 +38,36 @@ struct kafka_listener_options {
   int32_t node_id = 0;
 };
 
-/// Binds and starts the listener; returns the bound port. Errors:
-/// UNKNOWN_SERVER_ERROR "cannot listen on PLAINTEXT://host:port: <reason>".
-/// The listener and its connections stop with the actor system.
-status_or<uint16_t> start_kafka_listener(caf::actor_system& sys, kafka_listener_options opts);
+/// A running listener. It is bound before the node starts (a port in use
+/// stops the node before it opens its data directory, as Kafka binds its
+/// sockets first) and answers with the node's broker once set_broker()
+/// gave it; until then Metadata lists no broker and no topic.
+class kafka_listener {
+public:
+  /// Binds and starts. Errors: UNKNOWN_SERVER_ERROR "cannot listen on
+  /// PLAINTEXT://host:port: <reason>".
+  static status_or<std::unique_ptr<kafka_listener>> start(caf::actor_system& sys,
+                                                          kafka_listener_options opts);
+  /// Stops (see stop()).
+  ~kafka_listener();
+  kafka_listener(const kafka_listener&) = delete;
+  kafka_listener& operator=(const kafka_listener&) = delete;
+
+  /// The bound port.
+  uint16_t port() const { return port_; }
+  /// The node's broker actor (kafka_cluster_request, describe_topics_request).
+  void set_broker(caf::actor broker);
+  /// Stops accepting and closes every connection. Idempotent.
+  void stop();
+
+  struct broker_slot;
+
+private:
+  kafka_listener(caf::actor server, uint16_t port, std::shared_ptr<broker_slot> slot)
+    : server_(std::move(server)), port_(port), slot_(std::move(slot)) {}
+  caf::actor server_;
+  uint16_t port_ = 0;
+  std::shared_ptr<broker_slot> slot_;
+};
 
 } // namespace caftx

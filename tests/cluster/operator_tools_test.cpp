@@ -221,6 +221,11 @@ TEST_F(OperatorTools, TopicsDeleteRemovesTheTopicAndItsDataEverywhere) {
   EXPECT_EQ(internal.err,
             "Error while executing topic command : INVALID_REQUEST: deleting topic "
             "'__transaction_state': topic names starting with '__' are internal\n");
+  auto only_internal = topics({"--delete", "--topic", "__.*"});
+  EXPECT_EQ(only_internal.code, 1);
+  EXPECT_EQ(only_internal.err,
+            "Error while executing topic command : INVALID_REQUEST: Topic '__.*' matches only "
+            "internal topics (__transaction_state), which cannot be deleted\n");
   for (auto args : std::vector<std::vector<std::string>>{
          {"--delete"}, {"--delete", "--topic", "["}, {"--list", "--if-exists"}}) {
     auto bad = topics(args);
@@ -241,6 +246,12 @@ TEST_F(OperatorTools, TopicsDeleteRemovesTheTopicAndItsDataEverywhere) {
   EXPECT_EQ(held.code, 1);
   EXPECT_NE(held.err.find("REQUEST_TIMED_OUT"), std::string::npos) << held.err;
   EXPECT_NE(held.err.find("stays marked for deletion"), std::string::npos) << held.err;
+  // A second delete of the marked topic joins its deletion (it is gone from
+  // the metadata already).
+  auto joined = topics({"--delete", "--topic", "late", "--command-config",
+                        tmp.path() + "/admin.properties"});
+  EXPECT_EQ(joined.code, 1);
+  EXPECT_NE(joined.err.find("stays marked for deletion"), std::string::npos) << joined.err;
   auto taken = topics({"--create", "--topic", "late"});
   EXPECT_EQ(taken.code, 1);
   EXPECT_NE(taken.err.find("Topic 'late' is marked for deletion."), std::string::npos)

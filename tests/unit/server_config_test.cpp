@@ -124,9 +124,14 @@ TEST(ServerConfig, APlaintextListenerServesKafkasProtocol) {
   EXPECT_EQ(c->advertised.to_string(), ":9192"); // the caftx one stays the listener's
   EXPECT_EQ(error_of(server_config::parse(
               with_dir({{"listeners", "caftx://:9192,PLAINTEXT://:9092"}}))),
-            "config 'listeners' = 'caftx://:9192,PLAINTEXT://:9092': its PLAINTEXT:// listener has "
-            "no host or port 0: set 'advertised.listeners' to the PLAINTEXT://host:port Kafka "
-            "clients reach");
+            "config 'listeners' = 'caftx://:9192,PLAINTEXT://:9092': its PLAINTEXT:// listener "
+            "listens on every interface: set 'advertised.listeners' to the PLAINTEXT://host:port "
+            "Kafka clients reach");
+  EXPECT_EQ(error_of(server_config::parse(
+              with_dir({{"listeners", "caftx://:9192,PLAINTEXT://127.0.0.1:0"}}))),
+            "config 'listeners' = 'caftx://:9192,PLAINTEXT://127.0.0.1:0': its PLAINTEXT:// "
+            "listener has a port the OS chooses: set 'advertised.listeners' to the "
+            "PLAINTEXT://host:port Kafka clients reach");
   EXPECT_EQ(error_of(server_config::parse(
               with_dir({{"advertised.listeners", "PLAINTEXT://h:9092"}}))),
             "config 'advertised.listeners' = 'PLAINTEXT://h:9092' advertises PLAINTEXT:// but "

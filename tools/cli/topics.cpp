@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -139,12 +140,31 @@ int main(int argc, char** argv) {
     auto all = admin->describe_topics();
     if (!all.ok())
       return failed(all.error());
-    std::vector<std::string> matched;
+    std::vector<std::string> matched, internal;
     for (auto& t : *all)
-      if (std::regex_match(t.name, *pattern) && (!t.internal || t.name == topic))
-        matched.push_back(t.name);
+      if (std::regex_match(t.name, *pattern))
+        (t.internal && t.name != topic ? internal : matched).push_back(t.name);
     std::sort(matched.begin(), matched.end());
+    if (matched.empty() && !internal.empty()) {
+      std::string names;
+      for (auto& n : internal)
+        names += (names.empty() ? "" : ", ") + n;
+      return failed({error_code::invalid_request, "Topic '" + topic + "' matches only internal topics ("
+                                                    + names + "), which cannot be deleted"});
+    }
     if (matched.empty()) {
+      // A plain name is asked for anyway: a topic already marked for
+      // deletion is gone from the metadata, and this joins its deletion.
+      bool plain = std::all_of(topic.begin(), topic.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      });
+      if (plain) {
+        auto st = admin->delete_topic(topic);
+        if (st.ok())
+          return exit_ok;
+        if (st.code() != error_code::unknown_topic_or_partition)
+          return failed({st.code(), "deleting topic '" + topic + "': " + st.message()});
+      }
       if (if_exists)
         return exit_ok;
       return failed({error_code::unknown_topic_or_partition,

@@ -148,6 +148,24 @@ int main(int argc, char** argv) {
       opts.faults = std::make_shared<caftx::fault_drills>();
       caftx::install_fault_drills(opts.faults);
     }
+    // The Kafka listener before the node: a port that cannot be bound
+    // stops it before it opens log.dirs (Kafka binds its sockets first).
+    // It answers with the node's broker once the node runs.
+    std::unique_ptr<caftx::kafka_listener> kafka;
+    if (sc.kafka_listener) {
+      caftx::kafka_listener_options ko;
+      ko.host = sc.kafka_listener->host;
+      ko.port = sc.kafka_listener->port;
+      ko.request_timeout_ms = sc.node.request_timeout_ms;
+      ko.node_id = sc.node_id;
+      ko.events = [log](const caftx::node_event& e) { log->log(to_spdlog(e.level), e.text); };
+      auto started_listener = caftx::kafka_listener::start(sys, ko);
+      if (!started_listener.ok()) {
+        log->error(started_listener.error().message());
+        return refuse(started_listener.error().message());
+      }
+      kafka = std::move(started_listener).value();
+    }
     opts.node_id = sc.node_id;
     opts.metrics = metrics;
     opts.events_from = from_log_level(sc.log_level);
@@ -203,33 +221,19 @@ int main(int argc, char** argv) {
       log->error(prefix + port.error().message());
       return refuse(port.error().message());
     }
-    std::optional<caftx::endpoint> kafka_bound;
-    if (sc.kafka_listener) {
-      caftx::kafka_listener_options ko;
-      ko.host = sc.kafka_listener->host;
-      ko.port = sc.kafka_listener->port;
-      ko.broker = node->broker();
-      ko.request_timeout_ms = sc.node.request_timeout_ms;
-      ko.node_id = sc.node_id;
-      ko.events = opts.events;
-      auto kport = caftx::start_kafka_listener(sys, ko);
-      if (!kport.ok()) {
-        node->stop();
-        log->error(prefix + kport.error().message());
-        return refuse(kport.error().message());
-      }
-      kafka_bound = *sc.kafka_listener;
-      kafka_bound->port = *kport;
-    }
     auto bound = sc.listener;
     bound.port = *port;
     log->info(prefix + "started (node.id " + std::to_string(sc.node_id) + ", cluster '"
               + sc.cluster_id + "', listener " + listener_text(bound) + ", advertised "
               + listener_text(sc.advertised) + ", log.dirs " + sc.node.data_dir + ", build "
               + caftx::wire_build_id() + ")");
-    if (kafka_bound)
-      log->info(prefix + "serving Kafka's wire protocol on PLAINTEXT://" + kafka_bound->to_string()
+    if (kafka) {
+      kafka->set_broker(node->broker());
+      auto k = *sc.kafka_listener;
+      k.port = kafka->port();
+      log->info(prefix + "serving Kafka's wire protocol on PLAINTEXT://" + k.to_string()
                 + " (advertised PLAINTEXT://" + sc.kafka_advertised->to_string() + ")");
+    }
     if (metrics_server) {
       auto m = *sc.metrics_listener;
       m.port = metrics_server->port();
@@ -267,6 +271,9 @@ int main(int argc, char** argv) {
       return refuse(fatal_reason);
     }
     log->info(prefix + "shutting down (" + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")");
+    // Kafka's shutdown stops the socket server's request processing first.
+    if (kafka)
+      kafka->stop();
     node->stop();
     for (auto& f : node->failed_components())
       log->error(prefix + "failed component: " + f);
