@@ -44,28 +44,25 @@ int8_t reader::int8() {
   return static_cast<int8_t>(data_[pos_++]);
 }
 
-int16_t reader::int16() {
-  if (!need(2))
+template <class T>
+T reader::fixed() {
+  if (!need(sizeof(T)))
     return 0;
-  auto v = read_be<int16_t>(data_, pos_);
-  pos_ += 2;
+  auto v = read_be<T>(data_, pos_);
+  pos_ += sizeof(T);
   return v;
+}
+
+int16_t reader::int16() {
+  return fixed<int16_t>();
 }
 
 int32_t reader::int32() {
-  if (!need(4))
-    return 0;
-  auto v = read_be<int32_t>(data_, pos_);
-  pos_ += 4;
-  return v;
+  return fixed<int32_t>();
 }
 
 int64_t reader::int64() {
-  if (!need(8))
-    return 0;
-  auto v = read_be<int64_t>(data_, pos_);
-  pos_ += 8;
-  return v;
+  return fixed<int64_t>();
 }
 
 uint32_t reader::uvarint() {
@@ -101,13 +98,16 @@ int64_t reader::varlong() {
   return 0;
 }
 
-std::string reader::string() {
-  auto s = nullable_string();
+std::string reader::required(std::optional<std::string> s) {
   if (!s) {
     fail("null where a string is required");
     return {};
   }
-  return *s;
+  return std::move(*s);
+}
+
+std::string reader::string() {
+  return required(nullable_string());
 }
 
 std::optional<std::string> reader::sized(int64_t n, const char* what) {
@@ -133,12 +133,7 @@ std::optional<std::string> reader::compact_nullable_string() {
 }
 
 std::string reader::compact_string() {
-  auto s = compact_nullable_string();
-  if (!s) {
-    fail("null where a string is required");
-    return {};
-  }
-  return *s;
+  return required(compact_nullable_string());
 }
 
 std::optional<std::string> reader::nullable_bytes() {

@@ -68,6 +68,10 @@ private:
   bool need(size_t n);
   /// `n` bytes (-1: null) of a `what` ("string", "bytes").
   std::optional<std::string> sized(int64_t n, const char* what);
+  /// `s`, or a failure when it is null.
+  std::string required(std::optional<std::string> s);
+  template <class T>
+  T fixed();
   std::string_view data_;
   size_t pos_ = 0;
   std::string error_;

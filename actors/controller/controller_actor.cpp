@@ -187,21 +187,31 @@ void deliver(ctl_ptr self, const outbound_request& r) {
   send_now(st, r, ep);
 }
 
+using topic_waiters =
+  std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>>;
+
+// Answers the CreateTopics or DeleteTopics waiting for `result`'s topic.
+void answer_waiters(topic_waiters& waiting, const create_topic_result& result) {
+  auto i = waiting.find(result.name);
+  if (i == waiting.end())
+    return;
+  for (auto& rp : i->second)
+    rp.deliver(txn_response{result.result.code(), result.result.message()});
+  waiting.erase(i);
+}
+
 void resign(ctl_ptr self, const std::string& why) {
   auto& st = self->state;
   if (!st.core)
     return;
   st.core.reset();
-  for (auto& [name, waiting] : std::exchange(st.creating, {}))
-    for (auto& rp : waiting)
-      rp.deliver(txn_response{error_code::not_controller,
-                              "node " + std::to_string(st.opts.node_id)
-                                + " stopped being the controller: " + why});
-  for (auto& [name, waiting] : std::exchange(st.deleting, {}))
-    for (auto& rp : waiting)
-      rp.deliver(txn_response{error_code::not_controller,
-                              "node " + std::to_string(st.opts.node_id)
-                                + " stopped being the controller: " + why});
+  txn_response resigned{error_code::not_controller,
+                        "node " + std::to_string(st.opts.node_id)
+                          + " stopped being the controller: " + why};
+  for (auto* waiting : {&st.creating, &st.deleting})
+    for (auto& [name, promises] : std::exchange(*waiting, {}))
+      for (auto& rp : promises)
+        rp.deliver(resigned);
   for (auto& [id, waiting] : std::exchange(st.shutting_down, {}))
     for (auto& rp : waiting)
       rp.deliver(controlled_shutdown_response{error_code::not_controller,
@@ -233,22 +243,12 @@ void run(ctl_ptr self, controller_decision d) {
     if (c.result.ok() && st.opts.events.topic_created)
       if (auto* t = st.core->topic(c.name))
         st.opts.events.topic_created(*t);
-    auto i = st.creating.find(c.name);
-    if (i == st.creating.end())
-      continue;
-    for (auto& rp : i->second)
-      rp.deliver(txn_response{c.result.code(), c.result.message()});
-    st.creating.erase(i);
+    answer_waiters(st.creating, c);
   }
   for (auto& c : d.deleted_topics) {
     if (c.result.ok() && st.opts.events.topic_deleted)
       st.opts.events.topic_deleted(c.name);
-    auto i = st.deleting.find(c.name);
-    if (i == st.deleting.end())
-      continue;
-    for (auto& rp : i->second)
-      rp.deliver(txn_response{c.result.code(), c.result.message()});
-    st.deleting.erase(i);
+    answer_waiters(st.deleting, c);
   }
   for (auto& c : d.shutdowns) {
     auto i = st.shutting_down.find(c.node);

@@ -26,7 +26,9 @@ std::vector<node_id> remove_from_isr(std::vector<node_id> isr, const std::set<no
   return isr;
 }
 
-/// Kafka's Topic.validate: 1..249 characters of [a-zA-Z0-9._-], not "." or "..".
+} // namespace
+
+// Kafka's Topic.validate: 1..249 characters of [a-zA-Z0-9._-], not "." or "..".
 std::optional<std::string> invalid_topic_name(const std::string& name) {
   if (name.empty())
     return "Topic name is illegal, it can't be empty";
@@ -40,8 +42,6 @@ std::optional<std::string> invalid_topic_name(const std::string& name) {
              + "\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'";
   return std::nullopt;
 }
-
-} // namespace
 
 const partition_state* controller_core::state(const topic_partition& tp) const {
   auto it = states_.find(tp);

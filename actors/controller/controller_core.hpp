@@ -29,6 +29,10 @@
 
 namespace caftx::controller {
 
+/// Why `name` is not a topic name, with Kafka's messages (Topic.validate:
+/// 1-249 characters of [a-zA-Z0-9._-], not "." or ".."); nullopt when it is one.
+std::optional<std::string> invalid_topic_name(const std::string& name);
+
 /// The whole cluster state as read by a new controller (Kafka's
 /// initializeControllerContext): live nodes, topics, partition states
 /// (partition_epoch = the state znode's version).

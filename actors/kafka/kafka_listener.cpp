@@ -7,7 +7,6 @@
 #include <caf/send.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -16,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "actors/controller/controller_core.hpp"
 #include "protocol/kafka_api.hpp"
 #include "runtime/broker_messages.hpp"
 
@@ -84,14 +84,6 @@ void respond(caf::io::broker* self, const state_ptr& st, const request_header& h
   next_request(self, st);
 }
 
-// Kafka's Topic.validate: 1-249 characters of [a-zA-Z0-9._-], not "." or "..".
-bool legal_topic_name(const std::string& name) {
-  return !name.empty() && name.size() <= 249 && name != "." && name != ".."
-         && std::all_of(name.begin(), name.end(), [](char c) {
-              return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-            });
-}
-
 kafka::metadata_response to_metadata(const kafka_cluster_response& cluster,
                                      const describe_topics_response& described) {
   kafka::metadata_response m;
@@ -147,7 +139,7 @@ void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_h
           for (auto& name : *req.topics) {
             if (!seen.insert(name).second)
               continue;
-            if (legal_topic_name(name))
+            if (!controller::invalid_topic_name(name))
               d.topics.push_back(name);
             else
               invalid.topics.push_back({name, error_code::invalid_topic_exception, false, {}});

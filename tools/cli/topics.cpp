@@ -12,7 +12,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/controller/controller_core.hpp"
 #include "tools/cli/cli_common.hpp"
 
 namespace {
@@ -155,10 +155,7 @@ int main(int argc, char** argv) {
     if (matched.empty()) {
       // A plain name is asked for anyway: a topic already marked for
       // deletion is gone from the metadata, and this joins its deletion.
-      bool plain = std::all_of(topic.begin(), topic.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-      });
-      if (plain) {
+      if (!controller::invalid_topic_name(topic)) {
         auto st = admin->delete_topic(topic);
         if (st.ok())
           return exit_ok;
