@@ -5,8 +5,21 @@ namespace caftx::kafka {
 
 const std::vector<version_range>& supported_apis() {
   static const std::vector<version_range> apis{
+    {api::produce, 3, 7},
+    {api::fetch, 4, 11},
+    {api::list_offsets, 0, 3},
     {api::metadata, 0, 4},
+    {api::offset_commit, 2, 7},
+    {api::offset_fetch, 1, 5},
+    {api::find_coordinator, 0, 2},
     {api::api_versions, 0, 3},
+    {api::create_topics, 0, 4},
+    {api::delete_topics, 0, 1},
+    {api::init_producer_id, 0, 1},
+    {api::add_partitions_to_txn, 0, 1},
+    {api::add_offsets_to_txn, 0, 1},
+    {api::end_txn, 0, 1},
+    {api::txn_offset_commit, 0, 2},
   };
   return apis;
 }
@@ -26,6 +39,16 @@ bool is_flexible(int16_t api_key, int16_t version) {
     case api::list_offsets: return version >= 6;
     case api::metadata: return version >= 9;
     case api::api_versions: return version >= 3;
+    case api::find_coordinator: return version >= 3;
+    case api::offset_commit: return version >= 8;
+    case api::offset_fetch: return version >= 6;
+    case api::create_topics: return version >= 5;
+    case api::delete_topics: return version >= 4;
+    case api::init_producer_id: return version >= 2;
+    case api::add_partitions_to_txn:
+    case api::add_offsets_to_txn:
+    case api::end_txn:
+    case api::txn_offset_commit: return version >= 3;
     default: return false;
   }
 }

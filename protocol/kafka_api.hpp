@@ -22,7 +22,17 @@ inline constexpr int16_t produce = 0;
 inline constexpr int16_t fetch = 1;
 inline constexpr int16_t list_offsets = 2;
 inline constexpr int16_t metadata = 3;
+inline constexpr int16_t offset_commit = 8;
+inline constexpr int16_t offset_fetch = 9;
+inline constexpr int16_t find_coordinator = 10;
 inline constexpr int16_t api_versions = 18;
+inline constexpr int16_t create_topics = 19;
+inline constexpr int16_t delete_topics = 20;
+inline constexpr int16_t init_producer_id = 22;
+inline constexpr int16_t add_partitions_to_txn = 24;
+inline constexpr int16_t add_offsets_to_txn = 25;
+inline constexpr int16_t end_txn = 26;
+inline constexpr int16_t txn_offset_commit = 28;
 } // namespace api
 
 /// An API key with the versions a node answers, both ends inclusive.
@@ -36,13 +46,20 @@ struct version_range {
   }
 };
 
-/// What a caftx node answers, in key order: ApiVersions 0-3, Metadata 0-4.
+/// What a caftx node answers, in key order: Produce 3-7, Fetch 4-11,
+/// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-5 (the
+/// older versions kept offsets in ZooKeeper), FindCoordinator 0-2,
+/// ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-1, InitProducerId
+/// 0-1, AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
+/// TxnOffsetCommit 0-2.
 const std::vector<version_range>& supported_apis();
 /// The range of `api_key`, or nullopt when the node does not answer it.
 std::optional<version_range> supported(int16_t api_key);
 /// Whether `version` of `api_key` uses KIP-482's flexible encoding (compact
 /// strings and arrays, tagged fields, request header v2): from Metadata 9,
-/// ApiVersions 3, Produce 9, Fetch 12, ListOffsets 6 on.
+/// ApiVersions 3, Produce 9, Fetch 12, ListOffsets 6, FindCoordinator 3,
+/// InitProducerId 2, AddPartitionsToTxn 3, AddOffsetsToTxn 3, EndTxn 3,
+/// TxnOffsetCommit 3 on.
 bool is_flexible(int16_t api_key, int16_t version);
 
 /// Kafka's wire number of `code` (UNKNOWN_SERVER_ERROR is -1).

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace caftx::kafka {
 
@@ -107,5 +108,30 @@ public:
 private:
   std::string out_;
 };
+
+/// Reads a required (non-null) array: its int32 count, then each element
+/// with `read_one(r)`, stopping at the first failure. A null array fails
+/// the reader.
+template <class F>
+auto read_array(reader& r, F&& read_one) -> std::vector<decltype(read_one(r))> {
+  std::vector<decltype(read_one(r))> out;
+  auto n = r.array_length(false);
+  if (!n) {
+    if (r.ok())
+      r.fail("null where an array is required");
+    return out;
+  }
+  for (int32_t i = 0; i < *n && r.ok(); ++i)
+    out.push_back(read_one(r));
+  return out;
+}
+
+/// Writes an int32 count and each element with `write_one(w, element)`.
+template <class T, class F>
+void write_array(writer& w, const std::vector<T>& xs, F&& write_one) {
+  w.array_length(static_cast<int32_t>(xs.size()), false);
+  for (const auto& x : xs)
+    write_one(w, x);
+}
 
 } // namespace caftx::kafka

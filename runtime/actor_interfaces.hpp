@@ -99,6 +99,8 @@ struct create_topic_request;
 struct delete_topic_request;
 struct kafka_cluster_request;
 struct kafka_cluster_response;
+struct kafka_coordinator_request;
+struct kafka_coordinator_response;
 struct describe_topics_request;
 struct describe_topics_response;
 struct metadata_request;
@@ -256,6 +258,7 @@ using broker_actor = caf::typed_actor<
   caf::replies_to<create_topic_request>::with<txn_response>,
   caf::replies_to<delete_topic_request>::with<txn_response>,
   caf::replies_to<kafka_cluster_request>::with<kafka_cluster_response>,
+  caf::replies_to<kafka_coordinator_request>::with<kafka_coordinator_response>,
   caf::replies_to<metadata_request>::with<metadata_response>,
   caf::replies_to<describe_topics_request>::with<describe_topics_response>,
   caf::replies_to<find_coordinator_request>::with<find_coordinator_response>,

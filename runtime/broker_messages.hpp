@@ -274,6 +274,28 @@ struct kafka_cluster_response {
   std::string cluster_id;
 };
 
+/// Kafka's FindCoordinator as the node's Kafka listener asks it: where
+/// the coordinator of `key` lives (key_type 0 a group, 1 a transactional
+/// id). Answered from the metadata cache: the partition of the internal
+/// topic (`__consumer_offsets` / `__transaction_state`) and its leader's
+/// node id and advertised PLAINTEXT:// host and port. Errors:
+/// INVALID_REQUEST (an unknown key type, an empty transactional id),
+/// COORDINATOR_NOT_AVAILABLE (the topic does not exist yet: its creation
+/// is started; no live leader; a leader without a Kafka listener).
+struct kafka_coordinator_request {
+  int8_t key_type = 0;
+  std::string key;
+};
+
+struct kafka_coordinator_response {
+  error_code error = error_code::none;
+  std::string message;
+  int32_t partition = -1;
+  int32_t node_id = -1;
+  std::string host;
+  int32_t port = -1;
+};
+
 /// "caftx-<version>-<16 hex digits>": the version and a fingerprint of the
 /// registered message types (each name and the bytes of its
 /// default-constructed value under CAF's binary serializer, so a field
@@ -286,6 +308,9 @@ const std::string& wire_build_id();
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs, x.replication_factor)
 CAFTX_INSPECT(delete_topic_request, x.name, x.timeout_ms)
 CAFTX_INSPECT_EMPTY(kafka_cluster_request)
+CAFTX_INSPECT(kafka_coordinator_request, x.key_type, x.key)
+CAFTX_INSPECT(kafka_coordinator_response, x.error, x.message, x.partition, x.node_id, x.host,
+              x.port)
 CAFTX_INSPECT(kafka_broker_info, x.node_id, x.host, x.port, x.rack)
 CAFTX_INSPECT(kafka_cluster_response, x.brokers, x.controller_id, x.cluster_id)
 CAFTX_INSPECT(partition_description, x.partition, x.leader, x.leader_epoch, x.replicas, x.isr)

@@ -199,7 +199,7 @@ std::string encode_txn_value(const txn_card& card) {
     tags.emplace_back(tag_previous_producer_id, be<int64_t>(card.previous_pid.value));
   if (card.next_pid != no_producer_id)
     tags.emplace_back(tag_next_producer_id, be<int64_t>(card.next_pid.value));
-  tags.emplace_back(tag_client_transaction_version, be<int16_t>(2));
+  tags.emplace_back(tag_client_transaction_version, be<int16_t>(card.client_transaction_version));
   if (card.ended_by_pid != no_producer_id)
     tags.emplace_back(tag_ended_by_producer_id, be<int64_t>(card.ended_by_pid.value));
   if (card.ended_by_epoch != no_producer_epoch)
@@ -286,7 +286,13 @@ status_or<txn_card> decode_txn_value(std::string transactional_id, std::string_v
           ok = read_be(bytes, epoch);
           card.last_epoch = producer_epoch{epoch};
           break;
-        default: // ClientTransactionVersion and tags of later versions
+        case tag_client_transaction_version: {
+          int16_t tv = 2;
+          ok = read_be(bytes, tv);
+          card.client_transaction_version = tv;
+          break;
+        }
+        default: // tags of later versions
           break;
       }
       if (!ok && bad_tag.empty())

@@ -17,6 +17,9 @@ const char* to_string(error_code code) {
     case error_code::not_controller: return "NOT_CONTROLLER";
     case error_code::stale_broker_epoch: return "STALE_BROKER_EPOCH";
     case error_code::topic_deletion_disabled: return "TOPIC_DELETION_DISABLED";
+    case error_code::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
+    case error_code::illegal_generation: return "ILLEGAL_GENERATION";
+    case error_code::fetch_session_id_not_found: return "FETCH_SESSION_ID_NOT_FOUND";
     case error_code::message_too_large: return "MESSAGE_TOO_LARGE";
     case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";
     case error_code::coordinator_not_available: return "COORDINATOR_NOT_AVAILABLE";

@@ -24,6 +24,7 @@ enum class error_code : uint8_t {
   /// max.message.bytes (the node's message.max.bytes).
   message_too_large = 10,
   stale_controller_epoch = 11,   // a controller request older than the highest controller epoch seen
+  offset_metadata_too_large = 12, // an offset's metadata above offset.metadata.max.bytes
   coordinator_load_in_progress = 14,
   coordinator_not_available = 15,
   not_coordinator = 16,
@@ -31,6 +32,7 @@ enum class error_code : uint8_t {
   not_enough_replicas = 19,
   not_enough_replicas_after_append = 20, // acks=all: appended, but the ISR shrank below min.insync.replicas
   invalid_required_acks = 21,            // acks other than -1, 0 or 1
+  illegal_generation = 22,       // OffsetCommit with a generation of a group the coordinator does not manage
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
   not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,
@@ -54,6 +56,7 @@ enum class error_code : uint8_t {
   election_not_needed = 84,     // ElectLeaders: the preferred replica leads already (KIP-460)
   unsupported_compression_type = 76,
   stale_broker_epoch = 77,       // a controller request for an older registration of the node (KIP-380)
+  fetch_session_id_not_found = 70, // an incremental Fetch of a session the node does not have (KIP-227)
   topic_deletion_disabled = 73,  // DeleteTopics while delete.topic.enable=false
   invalid_record = 87,
   unstable_offset_commit = 88,

@@ -21,6 +21,9 @@ struct txn_offset_commit_request {
   producer_epoch epoch = no_producer_epoch;
   std::vector<topic_partition> partitions;
   std::vector<int64_t> offsets; // parallel to partitions
+  /// Each offset's metadata string (Kafka's committed_metadata), parallel
+  /// to partitions; empty: "" for every offset.
+  std::vector<std::string> metadata{};
 };
 
 /// OffsetCommit outside a transaction.
@@ -28,6 +31,8 @@ struct offset_commit_request {
   std::string group_id;
   std::vector<topic_partition> partitions;
   std::vector<int64_t> offsets;
+  /// As txn_offset_commit_request::metadata.
+  std::vector<std::string> metadata{};
 };
 
 /// OffsetFetch; require_stable answers UNSTABLE_OFFSET_COMMIT while a
@@ -48,6 +53,8 @@ struct offset_fetch_response {
   /// The partition of each offset: the request's, or for a request of no
   /// partitions the group's, in topic and partition order.
   std::vector<topic_partition> partitions;
+  /// Each offset's metadata string ("" when none committed).
+  std::vector<std::string> metadata{};
 };
 
 /// A group coordinator to itself every offsets.retention.check.interval.ms:
@@ -64,10 +71,10 @@ struct offsets_topics_deleted {
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
-              x.partitions, x.offsets)
-CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets)
+              x.partitions, x.offsets, x.metadata)
+CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets, x.metadata)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
-CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions)
+CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions, x.metadata)
 CAFTX_INSPECT_EMPTY(offsets_retention_tick)
 CAFTX_INSPECT(offsets_topics_deleted, x.topics)
 

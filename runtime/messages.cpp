@@ -18,6 +18,8 @@ namespace caftx {
   X(create_topic_request)                                                                          \
   X(delete_topic_request)                                                                          \
   X(kafka_cluster_request)                                                                         \
+  X(kafka_coordinator_request)                                                                     \
+  X(kafka_coordinator_response)                                                                    \
   X(kafka_broker_info)                                                                             \
   X(kafka_cluster_response)                                                                        \
   X(partition_description)                                                                         \

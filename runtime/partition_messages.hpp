@@ -102,6 +102,8 @@ struct list_offsets_request {
 struct list_offsets_response {
   error_code error = error_code::none;
   int64_t offset = -1;
+  /// For a timestamp: the found record's timestamp; -1 otherwise.
+  int64_t timestamp = -1;
 };
 
 /// DeleteRecords for one partition (KIP-107): the log starts at `offset`
@@ -297,7 +299,7 @@ CAFTX_INSPECT(fetch_request, x.tp, x.fetch_offset, x.max_bytes, x.isolation, x.m
 CAFTX_INSPECT(fetch_response, x.error, x.message, x.high_watermark, x.last_stable_offset,
               x.log_start_offset, x.aborted_transactions, x.records)
 CAFTX_INSPECT(list_offsets_request, x.tp, x.timestamp, x.isolation)
-CAFTX_INSPECT(list_offsets_response, x.error, x.offset)
+CAFTX_INSPECT(list_offsets_response, x.error, x.offset, x.timestamp)
 CAFTX_INSPECT(delete_records_request, x.tp, x.offset)
 CAFTX_INSPECT(delete_records_response, x.error, x.message, x.low_watermark)
 CAFTX_INSPECT(become_leader_response, x.error, x.message, x.leader_epoch, x.log_start_offset,

@@ -52,7 +52,8 @@ bool operator==(const txn_card& a, const txn_card& b) {
          && a.partitions == b.partitions && a.txn_start_ms == b.txn_start_ms
          && a.last_update_ms == b.last_update_ms && a.next_pid == b.next_pid
          && a.ended_by_pid == b.ended_by_pid && a.ended_by_epoch == b.ended_by_epoch
-         && a.last_epoch == b.last_epoch;
+         && a.last_epoch == b.last_epoch
+         && a.client_transaction_version == b.client_transaction_version;
 }
 
 } // namespace caftx

@@ -61,6 +61,12 @@ struct txn_card {
   /// is recognised by it. Kafka keeps it in memory only, so such a retry
   /// across a coordinator restart is fenced there; caftx persists it.
   producer_epoch last_epoch = no_producer_epoch;
+  /// How the last EndTxn ended the transaction (Kafka's
+  /// ClientTransactionVersion, KIP-890 part 2): 2, caftx's own clients,
+  /// bumps the epoch at every end and writes markers above the data's
+  /// epoch; 1, a Kafka client over EndTxn v0-4, keeps the epoch and writes
+  /// markers at the data's own epoch.
+  int16_t client_transaction_version = 2;
   friend bool operator==(const txn_card& a, const txn_card& b);
 };
 

@@ -59,6 +59,10 @@ struct end_txn_request {
   producer_id pid = no_producer_id;
   producer_epoch epoch = no_producer_epoch;
   bool committed = false;
+  /// 2: caftx's producer (KIP-890 part 2, the epoch bumps at every end);
+  /// 1: a Kafka client's EndTxn v0-4 through the Kafka listener (the
+  /// epoch stays; txn_coordinator_core::end_txn).
+  int16_t client_transaction_version = 2;
 };
 
 /// Reply of EndTxn (docs/transactions.md §EndTxn, KIP-890 part 2 / EndTxn v5): the
@@ -135,7 +139,8 @@ CAFTX_INSPECT(init_producer_id_response, x.error, x.message, x.pid, x.epoch)
 CAFTX_INSPECT(add_partitions_to_txn_request, x.transactional_id, x.pid, x.epoch, x.partitions,
               x.verify_only)
 CAFTX_INSPECT(add_offsets_to_txn_request, x.transactional_id, x.pid, x.epoch, x.group_id)
-CAFTX_INSPECT(end_txn_request, x.transactional_id, x.pid, x.epoch, x.committed)
+CAFTX_INSPECT(end_txn_request, x.transactional_id, x.pid, x.epoch, x.committed,
+              x.client_transaction_version)
 CAFTX_INSPECT(end_txn_response, x.error, x.message, x.pid, x.epoch)
 CAFTX_INSPECT(describe_transaction_request, x.transactional_id)
 CAFTX_INSPECT(describe_transaction_response, x.error, x.state, x.pid, x.epoch, x.partitions,

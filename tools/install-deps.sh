@@ -3,7 +3,8 @@
 # every package is already present. Safe to run as root on a fresh machine.
 # ZooKeeper (the jars of libzookeeper-java, run on a headless JRE) is what
 # the cluster tests start; libzookeeper-mt-dev is its C client. kcat
-# (librdkafka's command-line client) judges the Kafka listener in the tests.
+# (librdkafka's command-line client) and python3-confluent-kafka (its
+# Python binding) judge the Kafka listener in the tests.
 set -euo pipefail
 
 packages=(
@@ -21,7 +22,7 @@ packages=(
   libcpp-httplib-dev
   libzookeeper-mt-dev
   libzookeeper-java openjdk-17-jre-headless
-  kcat
+  kcat python3-confluent-kafka
 )
 
 missing=()

@@ -9,7 +9,9 @@
 #
 # Ports: ZooKeeper ${CAFTX_ZK_PORT:-2181}, node i on $((${CAFTX_BASE_PORT:-9192} + i - 1))
 # and its Prometheus metrics on $((${CAFTX_METRICS_PORT:-9404} + i - 1)) (CAFTX_METRICS_PORT=0:
-# ports the OS picks, logged by each node).
+# ports the OS picks, logged by each node), and Kafka's wire protocol for
+# Kafka clients (kcat, librdkafka, KafkaJS) on PLAINTEXT://127.0.0.1:$((${CAFTX_KAFKA_PORT:-9092} + i - 1))
+# (CAFTX_KAFKA_PORT=off: none).
 # The node binary is ${CAFTX_NODE:-build/caftx-node}. Every start writes the
 # nodes' properties anew; the lines of the file ${CAFTX_NODE_PROPERTIES}
 # (if set: e.g. default.replication.factor=3) are added to each. A second
@@ -24,6 +26,7 @@ node_bin=${CAFTX_NODE:-build/caftx-node}
 zk_port=${CAFTX_ZK_PORT:-2181}
 base_port=${CAFTX_BASE_PORT:-9192}
 metrics_port=${CAFTX_METRICS_PORT:-9404}
+kafka_port=${CAFTX_KAFKA_PORT:-9092}
 zk_jar=/usr/share/java/zookeeper.jar
 
 die() { echo "local-cluster: $*" >&2; exit 2; }
@@ -98,18 +101,26 @@ EOF
   local internal_rf=$((n < 3 ? n : 3)) internal_min_isr=$((n < 2 ? 1 : 2))
   local extra=${CAFTX_NODE_PROPERTIES:-}
   [[ -z "$extra" || -r "$extra" ]] || die "CAFTX_NODE_PROPERTIES: cannot read $extra"
+  [[ $kafka_port == off || $kafka_port =~ ^[0-9]+$ ]] \
+    || die "CAFTX_KAFKA_PORT: '$kafka_port' is neither a port nor off"
+  local kafka_servers=""
   for ((i = 1; i <= n; ++i)); do
     local port=$((base_port + i - 1))
     servers+="${servers:+,}127.0.0.1:$port"
+    [[ $kafka_port == off ]] || kafka_servers+="${kafka_servers:+,}127.0.0.1:$((kafka_port + i - 1))"
     log_from[$i]=0
     if running "$dir/node$i.pid"; then
       echo "node $i already runs (pid $(cat "$dir/node$i.pid"))"
       continue
     fi
     log_from[$i]=$(stat -c %s "$dir/node$i.log" 2>/dev/null || echo 0)
+    local listeners="caftx://127.0.0.1:$port"
+    if [[ $kafka_port != off ]]; then
+      listeners+=",PLAINTEXT://127.0.0.1:$((kafka_port + i - 1))"
+    fi
     cat > "$dir/node$i.properties" <<EOF
 node.id=$i
-listeners=caftx://127.0.0.1:$port
+listeners=$listeners
 log.dirs=$dir/data$i
 zookeeper.connect=127.0.0.1:$zk_port/caftx
 EOF
@@ -136,6 +147,7 @@ EOF
       "metrics $(sed -n 's/^metrics.listeners=//p' "$dir/node$i.properties" | tail -1)/metrics)"
   done
   echo "bootstrap.servers=$servers"
+  [[ -z "$kafka_servers" ]] || echo "Kafka clients: bootstrap.servers=$kafka_servers"
 }
 
 stop() {

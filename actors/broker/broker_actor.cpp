@@ -1400,6 +1400,46 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
           r.brokers.push_back({id, n.kafka.host, n.kafka.port, n.rack});
       return r;
     },
+    // Kafka's FindCoordinator for the Kafka listener: the internal
+    // topic's partition for the key and its leader's Kafka address.
+    [=](const kafka_coordinator_request& req) {
+      auto& c = self->state.cluster;
+      kafka_coordinator_response r;
+      auto fail = [&r](error_code e, std::string why) {
+        r.error = e;
+        r.message = std::move(why);
+        return r;
+      };
+      // Kafka's CoordinatorType.forId: only GROUP (0) and TRANSACTION (1).
+      if (req.key_type != 0 && req.key_type != 1)
+        return fail(error_code::invalid_request,
+                    "unknown coordinator type " + std::to_string(req.key_type));
+      if (req.key_type == 1 && req.key.empty())
+        return fail(error_code::invalid_request, "empty transactional id");
+      const std::string& topic = req.key_type == 1 ? transaction_state_topic
+                                                   : consumer_offsets_topic;
+      if (!c.cache)
+        return fail(error_code::coordinator_not_available,
+                    "node " + std::to_string(self->state.ctx->node_id)
+                      + " has no metadata from the controller yet");
+      auto location = c.cache->coordinator_for(req.key, topic);
+      if (!location.ok()) {
+        ensure_internal_topic(self, topic);
+        if (auto i = c.internal_refused.find(topic); i != c.internal_refused.end())
+          return fail(error_code::coordinator_not_available, i->second.second);
+        return fail(error_code::coordinator_not_available, location.error().message());
+      }
+      r.partition = location->tp.partition;
+      auto& leader = location->leader;
+      if (leader.kafka.port == 0)
+        return fail(error_code::coordinator_not_available,
+                    "the coordinator's node " + std::to_string(leader.id)
+                      + " has no PLAINTEXT:// listener");
+      r.node_id = leader.id;
+      r.host = leader.kafka.host;
+      r.port = leader.kafka.port;
+      return r;
+    },
     // DeleteTopics: the controller answers once every replica deleted
     // its data (controller_core::delete_topic).
     [=](const delete_topic_request& req) -> caf::result<txn_response> {

@@ -216,6 +216,12 @@ std::vector<partition_actor> actor_directory::local_partitions() const {
   return out;
 }
 
+partition_actor actor_directory::local_leader(const topic_partition& tp) const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  auto i = local_.find(tp);
+  return i == local_.end() ? partition_actor{} : i->second;
+}
+
 std::optional<int32_t> actor_directory::assigned_leader_epoch(const topic_partition& tp) const {
   std::lock_guard<std::mutex> guard{mtx_};
   auto i = assigned_.find(tp);
@@ -542,6 +548,10 @@ status node::create_topic(const std::string& name, int32_t partitions,
 
 status node::delete_topic(const std::string& name) {
   return caftx::delete_topic(*sys_, broker_, name);
+}
+
+std::shared_ptr<const actor_directory> node::directory() const {
+  return ctx_->directory;
 }
 
 std::vector<std::string> node::failed_components() const {

@@ -34,6 +34,7 @@ namespace metrics {
 class registry;
 }
 struct node_context;
+class actor_directory;
 class fault_drills;
 
 /// Options for embedding and tests.
@@ -145,6 +146,9 @@ public:
   /// the broker, or with caftx.drills.enable the gate in front of it that
   /// can drop a cut peer's messages (docs/node.md §Drill hook).
   const caf::actor& published_broker() const { return published_broker_; }
+  /// Which partitions this node leads, and their leaders' handles (the
+  /// Kafka listener sends Produce, Fetch and ListOffsets to them).
+  std::shared_ptr<const actor_directory> directory() const;
 
   /// CreateTopics, blocking up to 30 s, with topic configs (Kafka's
   /// `retention.ms`, `retention.bytes`; config/config.hpp topic_config).

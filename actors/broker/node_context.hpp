@@ -102,6 +102,10 @@ public:
   void assign_leader_epoch(const topic_partition& tp, int32_t leader_epoch);
   /// The partitions set with `local` (led by this node), for shutdown.
   std::vector<partition_actor> local_partitions() const;
+  /// The leader of `tp` if this node leads it (set with `local`), else a
+  /// null handle: Kafka's clients send Produce, Fetch and ListOffsets only
+  /// to a partition's leader (NOT_LEADER_OR_FOLLOWER elsewhere).
+  partition_actor local_leader(const topic_partition& tp) const;
   std::optional<int32_t> assigned_leader_epoch(const topic_partition& tp) const;
   /// The controller's last LeaderAndIsr for a replica of `tp` here
   /// (leader or follower); nullopt before the first one.

@@ -418,7 +418,8 @@ void send_marker(coordinator_ptr self, const txn_card& card, const topic_partiti
     return;
   }
   write_txn_marker_request req{card.pid, card.epoch, st.cepoch.value,
-                               card.state == txn_state::prepare_commit, tp};
+                               card.state == txn_state::prepare_commit, tp,
+                               static_cast<int8_t>(card.client_transaction_version)};
   auto h = self->request(dest, std::chrono::milliseconds(st.ctx->config.request_timeout_ms),
                          std::move(req));
   h.then(
@@ -821,7 +822,7 @@ txn_coordinator_impl_actor::behavior_type coordinator_fn(coordinator_ptr self, s
       if (auto s = pid_at_hand(self); !s.ok())
         return end_txn_response{s.code(), s.message()};
       auto d = st.core->end_txn(req.transactional_id, req.pid, req.epoch, req.committed,
-                                st.ctx->clock_ms());
+                                st.ctx->clock_ms(), req.client_transaction_version);
       auto tid = req.transactional_id;
       auto identity = [self, tid](error_code e, std::string msg) {
         end_txn_response r{e, std::move(msg)};

@@ -280,7 +280,9 @@ void txn_coordinator_core::bump_at_end(txn_card& next) {
 }
 
 txn_decision txn_coordinator_core::end_txn(const std::string& tid, producer_id pid,
-                                           producer_epoch epoch, bool commit, int64_t now_ms) {
+                                           producer_epoch epoch, bool commit, int64_t now_ms,
+                                           int16_t client_transaction_version) {
+  const bool bump = client_transaction_version >= 2;
   if (tid.empty())
     return reject(error_code::invalid_request, "transactional.id must not be empty");
   auto i = txns_.find(tid);
@@ -322,7 +324,9 @@ txn_decision txn_coordinator_core::end_txn(const std::string& tid, producer_id p
     next.last_update_ms = now_ms;
     next.ended_by_pid = pid;
     next.ended_by_epoch = epoch;
-    bump_at_end(next);
+    next.client_transaction_version = bump ? int16_t{2} : int16_t{1};
+    if (bump)
+      bump_at_end(next);
     auto d = prepare(m, std::move(next), target);
     d.send_markers = true;
     return d;
@@ -341,7 +345,7 @@ txn_decision txn_coordinator_core::end_txn(const std::string& tid, producer_id p
     case txn_state::complete_abort:
       // An abort when the producer does not know whether its transaction
       // started: accepted with an epoch bump and no markers (T12, Kafka 4.0).
-      if (!commit) {
+      if (!commit && bump) {
         auto d = end(txn_state::prepare_abort);
         return d;
       }

@@ -160,8 +160,15 @@ public:
   /// id is in Prepare*; commit in Empty/Complete* is INVALID_TXN_STATE,
   /// abort there bumps the epoch without markers (T12). A late EndTxn of a
   /// finished transaction can therefore never end a later one.
+  /// `client_transaction_version` 1 is a Kafka client's EndTxn v0-4
+  /// (Kafka's TV_1): the epoch stays, the markers carry the data's own
+  /// epoch (the card keeps the version, so a coordinator that takes over
+  /// sends them the same way), a retry is recognised as with version 2
+  /// (same producer id and epoch), and an abort in Empty/Complete* is
+  /// INVALID_TXN_STATE as in Kafka before KIP-890.
   txn_decision end_txn(const std::string& transactional_id, producer_id pid,
-                       producer_epoch epoch, bool commit, int64_t now_ms);
+                       producer_epoch epoch, bool commit, int64_t now_ms,
+                       int16_t client_transaction_version = 2);
 
   /// KIP-890 part 1 verification (AddPartitionsToTxn verify_only), asked
   /// by a partition leader or group coordinator before the first

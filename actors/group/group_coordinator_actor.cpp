@@ -105,10 +105,11 @@ std::string offsets_batch(const std::vector<std::pair<group_offset_key, offset_a
 using offset_list = std::vector<std::pair<group_offset_key, offset_and_metadata>>;
 
 offset_list offsets_of(const std::string& group, const std::vector<topic_partition>& tps,
-                       const std::vector<int64_t>& offsets) {
+                       const std::vector<int64_t>& offsets,
+                       const std::vector<std::string>& metadata) {
   offset_list out;
   for (size_t i = 0; i < tps.size(); ++i)
-    out.push_back({{group, tps[i]}, {offsets[i], {}}});
+    out.push_back({{group, tps[i]}, {offsets[i], i < metadata.size() ? metadata[i] : ""}});
   return out;
 }
 
@@ -122,7 +123,7 @@ void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
     st.replies.deliver(t, txn_response{s.code(), s.message()});
     return;
   }
-  auto offsets = offsets_of(req.group_id, req.partitions, req.offsets);
+  auto offsets = offsets_of(req.group_id, req.partitions, req.offsets, req.metadata);
   auto now = st.ctx->clock_ms();
   append(self, st.log, offsets_batch(offsets, now, req.pid, req.epoch),
          [self, t, offsets, now, pid = req.pid, epoch = req.epoch](const status& s, int64_t base) {
@@ -145,12 +146,23 @@ void txn_offset_commit(group_ptr self, const txn_offset_commit_request& req,
          });
 }
 
+// Kafka's default offset.metadata.max.bytes: a longer metadata string is
+// OFFSET_METADATA_TOO_LARGE.
+constexpr size_t offset_metadata_max_bytes = 4096;
+
 status check_request(group_ptr self, const std::string& group,
-                     const std::vector<topic_partition>& tps, const std::vector<int64_t>& offsets) {
+                     const std::vector<topic_partition>& tps, const std::vector<int64_t>& offsets,
+                     const std::vector<std::string>& metadata) {
   if (group.empty())
     return {error_code::invalid_request, "empty group id"};
-  if (tps.size() != offsets.size())
-    return {error_code::invalid_request, "partitions and offsets differ in length"};
+  if (tps.size() != offsets.size() || (!metadata.empty() && metadata.size() != tps.size()))
+    return {error_code::invalid_request, "partitions, offsets and metadata differ in length"};
+  for (size_t i = 0; i < metadata.size(); ++i)
+    if (metadata[i].size() > offset_metadata_max_bytes)
+      return {error_code::offset_metadata_too_large,
+              "metadata of " + std::to_string(metadata[i].size()) + " bytes for "
+                + to_string(tps[i]) + " (offset.metadata.max.bytes = "
+                + std::to_string(offset_metadata_max_bytes) + ")"};
   auto& ctx = *self->state.ctx;
   // Unknown partitions before ownership, as Kafka (docs/transactions.md
   // §TxnOffsetCommit step 3 before 4).
@@ -212,7 +224,7 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
       auto& st = self->state;
       metrics::scoped_request_timer timer{
         node_metrics::time_request(st.ctx->metrics, "TxnOffsetCommit")};
-      if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
+      if (auto s = check_request(self, req.group_id, req.partitions, req.offsets, req.metadata); !s.ok())
         return txn_response{s.code(), s.message()};
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp, timer.take());
@@ -237,11 +249,11 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
     [=](const offset_commit_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
       metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "OffsetCommit")};
-      if (auto s = check_request(self, req.group_id, req.partitions, req.offsets); !s.ok())
+      if (auto s = check_request(self, req.group_id, req.partitions, req.offsets, req.metadata); !s.ok())
         return txn_response{s.code(), s.message()};
       // Memory changes once the records are durable: an OffsetFetch in
       // between still answers the previous offset.
-      auto offsets = offsets_of(req.group_id, req.partitions, req.offsets);
+      auto offsets = offsets_of(req.group_id, req.partitions, req.offsets, req.metadata);
       std::vector<group_offset_key> keys;
       for (auto& [k, v] : offsets)
         keys.push_back(k);
@@ -289,7 +301,9 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         group_offset_key k{req.group_id, tp};
         if (req.require_stable && st.core.has_pending(k))
           r.error = error_code::unstable_offset_commit;
-        r.offsets.push_back(st.core.fetch(k).offset);
+        auto committed = st.core.fetch(k);
+        r.offsets.push_back(committed.offset);
+        r.metadata.push_back(std::move(committed.metadata));
       }
       r.partitions = std::move(partitions);
       return r;

@@ -16,19 +16,11 @@
 #include <string>
 
 #include "actors/controller/controller_core.hpp"
+#include "actors/kafka/kafka_connection.hpp"
 #include "protocol/kafka_api.hpp"
 #include "runtime/broker_messages.hpp"
 
 namespace caftx {
-
-struct kafka_listener::broker_slot {
-  std::mutex mtx;
-  caf::actor broker;
-  caf::actor get() {
-    std::lock_guard<std::mutex> guard{mtx};
-    return broker;
-  }
-};
 
 namespace {
 
@@ -43,25 +35,17 @@ constexpr size_t max_queued_requests = 64;
 constexpr size_t read_chunk = 65536;
 
 using slot_ptr = std::shared_ptr<kafka_listener::broker_slot>;
-
-struct connection_state {
-  kafka_listener_options opts;
-  slot_ptr slot;
-  caf::io::connection_handle hdl;
-  bool reading_size = true;
-  size_t body_size = 0; // the frame being read
-  std::string body;     // its bytes so far
-  std::deque<std::string> queued; // whole requests, header and body
-  bool busy = false;              // a request is being answered
-  bool halted = false;
-  bool closed = false;
-};
-
-using state_ptr = std::shared_ptr<connection_state>;
+using kafka_connection::state;
+using kafka_connection::state_ptr;
+using kafka_connection::respond;
 
 void next_request(caf::io::broker* self, const state_ptr& st);
 
-void close_connection(caf::io::broker* self, const state_ptr& st, const std::string& why) {
+} // namespace
+
+namespace kafka_connection {
+
+void close(self_ptr self, const state_ptr& st, const std::string& why) {
   if (st->closed)
     return;
   st->closed = true;
@@ -72,17 +56,26 @@ void close_connection(caf::io::broker* self, const state_ptr& st, const std::str
   self->quit();
 }
 
-// Sends one response and goes on with the next request.
-void respond(caf::io::broker* self, const state_ptr& st, const request_header& h,
+void respond(self_ptr self, const state_ptr& st, const kafka::request_header& h,
              const std::string& body) {
   if (st->closed)
     return;
   auto frame = kafka::frame_response(h, body);
   self->write(st->hdl, frame.size(), frame.data());
   self->flush(st->hdl);
+  no_response(self, st);
+}
+
+void no_response(self_ptr self, const state_ptr& st) {
+  if (st->closed)
+    return;
   st->busy = false;
   next_request(self, st);
 }
+
+} // namespace kafka_connection
+
+namespace {
 
 kafka::metadata_response to_metadata(const kafka_cluster_response& cluster,
                                      const describe_topics_response& described) {
@@ -117,7 +110,7 @@ kafka::metadata_response to_metadata(const kafka_cluster_response& cluster,
 void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_header& h,
                      kafka::metadata_request req) {
   auto timeout = std::chrono::milliseconds(st->opts.request_timeout_ms);
-  auto broker = st->slot->get();
+  auto broker = st->slot->get().first;
   if (!broker) { // the node is starting: nothing to tell yet
     respond(self, st, h, kafka::encode_metadata_response({}, h.api_version));
     return;
@@ -151,14 +144,35 @@ void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_h
             return;
           }
         }
-        self->request(broker, timeout, std::move(d))
+        auto finish = [self, st, h, cluster, invalid](describe_topics_response described) {
+          for (auto& t : invalid.topics)
+            described.topics.push_back(t);
+          respond(self, st, h,
+                  kafka::encode_metadata_response(to_metadata(cluster, described),
+                                                  h.api_version));
+        };
+        self->request(broker, timeout, d)
           .then(
-            [self, st, h, cluster, invalid](describe_topics_response described) {
-              for (auto& t : invalid.topics)
-                described.topics.push_back(t);
-              respond(self, st, h,
-                      kafka::encode_metadata_response(to_metadata(cluster, described),
-                                                      h.api_version));
+            [self, broker, timeout, d, req, finish, failed](describe_topics_response described) {
+              // Missing topics the client lets the broker create (v4's
+              // AllowAutoTopicCreation; always before v4): the broker
+              // creates them when auto.create.topics.enable is on and
+              // answers once they have leaders; then they are described
+              // again.
+              metadata_request create;
+              for (auto& t : described.topics)
+                if (t.error == error_code::unknown_topic_or_partition)
+                  create.topics.push_back(t.name);
+              if (create.topics.empty() || !req.topics || !req.allow_auto_topic_creation) {
+                finish(std::move(described));
+                return;
+              }
+              self->request(broker, timeout, std::move(create))
+                .then(
+                  [self, broker, timeout, d, finish, failed](const metadata_response&) {
+                    self->request(broker, timeout, d).then(finish, failed);
+                  },
+                  failed);
             },
             failed);
       },
@@ -181,7 +195,7 @@ void next_request(caf::io::broker* self, const state_ptr& st) {
   kafka::reader r{frame};
   auto h = kafka::read_request_header(r);
   if (!r.ok()) {
-    close_connection(self, st, "a request header that does not parse (" + r.what() + ")");
+    kafka_connection::close(self, st, "a request header that does not parse (" + r.what() + ")");
     return;
   }
   auto range = kafka::supported(h.api_key);
@@ -195,33 +209,65 @@ void next_request(caf::io::broker* self, const state_ptr& st) {
     return;
   }
   if (!range || h.api_version < range->min_version || h.api_version > range->max_version) {
-    close_connection(self, st,
+    kafka_connection::close(self, st,
                      "API key " + std::to_string(h.api_key) + " version "
                        + std::to_string(h.api_version) + " is not served");
     return;
   }
+  // Reads the body with `read` and hands it to `answer`; a body that does
+  // not parse closes the connection, as Kafka does.
+  auto serve = [&](const char* name, auto read, auto answer) {
+    auto req = read(r, h.api_version);
+    if (!r.ok()) {
+      kafka_connection::close(self, st, std::string(name) + " does not parse (" + r.what() + ")");
+      return;
+    }
+    answer(self, st, h, std::move(req));
+  };
+  namespace kc = kafka_connection;
   switch (h.api_key) {
-    case kafka::api::api_versions: {
-      kafka::read_api_versions_request(r, h.api_version);
-      if (!r.ok()) {
-        close_connection(self, st, "ApiVersions does not parse (" + r.what() + ")");
-        return;
-      }
-      respond(self, st, h,
-              kafka::encode_api_versions_response(h.api_version, 0, kafka::supported_apis()));
-      return;
-    }
-    case kafka::api::metadata: {
-      auto req = kafka::read_metadata_request(r, h.api_version);
-      if (!r.ok()) {
-        close_connection(self, st, "Metadata does not parse (" + r.what() + ")");
-        return;
-      }
-      answer_metadata(self, st, h, std::move(req));
-      return;
-    }
+    case kafka::api::api_versions:
+      return serve("ApiVersions", kafka::read_api_versions_request,
+                   [](auto self, auto& st, auto& h, auto&&) {
+                     respond(self, st, h,
+                             kafka::encode_api_versions_response(h.api_version, 0,
+                                                                 kafka::supported_apis()));
+                   });
+    case kafka::api::metadata:
+      return serve("Metadata", kafka::read_metadata_request, answer_metadata);
+    case kafka::api::produce:
+      return serve("Produce", kafka::read_produce_request, kc::answer_produce);
+    case kafka::api::fetch:
+      return serve("Fetch", kafka::read_fetch_request, kc::answer_fetch);
+    case kafka::api::list_offsets:
+      return serve("ListOffsets", kafka::read_list_offsets_request, kc::answer_list_offsets);
+    case kafka::api::find_coordinator:
+      return serve("FindCoordinator", kafka::read_find_coordinator_request,
+                   kc::answer_find_coordinator);
+    case kafka::api::init_producer_id:
+      return serve("InitProducerId", kafka::read_init_producer_id_request,
+                   kc::answer_init_producer_id);
+    case kafka::api::add_partitions_to_txn:
+      return serve("AddPartitionsToTxn", kafka::read_add_partitions_to_txn_request,
+                   kc::answer_add_partitions_to_txn);
+    case kafka::api::add_offsets_to_txn:
+      return serve("AddOffsetsToTxn", kafka::read_add_offsets_to_txn_request,
+                   kc::answer_add_offsets_to_txn);
+    case kafka::api::end_txn:
+      return serve("EndTxn", kafka::read_end_txn_request, kc::answer_end_txn);
+    case kafka::api::offset_commit:
+      return serve("OffsetCommit", kafka::read_offset_commit_request, kc::answer_offset_commit);
+    case kafka::api::offset_fetch:
+      return serve("OffsetFetch", kafka::read_offset_fetch_request, kc::answer_offset_fetch);
+    case kafka::api::create_topics:
+      return serve("CreateTopics", kafka::read_create_topics_request, kc::answer_create_topics);
+    case kafka::api::delete_topics:
+      return serve("DeleteTopics", kafka::read_delete_topics_request, kc::answer_delete_topics);
+    case kafka::api::txn_offset_commit:
+      return serve("TxnOffsetCommit", kafka::read_txn_offset_commit_request,
+                   kc::answer_txn_offset_commit);
     default:
-      close_connection(self, st, "API key " + std::to_string(h.api_key) + " is not served");
+      kafka_connection::close(self, st, "API key " + std::to_string(h.api_key) + " is not served");
   }
 }
 
@@ -237,7 +283,7 @@ void read_next(caf::io::broker* self, const state_ptr& st) {
 
 caf::behavior kafka_connection(caf::io::broker* self, caf::io::connection_handle hdl,
                                kafka_listener_options opts, slot_ptr slot) {
-  auto st = std::make_shared<connection_state>();
+  auto st = std::make_shared<state>();
   st->opts = std::move(opts);
   st->slot = std::move(slot);
   st->hdl = hdl;
@@ -252,7 +298,7 @@ caf::behavior kafka_connection(caf::io::broker* self, caf::io::connection_handle
         auto size = r.int32();
         if (size < 8 || size > st->opts.max_request_bytes) {
           // Kafka's NetworkReceive: InvalidReceiveException closes it.
-          close_connection(self, st,
+          kafka_connection::close(self, st,
                            "a request of " + std::to_string(size) + " bytes (socket.request.max.bytes "
                              + std::to_string(st->opts.max_request_bytes) + ")");
           return;
@@ -334,9 +380,11 @@ kafka_listener::~kafka_listener() {
   stop();
 }
 
-void kafka_listener::set_broker(caf::actor broker) {
+void kafka_listener::set_broker(caf::actor broker,
+                                std::shared_ptr<const actor_directory> directory) {
   std::lock_guard<std::mutex> guard{slot_->mtx};
   slot_->broker = std::move(broker);
+  slot_->directory = std::move(directory);
 }
 
 void kafka_listener::stop() {
@@ -344,7 +392,7 @@ void kafka_listener::stop() {
     return;
   caf::anon_send_exit(server_, caf::exit_reason::user_shutdown);
   server_ = nullptr;
-  set_broker(nullptr);
+  set_broker(nullptr, nullptr);
 }
 
 } // namespace caftx

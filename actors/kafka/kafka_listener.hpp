@@ -23,6 +23,8 @@
 
 namespace caftx {
 
+class actor_directory;
+
 struct kafka_listener_options {
   /// Where to listen: an empty host is every interface, port 0 the OS's
   /// choice.
@@ -55,8 +57,9 @@ public:
 
   /// The bound port.
   uint16_t port() const { return port_; }
-  /// The node's broker actor (kafka_cluster_request, describe_topics_request).
-  void set_broker(caf::actor broker);
+  /// The node's broker actor (kafka_cluster_request, describe_topics_request,
+  /// node_fetch_request) and its directory (the partitions it leads).
+  void set_broker(caf::actor broker, std::shared_ptr<const actor_directory> directory);
   /// Stops accepting and closes every connection. Idempotent.
   void stop();
 

@@ -1796,10 +1796,12 @@ partition_impl_actor::behavior_type partition_fn(partition_ptr self, std::shared
     [=](const list_offsets_request& req) {
       if (self->state.following)
         return list_offsets_response{error_code::not_leader_or_follower, -1};
-      auto r = self->state.core->list_offset(reader_of(self), req.timestamp, req.isolation);
+      int64_t found_timestamp = -1;
+      auto r = self->state.core->list_offset(reader_of(self), req.timestamp, req.isolation,
+                                             &found_timestamp);
       if (!r.ok())
         return list_offsets_response{r.error().code(), -1};
-      return list_offsets_response{error_code::none, *r};
+      return list_offsets_response{error_code::none, *r, found_timestamp};
     },
     [=](const describe_producers_request& req) {
       auto& st = self->state;

@@ -448,7 +448,12 @@ std::vector<active_producer> partition_core::active_producers() const {
 }
 
 status_or<int64_t> partition_core::list_offset(const batch_reader& read, int64_t timestamp,
-                                               isolation_level isolation) const {
+                                               isolation_level isolation,
+                                               int64_t* record_timestamp) const {
+  int64_t found_timestamp = -1;
+  if (record_timestamp == nullptr)
+    record_timestamp = &found_timestamp;
+  *record_timestamp = -1;
   int64_t bound = isolation == isolation_level::read_committed ? last_stable_offset()
                                                                : high_watermark_;
   if (timestamp == -1)
@@ -472,6 +477,7 @@ status_or<int64_t> partition_core::list_offset(const batch_reader& read, int64_t
     for (size_t k = 0; k < b->records.size(); ++k)
       if (b->records[k].timestamp_ms >= timestamp) {
         found = b->offset_of(k); // a cleaned batch's offsets have gaps
+        *record_timestamp = b->records[k].timestamp_ms;
         return false;
       }
     return true;
@@ -480,7 +486,11 @@ status_or<int64_t> partition_core::list_offset(const batch_reader& read, int64_t
     return st;
   if (!err.ok())
     return err;
-  return found >= 0 && found < bound ? found : -1;
+  if (found < 0 || found >= bound) {
+    *record_timestamp = -1;
+    return -1;
+  }
+  return found;
 }
 
 size_t partition_core::producer_state_bytes() const {

@@ -352,8 +352,12 @@ public:
   /// offset holding a record at or after it, or -1 if that offset is at or
   /// above the bound. A timestamp reads the log through `read` from its start
   /// (batches whose max timestamp is below it are skipped undecoded).
+  /// `record_timestamp`, when given, receives the found record's
+  /// timestamp (-1 for latest, earliest and nothing found), as Kafka's
+  /// ListOffsets v1+ answers it.
   status_or<int64_t> list_offset(const batch_reader& read, int64_t timestamp,
-                                 isolation_level isolation) const;
+                                 isolation_level isolation,
+                                 int64_t* record_timestamp = nullptr) const;
 
 private:
   void apply(const batch_info& batch);

@@ -215,11 +215,19 @@ TEST(Drill, BankOnAScriptClusterSurvivesEveryFault) {
       base = p;
   }
   ASSERT_NE(base, 0);
+  // The nodes' Kafka listeners: three more consecutive free ports.
+  uint16_t kafka_base = 0;
+  for (int attempt = 0; attempt < 50 && kafka_base == 0; ++attempt) {
+    auto p = free_port();
+    if (p < 65000 && (p > base + 2 || p + 2 < base) && bindable(p + 1) && bindable(p + 2))
+      kafka_base = p;
+  }
+  ASSERT_NE(kafka_base, 0);
   auto env = std::vector<std::string>{
     "/usr/bin/env", "CAFTX_NODE=" CAFTX_NODE_BINARY, "CAFTX_METRICS_PORT=0",
     "CAFTX_ZK_PORT=" + std::to_string(free_port()),
-    "CAFTX_BASE_PORT=" + std::to_string(base), "CAFTX_NODE_PROPERTIES=" + extra, "bash",
-    CAFTX_LOCAL_CLUSTER_SCRIPT};
+    "CAFTX_BASE_PORT=" + std::to_string(base), "CAFTX_KAFKA_PORT=" + std::to_string(kafka_base),
+    "CAFTX_NODE_PROPERTIES=" + extra, "bash", CAFTX_LOCAL_CLUSTER_SCRIPT};
   struct stop_guard {
     std::vector<std::string> argv;
     std::string dir;
@@ -233,6 +241,10 @@ TEST(Drill, BankOnAScriptClusterSurvivesEveryFault) {
   start.insert(start.end(), {"start", "3", dir});
   auto started = run(tmp.path(), "start", start, 180s);
   ASSERT_EQ(started.exit, 0) << started.out << started.err;
+  auto k = [&](int i) { return "127.0.0.1:" + std::to_string(kafka_base + i); };
+  EXPECT_NE(started.out.find("Kafka clients: bootstrap.servers=" + k(0) + "," + k(1) + "," + k(2)),
+            std::string::npos)
+    << started.out;
 
   auto r = run(tmp.path(), "drill",
                drill_args({"--cluster-dir", dir, "--workload", "bank", "--faults",

@@ -20,6 +20,8 @@
 #include <random>
 
 #include "protocol/kafka_api.hpp"
+#include "runtime/partitioner.hpp"
+#include "runtime/record_batch_v2.hpp"
 
 namespace caftx::testing {
 namespace {
@@ -122,22 +124,60 @@ protected:
     };
   }
 
-  // kcat -L -J against node `id`: its metadata as JSON, or null when kcat failed.
-  nlohmann::json kcat_metadata(int32_t id) {
-    std::string kcat = CAFTX_KCAT;
-    EXPECT_FALSE(kcat.empty()) << "kcat not found: tools/install-deps.sh installs it";
-    if (kcat.empty())
-      return nullptr;
+  // kcat with `args` against node `id`'s Kafka listener, `input` on its
+  // standard input: its output, or nullopt (a test failure) when kcat
+  // failed.
+  std::optional<std::string> kcat(int32_t id, std::vector<std::string> args,
+                                  const std::string& input = "") {
+    std::string bin = CAFTX_KCAT;
+    EXPECT_FALSE(bin.empty()) << "kcat not found: tools/install-deps.sh installs it";
+    if (bin.empty())
+      return std::nullopt;
     auto name = "kcat-" + std::to_string(runs++);
-    child_process p{tmp.path(), name,
-                    {kcat, "-L", "-J", "-m", "10", "-b",
-                     "127.0.0.1:" + std::to_string(kafka_ports.at(id))}};
+    std::string in_path;
+    if (!input.empty()) {
+      in_path = tmp.path() + "/" + name + ".in";
+      std::ofstream{in_path} << input;
+    }
+    args.insert(args.begin(), {bin, "-b", "127.0.0.1:" + std::to_string(kafka_ports.at(id))});
+    child_process p{tmp.path(), name, args, in_path};
     auto status = p.wait_exit(60s);
     if (exit_code(status) != 0) {
       ADD_FAILURE() << "kcat exited " << exit_code(status) << ": " << p.err();
-      return nullptr;
+      return std::nullopt;
     }
-    return nlohmann::json::parse(p.out(), nullptr, false);
+    return p.out();
+  }
+
+  // kcat -L -J against node `id`: its metadata as JSON, or null when kcat failed.
+  nlohmann::json kcat_metadata(int32_t id) {
+    auto out = kcat(id, {"-L", "-J", "-m", "10"});
+    if (!out)
+      return nullptr;
+    return nlohmann::json::parse(*out, nullptr, false);
+  }
+
+  // Every record of `topic` from the beginning to the end (the LSO under
+  // read_committed), as kcat prints them: "partition/offset key=value",
+  // in partition and offset order.
+  std::vector<std::string> kcat_consume(int32_t id, const std::string& topic,
+                                        const std::string& isolation) {
+    auto out = kcat(id, {"-C", "-t", topic, "-o", "beginning", "-e", "-q", "-X",
+                         "isolation.level=" + isolation, "-f", "%p/%o %k=%s\n"});
+    std::vector<std::string> lines;
+    if (!out)
+      return lines;
+    std::istringstream in{*out};
+    for (std::string line; std::getline(in, line);)
+      lines.push_back(line);
+    std::sort(lines.begin(), lines.end(), [](const std::string& a, const std::string& b) {
+      auto key = [](const std::string& l) {
+        auto slash = l.find('/');
+        return std::make_pair(std::stoi(l.substr(0, slash)), std::stol(l.substr(slash + 1)));
+      };
+      return key(a) < key(b);
+    });
+    return lines;
   }
 };
 
@@ -341,6 +381,547 @@ TEST_F(KafkaListener, BadRequestsCloseTheirConnectionOnlyAndTheNodeAnswersOn) {
   auto stopped = nodes[1]->proc().stop(SIGTERM, 30s);
   ASSERT_TRUE(stopped) << "the node did not exit within 30 s of SIGTERM";
   EXPECT_EQ(exit_code(*stopped), 0);
+}
+
+// -- Produce, Fetch, ListOffsets ---------------------------------------------
+
+// One RecordBatch v2 of plain records with these values (null keys).
+std::string batch_of(std::vector<std::string> values) {
+  record_batch b;
+  for (auto& v : values)
+    b.records.push_back({"", v, {}, 1000, false, -1});
+  return v2::encode(b);
+}
+
+// ProduceRequest v7 of one partition.
+std::string produce_v7(int32_t correlation_id, const std::string& topic, int32_t partition,
+                       const std::optional<std::string>& records, int16_t acks = -1) {
+  kafka::writer w;
+  w.nullable_string(std::nullopt); // transactional id
+  w.int16(acks);
+  w.int32(30000);
+  w.int32(1);
+  w.string(topic);
+  w.int32(1);
+  w.int32(partition);
+  w.nullable_bytes(records);
+  return request(0, 7, correlation_id, w.bytes());
+}
+
+struct produced {
+  int16_t error = -2;
+  int64_t base_offset = -2;
+};
+
+// The one partition of a ProduceResponse v7, read field by field.
+produced read_produce_v7(raw_connection& c, int32_t correlation_id) {
+  auto r = c.response();
+  if (!r) {
+    ADD_FAILURE() << "no Produce response";
+    return {};
+  }
+  kafka::reader rd{*r};
+  EXPECT_EQ(rd.int32(), correlation_id);
+  EXPECT_EQ(rd.int32(), 1); // topics
+  rd.string();
+  EXPECT_EQ(rd.int32(), 1); // partitions
+  rd.int32();
+  produced p;
+  p.error = rd.int16();
+  p.base_offset = rd.int64();
+  EXPECT_EQ(rd.int64(), -1); // log append time: CreateTime
+  rd.int64();                // log start offset
+  EXPECT_EQ(rd.int32(), 0);  // throttle time
+  EXPECT_TRUE(rd.ok()) << rd.what();
+  EXPECT_EQ(rd.remaining(), 0u);
+  return p;
+}
+
+// FetchRequest of one partition at `version` (7-11: a sessionless full
+// fetch unless `session_epoch` says otherwise).
+std::string fetch_request(int32_t correlation_id, int16_t version, const std::string& topic,
+                          int32_t partition, int64_t offset, int8_t isolation,
+                          int32_t session_epoch = -1) {
+  kafka::writer w;
+  w.int32(-1);  // replica id: a consumer
+  w.int32(100); // max wait
+  w.int32(1);   // min bytes
+  w.int32(1 << 20);
+  w.int8(isolation);
+  if (version >= 7) {
+    w.int32(0);
+    w.int32(session_epoch);
+  }
+  w.int32(1);
+  w.string(topic);
+  w.int32(1);
+  w.int32(partition);
+  if (version >= 9)
+    w.int32(-1); // current leader epoch
+  w.int64(offset);
+  if (version >= 5)
+    w.int64(-1); // log start offset
+  w.int32(1 << 20);
+  if (version >= 7)
+    w.int32(0); // forgotten topics
+  if (version >= 11)
+    w.string("");
+  return request(1, version, correlation_id, w.bytes());
+}
+
+struct fetched {
+  int16_t top_error = 0;
+  int16_t error = -2;
+  int64_t high_watermark = -2, last_stable_offset = -2;
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> aborted; // (pid, first offset)
+  std::string records;
+};
+
+// A FetchResponse v11 of one partition, field by field; nothing may follow.
+fetched read_fetch_v11(raw_connection& c, int32_t correlation_id) {
+  fetched f;
+  auto r = c.response();
+  if (!r) {
+    ADD_FAILURE() << "no Fetch response";
+    return f;
+  }
+  kafka::reader rd{*r};
+  EXPECT_EQ(rd.int32(), correlation_id);
+  EXPECT_EQ(rd.int32(), 0); // throttle
+  f.top_error = rd.int16();
+  EXPECT_EQ(rd.int32(), 0); // session id: none
+  auto topics = rd.int32();
+  if (topics == 0)
+    return f;
+  EXPECT_EQ(topics, 1);
+  rd.string();
+  EXPECT_EQ(rd.int32(), 1);
+  rd.int32();
+  f.error = rd.int16();
+  f.high_watermark = rd.int64();
+  f.last_stable_offset = rd.int64();
+  rd.int64(); // log start offset
+  auto n = rd.int32();
+  if (n >= 0) {
+    f.aborted.emplace();
+    for (int32_t i = 0; i < n; ++i) {
+      auto pid = rd.int64();
+      f.aborted->emplace_back(pid, rd.int64());
+    }
+  }
+  EXPECT_EQ(rd.int32(), -1); // preferred read replica
+  f.records = rd.nullable_bytes().value_or("<null>");
+  EXPECT_TRUE(rd.ok()) << rd.what();
+  EXPECT_EQ(rd.remaining(), 0u) << "bytes after the last topic";
+  return f;
+}
+
+// ListOffsets v2 (v1 without isolation) of one partition: (error,
+// timestamp, offset).
+std::tuple<int16_t, int64_t, int64_t> list_offset(uint16_t port, const std::string& topic,
+                                                  int64_t timestamp, int8_t isolation,
+                                                  int16_t version = 2) {
+  raw_connection c{port};
+  kafka::writer w;
+  w.int32(-1);
+  if (version >= 2)
+    w.int8(isolation);
+  w.int32(1);
+  w.string(topic);
+  w.int32(1);
+  w.int32(0);
+  w.int64(timestamp);
+  c.send(request(2, version, 3, w.bytes()));
+  auto r = c.response();
+  if (!r)
+    return {-2, -2, -2};
+  kafka::reader rd{*r};
+  EXPECT_EQ(rd.int32(), 3);
+  if (version >= 2) {
+    EXPECT_EQ(rd.int32(), 0); // throttle
+  }
+  EXPECT_EQ(rd.int32(), 1);
+  rd.string();
+  EXPECT_EQ(rd.int32(), 1);
+  rd.int32();
+  auto error = rd.int16();
+  auto ts = rd.int64();
+  auto offset = rd.int64();
+  EXPECT_TRUE(rd.ok() && rd.remaining() == 0) << rd.what();
+  return {error, ts, offset};
+}
+
+// kcat (librdkafka's producer) writes keyed records through the leaders of
+// three nodes, partitioned by Kafka's murmur2 as caftx's own producer
+// does; caftx's consumer and kcat read them back; a node that does not
+// lead a partition answers NOT_LEADER_OR_FOLLOWER.
+TEST_F(KafkaListener, KcatProducesThroughEveryLeaderAndCaftxReadsItBack) {
+  start_cluster(3);
+  admin_client admin{client_props()};
+  ASSERT_TRUE(admin.create_topic("kc", 3, {}, 3).ok());
+  std::string input;
+  std::vector<std::string> want;
+  std::multiset<std::string> want_values;
+  for (int i = 0; i < 30; ++i) {
+    auto key = "k" + std::to_string(i);
+    auto value = "v" + std::to_string(i);
+    input += key + ":" + value + "\n";
+    want_values.insert(std::to_string(partition_for_key(key, 3)) + ":" + value);
+  }
+  ASSERT_TRUE(kcat(1, {"-P", "-t", "kc", "-K:", "-X", "partitioner=murmur2_random"}, input));
+  EXPECT_EQ(read_committed_records(client_props(), {{"kc", 0}, {"kc", 1}, {"kc", 2}}, 30),
+            want_values);
+  auto lines = kcat_consume(3, "kc", "read_uncommitted");
+  ASSERT_EQ(lines.size(), 30u);
+  std::multiset<std::string> seen;
+  for (auto& l : lines) {
+    auto slash = l.find('/'), eq = l.find('=');
+    seen.insert(l.substr(0, slash) + ":" + l.substr(eq + 1));
+  }
+  EXPECT_EQ(seen, want_values);
+
+  // Kafka's answer from a node that does not lead the partition.
+  auto described = admin.describe_topics({"kc"});
+  ASSERT_TRUE(described.ok());
+  auto leader = described->at(0).partitions.at(0).leader;
+  int32_t other = leader == 1 ? 2 : 1;
+  raw_connection c{kafka_ports.at(other)};
+  c.send(produce_v7(5, "kc", 0, batch_of({"x"})));
+  EXPECT_EQ(read_produce_v7(c, 5).error, 6);
+  c.send(fetch_request(6, 11, "kc", 0, 0, 0));
+  EXPECT_EQ(read_fetch_v11(c, 6).error, 6);
+}
+
+// Transactions written by caftx's producer, read over Kafka's Fetch: the
+// last stable offset stops read_committed before an open transaction, the
+// aborted transaction is listed (sorted; null under read_uncommitted),
+// markers are served at both isolation levels, ListOffsets' latest is the
+// LSO under read_committed; kcat (librdkafka's consumer) skips the
+// aborted records. Then Kafka's errors for bad Produce and Fetch requests.
+TEST_F(KafkaListener, ReadCommittedOverTheWireAndKafkasErrors) {
+  start_cluster(1, {{"transaction.state.log.replication.factor", "1"},
+                    {"transaction.state.log.min.isr", "1"},
+                    {"offsets.topic.replication.factor", "1"}});
+  auto port = kafka_ports.at(1);
+  create_topic("tx", 1);
+  create_topic("plain", 1);
+  producer p{client_props({{"transactional.id", "wire-tx"}, {"transaction.timeout.ms", "300000"}})};
+  p.init_transactions();
+  auto one = [&](const std::string& value) {
+    p.begin_transaction();
+    p.send({"tx", 0, "", value, {}, -1});
+    p.flush();
+  };
+  one("c1");
+  p.commit_transaction();
+  one("a1");
+  p.abort_transaction();
+  one("c2");
+  p.commit_transaction();
+  one("o1"); // left open: offsets c1 0, marker 1, a1 2, marker 3, c2 4, marker 5, o1 6
+
+  ASSERT_TRUE(wait_until([&] { return std::get<2>(list_offset(port, "tx", -1, 1)) == 6; }, 30s))
+    << "the LSO did not reach the open transaction";
+  EXPECT_EQ(list_offset(port, "tx", -1, 0), std::make_tuple(int16_t{0}, int64_t{-1}, int64_t{7}));
+  EXPECT_EQ(list_offset(port, "tx", -2, 1), std::make_tuple(int16_t{0}, int64_t{-1}, int64_t{0}));
+  EXPECT_EQ(std::get<0>(list_offset(port, "nope", -1, 0)), 3);
+
+  raw_connection c{port};
+  c.send(fetch_request(1, 11, "tx", 0, 0, 1));
+  auto committed = read_fetch_v11(c, 1);
+  EXPECT_EQ(committed.error, 0);
+  EXPECT_EQ(committed.high_watermark, 7);
+  EXPECT_EQ(committed.last_stable_offset, 6);
+  // The batches up to the LSO, markers included; the producer's id names
+  // the aborted transaction at its first offset.
+  std::vector<std::pair<int64_t, bool>> batches; // base offset, control
+  int64_t pid = -1;
+  auto st = v2::for_each_batch(committed.records, [&](const v2::batch_header& h, std::string_view) {
+    batches.emplace_back(h.base_offset, (h.attributes & attr_control) != 0);
+    pid = h.producer_id;
+    return true;
+  });
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(batches, (std::vector<std::pair<int64_t, bool>>{
+                       {0, false}, {1, true}, {2, false}, {3, true}, {4, false}, {5, true}}));
+  ASSERT_TRUE(committed.aborted.has_value());
+  EXPECT_EQ(*committed.aborted, (std::vector<std::pair<int64_t, int64_t>>{{pid, 2}}));
+
+  c.send(fetch_request(2, 11, "tx", 0, 0, 0));
+  auto uncommitted = read_fetch_v11(c, 2);
+  EXPECT_EQ(uncommitted.error, 0);
+  EXPECT_EQ(uncommitted.aborted, std::nullopt) << "read_uncommitted gets a null list";
+  batches.clear();
+  EXPECT_TRUE(v2::for_each_batch(uncommitted.records, [&](const v2::batch_header& h, std::string_view) {
+                batches.emplace_back(h.base_offset, (h.attributes & attr_control) != 0);
+                return true;
+              }).ok());
+  EXPECT_EQ(batches.size(), 7u);
+
+  EXPECT_EQ(kcat_consume(1, "tx", "read_committed"),
+            (std::vector<std::string>{"0/0 =c1", "0/4 =c2"}));
+  EXPECT_EQ(kcat_consume(1, "tx", "read_uncommitted"),
+            (std::vector<std::string>{"0/0 =c1", "0/2 =a1", "0/4 =c2", "0/6 =o1"}));
+  p.abort_transaction();
+
+  // ListOffsets v1 by timestamp: the first record at or after it, with
+  // its timestamp.
+  auto [err, ts, off] = list_offset(port, "tx", 0, 0, 1);
+  EXPECT_EQ(err, 0);
+  EXPECT_EQ(off, 0);
+  auto first = v2::read_header(committed.records);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(ts, first->base_timestamp);
+
+  // Produce: a plain batch, then Kafka's errors.
+  c.send(produce_v7(10, "plain", 0, batch_of({"p0", "p1"})));
+  EXPECT_EQ(read_produce_v7(c, 10).base_offset, 0);
+  c.send(produce_v7(11, "nope", 0, batch_of({"x"})));
+  EXPECT_EQ(read_produce_v7(c, 11).error, 3); // UNKNOWN_TOPIC_OR_PARTITION
+  c.send(produce_v7(12, "plain", 0, batch_of({"x"}), 2));
+  EXPECT_EQ(read_produce_v7(c, 12).error, 21); // INVALID_REQUIRED_ACKS
+  c.send(produce_v7(13, "plain", 0, batch_of({"x"}) + batch_of({"y"})));
+  EXPECT_EQ(read_produce_v7(c, 13).error, 87); // INVALID_RECORD: one batch only
+  c.send(produce_v7(14, "plain", 0, std::nullopt));
+  EXPECT_EQ(read_produce_v7(c, 14).error, 87);
+  auto bad_crc = batch_of({"x"});
+  bad_crc.back() ^= 1;
+  c.send(produce_v7(15, "plain", 0, bad_crc));
+  EXPECT_EQ(read_produce_v7(c, 15).error, 2); // CORRUPT_MESSAGE
+  c.send(produce_v7(16, "__transaction_state", 0, batch_of({"x"})));
+  EXPECT_EQ(read_produce_v7(c, 16).error, 17); // INVALID_TOPIC_EXCEPTION
+  // acks=0: no response; the next request's answer comes first.
+  c.send(produce_v7(17, "plain", 0, batch_of({"p2"}), 0) + request(18, 0, 18, ""));
+  auto next = c.response();
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->substr(0, 4), std::string("\0\0\0\x12", 4));
+  // Appended; the high watermark follows once it is durable.
+  EXPECT_TRUE(wait_until([&] { return std::get<2>(list_offset(port, "plain", -1, 0)) == 3; }, 10s));
+
+  // Fetch: past the log end, an unknown topic, an incremental fetch of a
+  // session the node never created (KIP-227), the v4 layout.
+  c.send(fetch_request(20, 11, "plain", 0, 99, 0));
+  EXPECT_EQ(read_fetch_v11(c, 20).error, 1); // OFFSET_OUT_OF_RANGE
+  c.send(fetch_request(21, 11, "nope", 0, 0, 0));
+  EXPECT_EQ(read_fetch_v11(c, 21).error, 3);
+  c.send(fetch_request(22, 11, "plain", 0, 0, 0, 1));
+  EXPECT_EQ(read_fetch_v11(c, 22).top_error, 70); // FETCH_SESSION_ID_NOT_FOUND
+  c.send(fetch_request(23, 4, "plain", 0, 0, 1));
+  {
+    auto r = c.response();
+    ASSERT_TRUE(r);
+    kafka::reader rd{*r};
+    EXPECT_EQ(rd.int32(), 23);
+    EXPECT_EQ(rd.int32(), 0); // throttle; v4 has no top-level error or session
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.string(), "plain");
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.int32(), 0);
+    EXPECT_EQ(rd.int16(), 0);
+    EXPECT_EQ(rd.int64(), 3); // high watermark
+    EXPECT_EQ(rd.int64(), 3); // last stable offset
+    EXPECT_EQ(rd.int32(), 0); // aborted transactions: none (read_committed)
+    auto records = rd.nullable_bytes();
+    ASSERT_TRUE(records);
+    auto all = v2::decode_all(*records);
+    ASSERT_TRUE(all.ok());
+    std::vector<std::string> values;
+    for (auto& b : *all)
+      for (auto& rec : b.records)
+        values.push_back(rec.value);
+    EXPECT_EQ(values, (std::vector<std::string>{"p0", "p1", "p2"}));
+    EXPECT_EQ(rd.remaining(), 0u);
+  }
+  // acks=0 with an error: Kafka closes the connection.
+  c.send(produce_v7(24, "nope", 0, batch_of({"x"}), 0));
+  EXPECT_TRUE(c.closed_by_peer());
+}
+
+// -- transactions --------------------------------------------------------------
+
+// The error of a response whose body starts with the throttle time and an
+// error (InitProducerId, AddOffsetsToTxn, EndTxn), and the rest.
+std::pair<int16_t, std::string> throttle_then_error(raw_connection& c, int32_t correlation_id) {
+  auto r = c.response();
+  if (!r) {
+    ADD_FAILURE() << "no response";
+    return {-2, ""};
+  }
+  kafka::reader rd{*r};
+  EXPECT_EQ(rd.int32(), correlation_id);
+  EXPECT_EQ(rd.int32(), 0);
+  auto error = rd.int16();
+  return {error, std::string(rd.rest())};
+}
+
+std::string init_producer_id_v1(int32_t correlation_id, std::optional<std::string> tid) {
+  kafka::writer w;
+  w.nullable_string(tid);
+  w.int32(60000);
+  return request(22, 1, correlation_id, w.bytes());
+}
+
+// kcat (librdkafka's transactional producer) writes through the
+// transaction coordinator FindCoordinator names (not the node it
+// bootstraps from) and commits; a second run with the same
+// transactional.id fences the first's epoch and commits again; caftx's
+// read_committed consumer sees every record once. Then the coordinator
+// APIs' answers to a wrong node, a bad key type, "" and a fenced epoch.
+TEST_F(KafkaListener, KcatCommitsTransactionsThroughTheirCoordinator) {
+  start_cluster(3);
+  admin_client admin{client_props()};
+  ASSERT_TRUE(admin.create_topic("kt", 3, {}, 3).ok());
+  auto run = [&](int first, int count) {
+    std::string input;
+    for (int i = first; i < first + count; ++i)
+      input += "k" + std::to_string(i) + ":v" + std::to_string(i) + "\n";
+    return kcat(1, {"-P", "-t", "kt", "-K:", "-X", "transactional.id=kcat-tx"}, input).has_value();
+  };
+  ASSERT_TRUE(run(0, 20));
+  ASSERT_TRUE(run(20, 10));
+  std::set<std::string> values;
+  for (auto& v : read_committed_records(client_props(), {{"kt", 0}, {"kt", 1}, {"kt", 2}}, 30))
+    EXPECT_TRUE(values.insert(v.substr(v.find(':') + 1)).second) << "twice: " << v;
+  EXPECT_EQ(values.size(), 30u);
+  EXPECT_EQ(kcat_consume(2, "kt", "read_committed").size(), 30u);
+  auto described = admin.describe_transaction("kcat-tx");
+  ASSERT_TRUE(described.ok());
+  EXPECT_EQ(described->state, "CompleteCommit");
+  EXPECT_EQ(described->epoch, producer_epoch{1}) << "the second run's InitProducerId bumped it";
+
+  // FindCoordinator v2 from any node names the leader of the id's
+  // __transaction_state partition.
+  auto internal = admin.describe_topics({"__transaction_state"});
+  ASSERT_TRUE(internal.ok());
+  auto coordinator =
+    internal->at(0).partitions.at(partition_for("kcat-tx", internal_partitions)).leader;
+  int32_t other = coordinator == 3 ? 2 : 3;
+  {
+    raw_connection c{kafka_ports.at(other)};
+    kafka::writer w;
+    w.string("kcat-tx");
+    w.int8(1);
+    c.send(request(10, 2, 1, w.bytes()));
+    auto r = c.response();
+    ASSERT_TRUE(r);
+    kafka::reader rd{*r};
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.int32(), 0);
+    EXPECT_EQ(rd.int16(), 0);
+    EXPECT_EQ(rd.nullable_string(), std::nullopt);
+    EXPECT_EQ(rd.int32(), coordinator);
+    EXPECT_EQ(rd.string(), "127.0.0.1");
+    EXPECT_EQ(rd.int32(), kafka_ports.at(coordinator));
+    EXPECT_EQ(rd.remaining(), 0u);
+    // A key type other than group (0) and transaction (1).
+    kafka::writer bad;
+    bad.string("x");
+    bad.int8(5);
+    c.send(request(10, 2, 2, bad.bytes()));
+    r = c.response();
+    ASSERT_TRUE(r);
+    kafka::reader rb{*r};
+    rb.int32();
+    rb.int32();
+    EXPECT_EQ(rb.int16(), 42); // INVALID_REQUEST
+    EXPECT_EQ(rb.nullable_string(), std::optional<std::string>{"unknown coordinator type 5"});
+    // InitProducerId at a node that is not the coordinator; "" anywhere.
+    c.send(init_producer_id_v1(3, std::string("kcat-tx")));
+    EXPECT_EQ(throttle_then_error(c, 3).first, 16); // NOT_COORDINATOR
+    c.send(init_producer_id_v1(4, std::string("")));
+    EXPECT_EQ(throttle_then_error(c, 4).first, 42);
+    // An idempotent producer's id comes from any node.
+    c.send(init_producer_id_v1(5, std::nullopt));
+    auto [error, rest] = throttle_then_error(c, 5);
+    EXPECT_EQ(error, 0);
+    kafka::reader ri{rest};
+    EXPECT_GE(ri.int64(), 0);
+    EXPECT_EQ(ri.int16(), 0);
+  }
+  // EndTxn with the first run's epoch: fenced, answered as these versions
+  // know it (INVALID_PRODUCER_EPOCH, not PRODUCER_FENCED).
+  raw_connection c{kafka_ports.at(coordinator)};
+  kafka::writer w;
+  w.string("kcat-tx");
+  w.int64(described->pid.value);
+  w.int16(0);
+  w.boolean(true);
+  c.send(request(26, 1, 6, w.bytes()));
+  EXPECT_EQ(throttle_then_error(c, 6), std::make_pair(int16_t{47}, std::string()));
+}
+
+// confluent-kafka-python (librdkafka) runs six transactions from one
+// producer, committing and aborting in turn, each with its group's offset
+// (send_offsets_to_transaction: AddOffsetsToTxn, then TxnOffsetCommit at
+// the group's coordinator). Its epoch stays across them (Kafka's
+// transaction version 1): caftx's read_committed consumer sees exactly
+// the committed records, kcat's read_uncommitted all of them, and the
+// group keeps the last committed transaction's offset.
+TEST_F(KafkaListener, ConfluentKafkaPythonCommitsAndAbortsWithGroupOffsets) {
+  std::string python = CAFTX_PYTHON3;
+  ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
+  start_cluster(3);
+  admin_client admin{client_props()};
+  ASSERT_TRUE(admin.create_topic("py-out", 3, {}, 3).ok());
+  ASSERT_TRUE(admin.create_topic("py-in", 1, {}, 3).ok());
+  std::string bootstrap;
+  for (auto& [id, port] : kafka_ports)
+    bootstrap += (bootstrap.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+  child_process p{tmp.path(), "python",
+                  {python, std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_transactions.py",
+                   bootstrap, "py-out", "py-in", "py-group", "py-tx"}};
+  auto status = p.wait_exit(120s);
+  ASSERT_EQ(exit_code(status), 0) << p.err();
+  auto out = nlohmann::json::parse(p.out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << p.out();
+  std::multiset<std::string> committed;
+  for (auto& v : out["committed"]) {
+    auto value = v.get<std::string>();
+    committed.insert(std::to_string((value.back() - '0') % 3) + ":" + value);
+  }
+  ASSERT_EQ(committed.size(), 15u);
+  ASSERT_EQ(out["aborted"].size(), 15u);
+  EXPECT_EQ(read_committed_records(client_props(), {{"py-out", 0}, {"py-out", 1}, {"py-out", 2}},
+                                   15),
+            committed);
+  EXPECT_EQ(kcat_consume(1, "py-out", "read_uncommitted").size(), 30u);
+  auto offsets = admin.list_group_offsets("py-group");
+  ASSERT_TRUE(offsets.ok()) << offsets.error().to_string();
+  EXPECT_EQ(*offsets, (std::map<topic_partition, int64_t>{{{"py-in", 0}, 50}}));
+  auto described = admin.describe_transaction("py-tx");
+  ASSERT_TRUE(described.ok());
+  EXPECT_EQ(described->state, "CompleteAbort"); // the sixth
+  EXPECT_EQ(described->epoch, producer_epoch{0}) << "six transactions, one epoch";
+}
+
+// confluent-kafka-python's AdminClient, idempotent producer and consumer
+// (manual assignment, offsets committed outside group management):
+// CreateTopics with Kafka's errors, Produce with a producer id, Fetch,
+// OffsetCommit and OffsetFetch at the group's coordinator, DeleteTopics.
+TEST_F(KafkaListener, ConfluentKafkaPythonAdminIdempotenceAndCommittedOffsets) {
+  std::string python = CAFTX_PYTHON3;
+  ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
+  start_cluster(3);
+  std::string bootstrap = "127.0.0.1:" + std::to_string(kafka_ports.at(2));
+  child_process p{tmp.path(), "python",
+                  {python, std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_admin_offsets.py",
+                   bootstrap, "adm", "adm-group"}};
+  auto status = p.wait_exit(180s);
+  ASSERT_EQ(exit_code(status), 0) << p.err();
+  auto out = nlohmann::json::parse(p.out(), nullptr, false);
+  ASSERT_TRUE(out.is_object()) << p.out();
+  EXPECT_EQ(out["create"], "NO_ERROR");
+  EXPECT_EQ(out["create_again"], "TOPIC_ALREADY_EXISTS");
+  EXPECT_EQ(out["create_bad_name"], "TOPIC_EXCEPTION"); // librdkafka's name for 17
+  EXPECT_EQ(out["unflushed"], 0);
+  EXPECT_EQ(out["delivery_errors"].size(), 0u) << out["delivery_errors"].dump();
+  std::vector<std::string> want;
+  for (int i = 0; i < 30; ++i)
+    want.push_back("v" + std::to_string(i));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(out["consumed"].get<std::vector<std::string>>(), want);
+  EXPECT_EQ(out["committed"], (nlohmann::json{{"0", 10}, {"1", 11}, {"2", 12}}));
+  EXPECT_EQ(out["listed_after_delete"], false);
 }
 
 } // namespace

@@ -78,6 +78,7 @@ TEST(CoordinatorRecords, EmptyCardWritesNullPartitionsAndEveryOptionalFieldRound
   c.ended_by_pid = producer_id{3};
   c.ended_by_epoch = producer_epoch{32766};
   c.last_epoch = producer_epoch{12};
+  c.client_transaction_version = 1; // a Kafka client's EndTxn v0-4
   auto v = encode_txn_value(c);
   EXPECT_EQ(static_cast<unsigned char>(v[17]), 0u); // null partitions
   auto back = decode_txn_value("t", v);

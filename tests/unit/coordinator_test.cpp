@@ -1008,6 +1008,43 @@ TEST_F(TxnCoordinatorCore, EndTxnCommitThenMarkersWrittenCompletesCommit) {
   EXPECT_FALSE(core.markers_written("txn-A", 2600).has_value());
 }
 
+// Kafka's transaction version 1 (EndTxn v0-4 from a Kafka client): the
+// epoch stays through the end, the card records the version for the
+// markers, the next transaction runs at the same epoch, a retry of the
+// completed EndTxn is NONE and an abort with nothing open is refused.
+TEST_F(TxnCoordinatorCore, EndTxnOfTransactionVersionOneKeepsTheEpoch) {
+  start_ongoing();
+  auto prepare = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2000, 1);
+  EXPECT_TRUE(prepare.send_markers);
+  auto want = ended_by(make_card("txn-A", 3, 0, txn_state::prepare_commit, {orders0, orders1},
+                                 1500, 2000),
+                       3, 0);
+  want.client_transaction_version = 1;
+  EXPECT_EQ(persist(prepare), want);
+  auto done = core.markers_written("txn-A", 2500);
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(persist(*done).epoch, producer_epoch{0});
+  // A retry of the commit: NONE, nothing written; the other result is refused.
+  auto retry = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, true, 2600, 1);
+  EXPECT_EQ(retry.error, error_code::none);
+  EXPECT_FALSE(retry.card.has_value());
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, false, 2600, 1),
+                  error_code::invalid_txn_state);
+  // The next transaction at the same epoch, aborted.
+  persist(core.add_partitions("txn-A", producer_id{3}, producer_epoch{0}, {orders0}, 3000));
+  auto abort = core.end_txn("txn-A", producer_id{3}, producer_epoch{0}, false, 3100, 1);
+  ASSERT_TRUE(abort.card.has_value());
+  EXPECT_EQ(abort.card->epoch, producer_epoch{0});
+  EXPECT_EQ(abort.card->state, txn_state::prepare_abort);
+  persist(abort);
+  persist(*core.markers_written("txn-A", 3200));
+  // Fresh InitProducerId, nothing open: an abort is INVALID_TXN_STATE
+  // (version 2 would accept it with a bump, T12).
+  init("txn-A", 4000);
+  expect_rejected(core.end_txn("txn-A", producer_id{3}, producer_epoch{1}, false, 4100, 1),
+                  error_code::invalid_txn_state);
+}
+
 TEST_F(TxnCoordinatorCore, EndTxnChecksIdThenProducerIdThenEpochThenPending) {
   start_ongoing();
   expect_rejected(core.end_txn("", producer_id{3}, producer_epoch{0}, true, 2000),

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "protocol/kafka_api.hpp"
+#include "protocol/kafka_data_api.hpp"
+#include "protocol/kafka_txn_api.hpp"
+#include "protocol/kafka_admin_api.hpp"
+#include "protocol/kafka_group_api.hpp"
 
 namespace caftx::kafka {
 namespace {
@@ -151,7 +155,8 @@ TEST(KafkaApi, UnsupportedApiVersionsVersionIsAnsweredWithAV0Body) {
   auto body = encode_api_versions_response(0, unsupported_version, {*supported(api::api_versions)});
   EXPECT_EQ(body, bytes({0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3}));
   EXPECT_EQ(supported(api::metadata), (version_range{3, 0, 4}));
-  EXPECT_EQ(supported(api::produce), std::nullopt);
+  EXPECT_EQ(supported(api::produce), (version_range{0, 3, 7}));
+  EXPECT_EQ(supported(57), std::nullopt); // UpdateFeatures
   EXPECT_TRUE(is_flexible(api::metadata, 9));
   EXPECT_FALSE(is_flexible(api::metadata, 4));
   EXPECT_EQ(wire_error(error_code::unknown_server_error), -1);
@@ -203,6 +208,298 @@ TEST(KafkaApi, MetadataResponseFieldsAppearByVersion) {
   EXPECT_EQ(encode_metadata_response(m, 4),
             bytes({0, 0, 0, 0}) /* throttle */ + one + broker + null_rack + bytes({0, 1, 'c'})
               + one + one + topic + not_internal + one + partition);
+}
+
+// librdkafka's ProduceRequest v7: a transactional id, acks -1, the
+// timeout, one topic with one partition and its batch bytes.
+TEST(KafkaDataApi, ProduceV7RequestAndResponse) {
+  auto body = bytes({0, 2}) + "tx" + bytes({0xff, 0xff, 0, 0, 0x75, 0x30, 0, 0, 0, 1, 0, 1}) + "t"
+              + bytes({0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 'a', 'b', 'c'});
+  reader r{body};
+  auto req = read_produce_request(r, 7);
+  EXPECT_TRUE(r.ok()) << r.what();
+  EXPECT_EQ(r.remaining(), 0u);
+  EXPECT_EQ(req.transactional_id, std::optional<std::string>{"tx"});
+  EXPECT_EQ(req.acks, -1);
+  EXPECT_EQ(req.timeout_ms, 30000);
+  ASSERT_EQ(req.topics.size(), 1u);
+  EXPECT_EQ(req.topics[0].name, "t");
+  ASSERT_EQ(req.topics[0].partitions.size(), 1u);
+  EXPECT_EQ(req.topics[0].partitions[0].index, 2);
+  EXPECT_EQ(req.topics[0].partitions[0].records, std::optional<std::string>{"abc"});
+  // A null partition array is a malformed request.
+  auto null_partitions = bytes({0xff, 0xff, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1}) + "t"
+                         + bytes({0xff, 0xff, 0xff, 0xff});
+  reader bad{null_partitions};
+  read_produce_request(bad, 7);
+  EXPECT_EQ(bad.what(), "null where an array is required");
+
+  // v7: error, base offset, log append time, log start offset, then the
+  // throttle time after the topics; v3 has no log start offset.
+  std::vector<produce_topic_response> out{{"t", {{2, 0, 5, -1, 0}}}};
+  auto common = bytes({0, 0, 0, 1, 0, 1}) + "t"
+                + bytes({0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0xff, 0xff, 0xff,
+                         0xff, 0xff, 0xff, 0xff, 0xff});
+  EXPECT_EQ(encode_produce_response(out, 7),
+            common + bytes({0, 0, 0, 0, 0, 0, 0, 0}) + bytes({0, 0, 0, 0}));
+  EXPECT_EQ(encode_produce_response(out, 3), common + bytes({0, 0, 0, 0}));
+}
+
+// librdkafka's FetchRequest v11: a sessionless full fetch (session 0,
+// epoch -1), read_committed, one partition, no forgotten topics, a rack.
+TEST(KafkaDataApi, FetchV11RequestAndV4AndV11Responses) {
+  auto body = bytes({0xff, 0xff, 0xff, 0xff, 0, 0, 1, 0xf4, 0, 0, 0, 1, 0, 0x10, 0, 0, 1, 0, 0, 0,
+                     0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 1})
+              + "t"
+              + bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 9, 0xff, 0xff,
+                       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2})
+              + "r1";
+  reader r{body};
+  auto req = read_fetch_request(r, 11);
+  EXPECT_TRUE(r.ok()) << r.what();
+  EXPECT_EQ(r.remaining(), 0u);
+  EXPECT_EQ(req.replica_id, -1);
+  EXPECT_EQ(req.max_wait_ms, 500);
+  EXPECT_EQ(req.min_bytes, 1);
+  EXPECT_EQ(req.max_bytes, 0x00100000);
+  EXPECT_EQ(req.isolation_level, 1);
+  EXPECT_EQ(req.session_id, 0);
+  EXPECT_EQ(req.session_epoch, -1);
+  ASSERT_EQ(req.topics.size(), 1u);
+  ASSERT_EQ(req.topics[0].partitions.size(), 1u);
+  auto& p = req.topics[0].partitions[0];
+  EXPECT_EQ(p.index, 0);
+  EXPECT_EQ(p.current_leader_epoch, 4);
+  EXPECT_EQ(p.fetch_offset, 9);
+  EXPECT_EQ(p.log_start_offset, -1);
+  EXPECT_EQ(p.max_bytes, 0x00010000);
+  EXPECT_EQ(req.rack_id, "r1");
+
+  fetch_response f;
+  fetch_partition_response part;
+  part.index = 0;
+  part.high_watermark = 7;
+  part.last_stable_offset = 6;
+  part.log_start_offset = 0;
+  part.aborted_transactions = std::vector<fetch_aborted_transaction>{{9, 2}};
+  part.records = "R";
+  f.topics.push_back({"t", {part}});
+  auto head = bytes({0, 0, 0, 1, 0, 1}) + "t" + bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0});
+  auto hw_lso = bytes({0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 6});
+  auto aborted = bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 2});
+  auto records = bytes({0, 0, 0, 1}) + "R";
+  // v4: throttle, topics; per partition no log start offset, no replica.
+  EXPECT_EQ(encode_fetch_response(f, 4), bytes({0, 0, 0, 0}) + head + hw_lso + aborted + records);
+  // v11: throttle, error, session id; log start offset; preferred read
+  // replica -1 before the records.
+  EXPECT_EQ(encode_fetch_response(f, 11),
+            bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 0}) + head + hw_lso + std::string(8, '\0') + aborted
+              + bytes({0xff, 0xff, 0xff, 0xff}) + records);
+  // read_uncommitted: a null aborted list.
+  f.topics[0].partitions[0].aborted_transactions.reset();
+  EXPECT_EQ(encode_fetch_response(f, 4),
+            bytes({0, 0, 0, 0}) + head + hw_lso + bytes({0xff, 0xff, 0xff, 0xff}) + records);
+}
+
+// kafka-python's ListOffsets v0 (max_num_offsets, old-style offsets) and
+// librdkafka's v2 (isolation level, throttle time first).
+TEST(KafkaDataApi, ListOffsetsV0AndV2) {
+  auto v0 = bytes({0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 1}) + "t"
+            + bytes({0, 0, 0, 1, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0, 0,
+                     0, 1});
+  reader r0{v0};
+  auto req0 = read_list_offsets_request(r0, 0);
+  EXPECT_TRUE(r0.ok() && r0.remaining() == 0) << r0.what();
+  ASSERT_EQ(req0.topics.at(0).partitions.size(), 1u);
+  EXPECT_EQ(req0.topics[0].partitions[0].index, 3);
+  EXPECT_EQ(req0.topics[0].partitions[0].timestamp, -2);
+  EXPECT_EQ(req0.topics[0].partitions[0].max_num_offsets, 1);
+
+  auto v2 = bytes({0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, 1, 0, 1}) + "t"
+            + bytes({0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+  reader r2{v2};
+  auto req2 = read_list_offsets_request(r2, 2);
+  EXPECT_TRUE(r2.ok() && r2.remaining() == 0) << r2.what();
+  EXPECT_EQ(req2.isolation_level, 1);
+  EXPECT_EQ(req2.topics.at(0).partitions.at(0).timestamp, -1);
+
+  std::vector<list_offsets_topic_response> out{{"t", {{0, 0, -1, 6}, {1, 3, -1, -1}}}};
+  auto head = bytes({0, 0, 0, 1, 0, 1}) + "t" + bytes({0, 0, 0, 2});
+  EXPECT_EQ(encode_list_offsets_response(out, 0),
+            head + bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 6})
+              + bytes({0, 0, 0, 1, 0, 3, 0, 0, 0, 0}));
+  auto minus1 = bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+  EXPECT_EQ(encode_list_offsets_response(out, 2),
+            bytes({0, 0, 0, 0}) + head + bytes({0, 0, 0, 0, 0, 0}) + minus1
+              + bytes({0, 0, 0, 0, 0, 0, 0, 6}) + bytes({0, 0, 0, 1, 0, 3}) + minus1 + minus1);
+}
+
+// librdkafka's transactional producer: FindCoordinator v2 (key type 1),
+// InitProducerId v1, AddPartitionsToTxn v0, AddOffsetsToTxn v0,
+// TxnOffsetCommit v2, EndTxn v1, as it writes them.
+TEST(KafkaTxnApi, RequestsAsLibrdkafkaSendsThem) {
+  auto fc = bytes({0, 2}) + "tx" + bytes({1});
+  reader r1{fc};
+  auto find = read_find_coordinator_request(r1, 2);
+  EXPECT_TRUE(r1.ok() && r1.remaining() == 0);
+  EXPECT_EQ(find.key, "tx");
+  EXPECT_EQ(find.key_type, 1);
+  auto fc0 = bytes({0, 1}) + "g";
+  reader r0{fc0};
+  EXPECT_EQ(read_find_coordinator_request(r0, 0).key_type, 0); // v0: a group
+  EXPECT_TRUE(r0.ok() && r0.remaining() == 0);
+
+  auto ipi = bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff});
+  reader r2{ipi};
+  auto init = read_init_producer_id_request(r2, 1);
+  EXPECT_TRUE(r2.ok() && r2.remaining() == 0);
+  EXPECT_EQ(init.transactional_id, std::nullopt); // idempotent only
+  EXPECT_EQ(init.transaction_timeout_ms, -1);
+
+  auto apt = bytes({0, 2}) + "tx" + bytes({0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3, 0, 0, 0, 1, 0, 1})
+             + "t" + bytes({0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 4});
+  reader r3{apt};
+  auto add = read_add_partitions_to_txn_request(r3, 0);
+  EXPECT_TRUE(r3.ok() && r3.remaining() == 0) << r3.what();
+  EXPECT_EQ(add.transactional_id, "tx");
+  EXPECT_EQ(add.producer_id, 5000);
+  EXPECT_EQ(add.producer_epoch, 3);
+  ASSERT_EQ(add.topics.size(), 1u);
+  EXPECT_EQ(add.topics[0].partitions, (std::vector<int32_t>{0, 4}));
+
+  auto aot = bytes({0, 2}) + "tx" + bytes({0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3, 0, 1}) + "g";
+  reader r4{aot};
+  auto offsets = read_add_offsets_to_txn_request(r4, 0);
+  EXPECT_TRUE(r4.ok() && r4.remaining() == 0);
+  EXPECT_EQ(offsets.group_id, "g");
+
+  auto toc = bytes({0, 2}) + "tx" + bytes({0, 1}) + "g"
+             + bytes({0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3, 0, 0, 0, 1, 0, 1}) + "t"
+             + bytes({0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff,
+                      0xff, 0xff});
+  reader r5{toc};
+  auto commit = read_txn_offset_commit_request(r5, 2);
+  EXPECT_TRUE(r5.ok() && r5.remaining() == 0) << r5.what();
+  ASSERT_EQ(commit.topics.at(0).partitions.size(), 1u);
+  auto& p = commit.topics[0].partitions[0];
+  EXPECT_EQ(p.index, 2);
+  EXPECT_EQ(p.committed_offset, 9);
+  EXPECT_EQ(p.committed_leader_epoch, -1);
+  EXPECT_EQ(p.committed_metadata, std::nullopt);
+
+  auto et = bytes({0, 2}) + "tx" + bytes({0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3, 1});
+  reader r6{et};
+  auto end = read_end_txn_request(r6, 1);
+  EXPECT_TRUE(r6.ok() && r6.remaining() == 0);
+  EXPECT_TRUE(end.committed);
+  EXPECT_EQ(end.producer_epoch, 3);
+}
+
+TEST(KafkaTxnApi, ResponsesByVersion) {
+  find_coordinator_response f;
+  f.node_id = 2;
+  f.host = "h";
+  f.port = 9092;
+  // v0: error, node, host, port; v1+: throttle first, then a nullable message.
+  EXPECT_EQ(encode_find_coordinator_response(f, 0),
+            bytes({0, 0, 0, 0, 0, 2, 0, 1, 'h', 0, 0, 0x23, 0x84}));
+  EXPECT_EQ(encode_find_coordinator_response(f, 2),
+            bytes({0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 2, 0, 1, 'h', 0, 0, 0x23, 0x84}));
+  EXPECT_EQ(encode_init_producer_id_response({0, 0, 5000, 3}, 1),
+            bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3}));
+  EXPECT_EQ(encode_partition_errors_response({{"t", {{0, 0}, {4, 3}}}}),
+            bytes({0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0,
+                   3}));
+  EXPECT_EQ(encode_error_response(47), bytes({0, 0, 0, 0, 0, 47}));
+}
+
+// librdkafka's OffsetCommit v7 (generation -1, empty member, null
+// instance id) and kafka-python's v2 (with a retention time); the v2 and
+// v3 responses.
+TEST(KafkaGroupApi, OffsetCommitByVersion) {
+  auto v7 = bytes({0, 1}) + "g" + bytes({0xff, 0xff, 0xff, 0xff, 0, 0, 0xff, 0xff, 0, 0, 0, 1, 0, 1})
+            + "t" + bytes({0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 9, 0xff, 0xff, 0xff, 0xff, 0, 2})
+            + "md";
+  reader r7{v7};
+  auto c7 = read_offset_commit_request(r7, 7);
+  EXPECT_TRUE(r7.ok() && r7.remaining() == 0) << r7.what();
+  EXPECT_EQ(c7.generation_id, -1);
+  EXPECT_EQ(c7.member_id, "");
+  EXPECT_EQ(c7.group_instance_id, std::nullopt);
+  ASSERT_EQ(c7.topics.at(0).partitions.size(), 1u);
+  EXPECT_EQ(c7.topics[0].partitions[0].committed_offset, 9);
+  EXPECT_EQ(c7.topics[0].partitions[0].committed_leader_epoch, -1);
+  EXPECT_EQ(c7.topics[0].partitions[0].committed_metadata, std::optional<std::string>{"md"});
+
+  auto v2 = bytes({0, 1}) + "g" + bytes({0, 0, 0, 3, 0, 1}) + "m"
+            + bytes({0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 1}) + "t"
+            + bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0xff, 0xff});
+  reader r2{v2};
+  auto c2 = read_offset_commit_request(r2, 2);
+  EXPECT_TRUE(r2.ok() && r2.remaining() == 0) << r2.what();
+  EXPECT_EQ(c2.generation_id, 3);
+  EXPECT_EQ(c2.member_id, "m");
+  EXPECT_EQ(c2.retention_time_ms, 1000);
+  EXPECT_EQ(c2.topics.at(0).partitions.at(0).committed_metadata, std::nullopt);
+
+  std::vector<topic_partition_errors> out{{"t", {{2, 22}}}};
+  auto body = bytes({0, 0, 0, 1, 0, 1}) + "t" + bytes({0, 0, 0, 1, 0, 0, 0, 2, 0, 22});
+  EXPECT_EQ(encode_offset_commit_response(out, 2), body);
+  EXPECT_EQ(encode_offset_commit_response(out, 3), bytes({0, 0, 0, 0}) + body);
+}
+
+// OffsetFetch: v1 needs a topic list, v2+ may send null (every offset);
+// v5 answers the leader epoch, v2+ a top-level error after the topics.
+TEST(KafkaGroupApi, OffsetFetchByVersion) {
+  auto all = bytes({0, 1}) + "g" + bytes({0xff, 0xff, 0xff, 0xff});
+  reader r5{all};
+  EXPECT_EQ(read_offset_fetch_request(r5, 5).topics, std::nullopt);
+  EXPECT_TRUE(r5.ok());
+  reader r1{all};
+  read_offset_fetch_request(r1, 1);
+  EXPECT_EQ(r1.what(), "null topics in OffsetFetch v1");
+
+  offset_fetch_response f;
+  f.topics.push_back({"t", {{0, 7, -1, std::string(""), 0}}});
+  auto topic = bytes({0, 0, 0, 1, 0, 1}) + "t" + bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7});
+  auto tail = bytes({0, 0, 0, 0});  // empty metadata, no error
+  EXPECT_EQ(encode_offset_fetch_response(f, 1), topic + tail);
+  EXPECT_EQ(encode_offset_fetch_response(f, 5),
+            bytes({0, 0, 0, 0}) + topic + bytes({0xff, 0xff, 0xff, 0xff}) + tail + bytes({0, 0}));
+}
+
+// librdkafka's CreateTopics v4 (-1 partitions and replication factor: the
+// broker's defaults; one config) and DeleteTopics v1.
+TEST(KafkaAdminApi, CreateAndDeleteTopics) {
+  auto ct = bytes({0, 0, 0, 1, 0, 1}) + "t"
+            + bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0, 12})
+            + "retention.ms" + bytes({0, 4}) + "1000" + bytes({0, 0, 0x75, 0x30, 1});
+  reader r{ct};
+  auto req = read_create_topics_request(r, 4);
+  EXPECT_TRUE(r.ok() && r.remaining() == 0) << r.what();
+  ASSERT_EQ(req.topics.size(), 1u);
+  EXPECT_EQ(req.topics[0].num_partitions, -1);
+  EXPECT_EQ(req.topics[0].replication_factor, -1);
+  ASSERT_EQ(req.topics[0].configs.size(), 1u);
+  EXPECT_EQ(req.topics[0].configs[0].value, std::optional<std::string>{"1000"});
+  EXPECT_EQ(req.timeout_ms, 30000);
+  EXPECT_TRUE(req.validate_only);
+
+  std::vector<topic_error> errors{{"t", 36, std::string("exists")}};
+  auto v0 = bytes({0, 0, 0, 1, 0, 1}) + "t" + bytes({0, 36});
+  EXPECT_EQ(encode_create_topics_response(errors, 0), v0);
+  EXPECT_EQ(encode_create_topics_response(errors, 1), v0 + bytes({0, 6}) + "exists");
+  EXPECT_EQ(encode_create_topics_response(errors, 4),
+            bytes({0, 0, 0, 0}) + v0 + bytes({0, 6}) + "exists");
+
+  auto dt = bytes({0, 0, 0, 2, 0, 1}) + "a" + bytes({0, 1}) + "b" + bytes({0, 0, 0x13, 0x88});
+  reader rd{dt};
+  auto del = read_delete_topics_request(rd, 1);
+  EXPECT_TRUE(rd.ok() && rd.remaining() == 0);
+  EXPECT_EQ(del.names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(del.timeout_ms, 5000);
+  EXPECT_EQ(encode_delete_topics_response({{"a", 3, std::nullopt}}, 1),
+            bytes({0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 'a', 0, 3}));
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "config/config.hpp"
+#include "config/server_config.hpp"
 
 extern char** environ;
 
@@ -152,21 +153,16 @@ status_or<node_process_info> read_node(const std::string& dir, int32_t id) {
   auto props = load_properties_file(n.properties);
   if (!props.ok())
     return props.error();
-  auto listener = props->find("listeners");
-  if (listener == props->end())
+  if (props->find("listeners") == props->end())
     return status{error_code::invalid_config, n.properties + ": no listeners"};
-  auto value = listener->second;
-  auto scheme = value.find("://");
-  auto hostport = scheme == std::string::npos ? value : value.substr(scheme + 3);
-  auto colon = hostport.rfind(':');
-  try {
-    n.port = static_cast<uint16_t>(std::stoi(hostport.substr(colon + 1)));
-  } catch (const std::exception&) {
-    return status{error_code::invalid_config, n.properties + ": listeners '" + value
-                                                + "' has no port"};
-  }
-  if (colon > 0 && hostport.substr(0, colon) != "0.0.0.0")
-    n.host = hostport.substr(0, colon);
+  // The caftx:// entry of listeners (a PLAINTEXT:// one beside it is the
+  // node's Kafka listener, not what the drill connects to).
+  auto config = server_config::parse(*props);
+  if (!config.ok())
+    return status{error_code::invalid_config, n.properties + ": " + config.error().message()};
+  n.port = config->listener.port;
+  if (!config->listener.host.empty() && config->listener.host != "0.0.0.0")
+    n.host = config->listener.host;
   if (auto t = props->find("zookeeper.session.timeout.ms"); t != props->end())
     n.session_timeout_ms = std::atoi(t->second.c_str());
   return n;

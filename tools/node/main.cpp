@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
               + listener_text(sc.advertised) + ", log.dirs " + sc.node.data_dir + ", build "
               + caftx::wire_build_id() + ")");
     if (kafka) {
-      kafka->set_broker(node->broker());
+      kafka->set_broker(node->broker(), node->directory());
       auto k = *sc.kafka_listener;
       k.port = kafka->port();
       log->info(prefix + "serving Kafka's wire protocol on PLAINTEXT://" + k.to_string()

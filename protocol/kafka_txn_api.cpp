@@ -1,0 +1,134 @@
+#include "protocol/kafka_txn_api.hpp"
+
+namespace caftx::kafka {
+
+find_coordinator_request read_find_coordinator_request(reader& r, int16_t version) {
+  find_coordinator_request req;
+  req.key = r.string();
+  if (version >= 1)
+    req.key_type = r.int8();
+  return req;
+}
+
+std::string encode_find_coordinator_response(const find_coordinator_response& f,
+                                             int16_t version) {
+  writer w;
+  if (version >= 1)
+    w.int32(f.throttle_time_ms);
+  w.int16(f.error);
+  if (version >= 1)
+    w.nullable_string(f.error_message);
+  w.int32(f.node_id);
+  w.string(f.host);
+  w.int32(f.port);
+  return w.take();
+}
+
+init_producer_id_request read_init_producer_id_request(reader& r, int16_t) {
+  init_producer_id_request req;
+  req.transactional_id = r.nullable_string();
+  req.transaction_timeout_ms = r.int32();
+  return req;
+}
+
+std::string encode_init_producer_id_response(const init_producer_id_response& i, int16_t) {
+  writer w;
+  w.int32(i.throttle_time_ms);
+  w.int16(i.error);
+  w.int64(i.producer_id);
+  w.int16(i.producer_epoch);
+  return w.take();
+}
+
+namespace {
+
+// The transactional id, producer id and epoch that open AddPartitionsToTxn,
+// AddOffsetsToTxn and EndTxn.
+template <class Request>
+void read_txn_identity(reader& r, Request& req) {
+  req.transactional_id = r.string();
+  req.producer_id = r.int64();
+  req.producer_epoch = r.int16();
+}
+
+std::vector<txn_topic> read_txn_topics(reader& r) {
+  return read_array(r, [](reader& r) {
+    txn_topic t;
+    t.name = r.string();
+    t.partitions = read_array(r, [](reader& r) { return r.int32(); });
+    return t;
+  });
+}
+
+} // namespace
+
+add_partitions_to_txn_request read_add_partitions_to_txn_request(reader& r, int16_t) {
+  add_partitions_to_txn_request req;
+  read_txn_identity(r, req);
+  req.topics = read_txn_topics(r);
+  return req;
+}
+
+void write_partition_errors(writer& w, const std::vector<topic_partition_errors>& topics) {
+  write_array(w, topics, [](writer& w, const topic_partition_errors& t) {
+    w.string(t.name);
+    write_array(w, t.partitions, [](writer& w, const partition_error& p) {
+      w.int32(p.index);
+      w.int16(p.error);
+    });
+  });
+}
+
+std::string encode_partition_errors_response(const std::vector<topic_partition_errors>& topics,
+                                             int32_t throttle_time_ms) {
+  writer w;
+  w.int32(throttle_time_ms);
+  write_partition_errors(w, topics);
+  return w.take();
+}
+
+add_offsets_to_txn_request read_add_offsets_to_txn_request(reader& r, int16_t) {
+  add_offsets_to_txn_request req;
+  read_txn_identity(r, req);
+  req.group_id = r.string();
+  return req;
+}
+
+end_txn_request read_end_txn_request(reader& r, int16_t) {
+  end_txn_request req;
+  read_txn_identity(r, req);
+  req.committed = r.boolean();
+  return req;
+}
+
+std::string encode_error_response(int16_t error, int32_t throttle_time_ms) {
+  writer w;
+  w.int32(throttle_time_ms);
+  w.int16(error);
+  return w.take();
+}
+
+txn_offset_commit_request read_txn_offset_commit_request(reader& r, int16_t version) {
+  txn_offset_commit_request req;
+  req.transactional_id = r.string();
+  req.group_id = r.string();
+  req.producer_id = r.int64();
+  req.producer_epoch = r.int16();
+  req.topics = read_array(r, [version](reader& r) {
+    txn_offset_commit_topic t;
+    t.name = r.string();
+    t.partitions = read_array(r, [version](reader& r) {
+      txn_offset_commit_partition p;
+      p.index = r.int32();
+      p.committed_offset = r.int64();
+      if (version >= 2)
+        p.committed_leader_epoch = r.int32();
+      p.committed_metadata = r.nullable_string();
+      return p;
+    });
+    return t;
+  });
+  return req;
+}
+
+} // namespace caftx::kafka
