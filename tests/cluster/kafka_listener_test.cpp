@@ -19,6 +19,7 @@
 #include <fstream>
 #include <random>
 
+#include "../kafka_request_samples.hpp"
 #include "protocol/kafka_api.hpp"
 #include "runtime/partitioner.hpp"
 #include "runtime/record_batch_v2.hpp"
@@ -73,12 +74,12 @@ public:
   }
 
   // One response frame: the bytes after the size.
-  std::optional<std::string> response() {
-    auto size = read(4);
+  std::optional<std::string> response(std::chrono::milliseconds within = 10s) {
+    auto size = read(4, within);
     if (!size)
       return std::nullopt;
     kafka::reader r{*size};
-    return read(static_cast<size_t>(r.int32()));
+    return read(static_cast<size_t>(r.int32()), within);
   }
 
   // True once the node closed the connection (a read gives end of file).
@@ -922,6 +923,75 @@ TEST_F(KafkaListener, ConfluentKafkaPythonAdminIdempotenceAndCommittedOffsets) {
   EXPECT_EQ(out["consumed"].get<std::vector<std::string>>(), want);
   EXPECT_EQ(out["committed"], (nlohmann::json{{"0", 10}, {"1", 11}, {"2", 12}}));
   EXPECT_EQ(out["listed_after_delete"], false);
+}
+
+// A mutation fuzz of every API the node serves: valid requests (those of
+// tests/kafka_request_samples.hpp) with a byte changed, cut short, an int32
+// overwritten with an extreme value, or bytes appended, 600 of them. Each
+// is answered or closes its connection; the node goes on answering and
+// still takes and serves a plain batch. CreateTopics is left out: a
+// mutated one may legitimately ask for thousands of partitions (its
+// parser is fuzzed in tests/property/kafka_codec_property_test.cpp).
+TEST_F(KafkaListener, MutatedRequestsOfEveryApiNeverStopTheNode) {
+  start_cluster(1, {{"transaction.state.log.replication.factor", "1"},
+                    {"transaction.state.log.min.isr", "1"},
+                    {"offsets.topic.replication.factor", "1"}});
+  auto port = kafka_ports.at(1);
+  create_topic("orders", 2);
+  ASSERT_TRUE(wait_until([&] { return brokers_listed(port) == 1; }, 30s));
+  std::vector<kafka::version_range> apis;
+  for (auto& a : kafka::supported_apis())
+    if (a.api_key != kafka::api::create_topics)
+      apis.push_back(a);
+  std::mt19937 rng{4321};
+  auto any = [&rng](size_t n) { return static_cast<size_t>(rng() % n); };
+  int answered = 0, closed = 0;
+  for (int i = 0; i < 600; ++i) {
+    auto& api = apis[any(apis.size())];
+    auto body = kafka::testing::valid_body(api.api_key);
+    switch (i % 4) {
+      case 0:
+        body[any(body.size())] = static_cast<char>(rng());
+        break;
+      case 1:
+        body.resize(any(body.size()));
+        break;
+      case 2: {
+        kafka::writer extreme;
+        extreme.int32(std::vector<int32_t>{-1, -2, 0x7fffffff, INT32_MIN, 1 << 20}[any(5)]);
+        if (body.size() >= 4)
+          body.replace(any(body.size() - 3), 4, extreme.bytes());
+        break;
+      }
+      default:
+        for (int k = 0; k < 1 + static_cast<int>(any(16)); ++k)
+          body.push_back(static_cast<char>(rng()));
+    }
+    raw_connection c{port};
+    c.send(request(api.api_key, api.max_version, i, body));
+    // A fetch may be held for its (mutated) max wait: not waited for.
+    if (c.response(2s))
+      ++answered;
+    else
+      ++closed;
+    if (i % 100 == 99) {
+      ASSERT_EQ(brokers_listed(port), 1) << "the node stopped answering after request " << i;
+    }
+  }
+  std::cout << "mutated requests: " << answered << " answered, " << closed << " closed\n";
+  EXPECT_GT(answered, 0);
+  EXPECT_GT(closed, 0);
+  raw_connection c{port};
+  c.send(produce_v7(1, "orders", 0, batch_of({"after"})));
+  auto produced = read_produce_v7(c, 1);
+  EXPECT_EQ(produced.error, 0);
+  c.send(fetch_request(2, 11, "orders", 0, produced.base_offset, 0));
+  auto f = read_fetch_v11(c, 2);
+  EXPECT_EQ(f.error, 0);
+  auto batches = v2::decode_all(f.records);
+  ASSERT_TRUE(batches.ok());
+  ASSERT_FALSE(batches->empty());
+  EXPECT_EQ(batches->front().records.at(0).value, "after");
 }
 
 } // namespace
