@@ -15,7 +15,7 @@ const std::vector<version_range>& supported_apis() {
     {api::api_versions, 0, 3},
     {api::create_topics, 0, 4},
     {api::delete_topics, 0, 1},
-    {api::init_producer_id, 0, 1},
+    {api::init_producer_id, 0, 4},
     {api::add_partitions_to_txn, 0, 1},
     {api::add_offsets_to_txn, 0, 1},
     {api::end_txn, 0, 1},

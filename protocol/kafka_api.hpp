@@ -50,7 +50,7 @@ struct version_range {
 /// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-5 (the
 /// older versions kept offsets in ZooKeeper), FindCoordinator 0-2,
 /// ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-1, InitProducerId
-/// 0-1, AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
+/// 0-4, AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
 /// TxnOffsetCommit 0-2.
 const std::vector<version_range>& supported_apis();
 /// The range of `api_key`, or nullopt when the node does not answer it.

@@ -24,19 +24,29 @@ std::string encode_find_coordinator_response(const find_coordinator_response& f,
   return w.take();
 }
 
-init_producer_id_request read_init_producer_id_request(reader& r, int16_t) {
+init_producer_id_request read_init_producer_id_request(reader& r, int16_t version) {
   init_producer_id_request req;
-  req.transactional_id = r.nullable_string();
+  const bool flexible = version >= 2;
+  req.transactional_id = flexible ? r.compact_nullable_string() : r.nullable_string();
   req.transaction_timeout_ms = r.int32();
+  if (version >= 3) {
+    req.producer_id = r.int64();
+    req.producer_epoch = r.int16();
+  }
+  if (flexible)
+    r.skip_tagged_fields();
   return req;
 }
 
-std::string encode_init_producer_id_response(const init_producer_id_response& i, int16_t) {
+std::string encode_init_producer_id_response(const init_producer_id_response& i,
+                                             int16_t version) {
   writer w;
   w.int32(i.throttle_time_ms);
   w.int16(i.error);
   w.int64(i.producer_id);
   w.int16(i.producer_epoch);
+  if (version >= 2)
+    w.no_tagged_fields();
   return w.take();
 }
 

@@ -40,11 +40,15 @@ std::string encode_find_coordinator_response(const find_coordinator_response& f,
 
 // -- InitProducerId (22) -------------------------------------------------------------
 
-/// InitProducerIdRequest v0-1: a transactional id (null for an idempotent
-/// producer) and the transaction timeout in milliseconds.
+/// InitProducerIdRequest v0-4: a transactional id (null for an idempotent
+/// producer) and the transaction timeout in milliseconds; flexible from v2
+/// (KIP-482); from v3 the producer id and epoch the producer holds (-1 and
+/// -1 for a new one: KIP-360, a bump of that epoch instead of a fence).
 struct init_producer_id_request {
   std::optional<std::string> transactional_id;
   int32_t transaction_timeout_ms = 0;
+  int64_t producer_id = -1;
+  int16_t producer_epoch = -1;
 };
 
 init_producer_id_request read_init_producer_id_request(reader& r, int16_t version);

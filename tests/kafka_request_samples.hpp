@@ -144,9 +144,12 @@ inline std::string valid_body(int16_t api_key) {
       w.string("b");
       w.int32(5000);
       break;
-    case api::init_producer_id: // v1
-      w.nullable_string(std::string("tx"));
+    case api::init_producer_id: // v4, flexible
+      w.compact_nullable_string(std::string("tx"));
       w.int32(60000);
+      w.int64(5000);
+      w.int16(3);
+      w.no_tagged_fields();
       break;
     case api::add_partitions_to_txn: // v1
       w.string("tx");

@@ -121,7 +121,8 @@ void answer_init_producer_id(self_ptr self, const state_ptr& st, const request_h
   auto version = h.api_version;
   auto answer = [self, st, h, version](error_code e, producer_id pid, producer_epoch epoch) {
     kafka::init_producer_id_response r;
-    r.error = wire_error(legacy_error(e));
+    // PRODUCER_FENCED exists for InitProducerId from v4 on (KIP-588).
+    r.error = wire_error(version >= 4 && e == error_code::producer_fenced ? e : legacy_error(e));
     if (e == error_code::none) {
       r.producer_id = pid.value;
       r.producer_epoch = epoch.value;
@@ -150,16 +151,19 @@ void answer_init_producer_id(self_ptr self, const state_ptr& st, const request_h
     answer(error_code::invalid_request, {}, {});
     return;
   }
-  auto tid = *req.transactional_id;
-  auto txn_timeout = req.transaction_timeout_ms;
+  init_producer_id_request r;
+  r.has_transactional_id = true;
+  r.transactional_id = *req.transactional_id;
+  r.transaction_timeout_ms = req.transaction_timeout_ms;
+  // v3+ (KIP-360): the producer's own id and epoch, so that the
+  // coordinator bumps that epoch (aborting its open transaction) instead
+  // of treating the call as a new producer's; -1/-1 is a new producer.
+  r.pid = producer_id{req.producer_id};
+  r.epoch = producer_epoch{req.producer_epoch};
   on_coordinator(
-    self, st, transaction_key, tid,
-    [self, dir = dir, tid, txn_timeout, timeout, reply, lost](int32_t shard) {
-      init_producer_id_request r;
-      r.has_transactional_id = true;
-      r.transactional_id = tid;
-      r.transaction_timeout_ms = txn_timeout;
-      self->request(dir->txn_coordinator(shard), timeout, std::move(r)).then(reply, lost);
+    self, st, transaction_key, r.transactional_id,
+    [self, dir = dir, r, timeout, reply, lost](int32_t shard) {
+      self->request(dir->txn_coordinator(shard), timeout, r).then(reply, lost);
     },
     [answer](error_code e) { answer(e, {}, {}); });
 }

@@ -502,5 +502,30 @@ TEST(KafkaAdminApi, CreateAndDeleteTopics) {
             bytes({0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 'a', 0, 3}));
 }
 
+// librdkafka's InitProducerId v4 (KIP-360 and KIP-588): flexible, with the
+// producer id and epoch it holds; the response ends with tagged fields.
+TEST(KafkaTxnApi, InitProducerIdV4IsFlexibleWithTheProducersIdentity) {
+  auto body = bytes({3, 't', 'x', 0, 0, 0xea, 0x60, 0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3, 0});
+  reader r{body};
+  auto req = read_init_producer_id_request(r, 4);
+  EXPECT_TRUE(r.ok() && r.remaining() == 0) << r.what();
+  EXPECT_EQ(req.transactional_id, std::optional<std::string>{"tx"});
+  EXPECT_EQ(req.transaction_timeout_ms, 60000);
+  EXPECT_EQ(req.producer_id, 5000);
+  EXPECT_EQ(req.producer_epoch, 3);
+  // v2: flexible, no identity yet.
+  auto v2 = bytes({0, 0xff, 0xff, 0xff, 0xff, 0});
+  reader r2{v2};
+  auto idempotent = read_init_producer_id_request(r2, 2);
+  EXPECT_TRUE(r2.ok() && r2.remaining() == 0) << r2.what();
+  EXPECT_EQ(idempotent.transactional_id, std::nullopt);
+  EXPECT_EQ(idempotent.producer_id, -1);
+  EXPECT_EQ(encode_init_producer_id_response({0, 90, -1, -1}, 4),
+            bytes({0, 0, 0, 0, 0, 90, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                   0}));
+  EXPECT_TRUE(is_flexible(api::init_producer_id, 2));
+  EXPECT_FALSE(is_flexible(api::init_producer_id, 1));
+}
+
 } // namespace
 } // namespace caftx::kafka
