@@ -15,6 +15,7 @@ const std::vector<version_range>& supported_apis() {
     {api::api_versions, 0, 3},
     {api::create_topics, 0, 4},
     {api::delete_topics, 0, 1},
+    {api::delete_records, 0, 1},
     {api::init_producer_id, 0, 4},
     {api::add_partitions_to_txn, 0, 1},
     {api::add_offsets_to_txn, 0, 1},
@@ -44,6 +45,7 @@ bool is_flexible(int16_t api_key, int16_t version) {
     case api::offset_fetch: return version >= 6;
     case api::create_topics: return version >= 5;
     case api::delete_topics: return version >= 4;
+    case api::delete_records: return version >= 2;
     case api::init_producer_id: return version >= 2;
     case api::add_partitions_to_txn:
     case api::add_offsets_to_txn:

@@ -28,6 +28,7 @@ inline constexpr int16_t find_coordinator = 10;
 inline constexpr int16_t api_versions = 18;
 inline constexpr int16_t create_topics = 19;
 inline constexpr int16_t delete_topics = 20;
+inline constexpr int16_t delete_records = 21;
 inline constexpr int16_t init_producer_id = 22;
 inline constexpr int16_t add_partitions_to_txn = 24;
 inline constexpr int16_t add_offsets_to_txn = 25;
@@ -49,7 +50,8 @@ struct version_range {
 /// What a caftx node answers, in key order: Produce 3-7, Fetch 4-11,
 /// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-5 (the
 /// older versions kept offsets in ZooKeeper), FindCoordinator 0-2,
-/// ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-1, InitProducerId
+/// ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-1, DeleteRecords 0-1,
+/// InitProducerId
 /// 0-4, AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
 /// TxnOffsetCommit 0-2.
 const std::vector<version_range>& supported_apis();

@@ -171,4 +171,38 @@ std::string encode_list_offsets_response(const std::vector<list_offsets_topic_re
   return w.take();
 }
 
+// -- DeleteRecords -------------------------------------------------------------------
+
+delete_records_request read_delete_records_request(reader& r, int16_t) {
+  delete_records_request req;
+  req.topics = read_array(r, [](reader& r) {
+    delete_records_topic t;
+    t.name = r.string();
+    t.partitions = read_array(r, [](reader& r) {
+      delete_records_partition p;
+      p.index = r.int32();
+      p.offset = r.int64();
+      return p;
+    });
+    return t;
+  });
+  req.timeout_ms = r.int32();
+  return req;
+}
+
+std::string encode_delete_records_response(
+  const std::vector<delete_records_topic_response>& topics, int32_t throttle_time_ms) {
+  writer w;
+  w.int32(throttle_time_ms);
+  write_array(w, topics, [](writer& w, const delete_records_topic_response& t) {
+    w.string(t.name);
+    write_array(w, t.partitions, [](writer& w, const delete_records_partition_response& p) {
+      w.int32(p.index);
+      w.int64(p.low_watermark);
+      w.int16(p.error);
+    });
+  });
+  return w.take();
+}
+
 } // namespace caftx::kafka

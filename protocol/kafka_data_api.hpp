@@ -185,4 +185,42 @@ struct list_offsets_topic_response {
 std::string encode_list_offsets_response(const std::vector<list_offsets_topic_response>& topics,
                                          int16_t version, int32_t throttle_time_ms = 0);
 
+// -- DeleteRecords (21) --------------------------------------------------------------
+
+struct delete_records_partition {
+  int32_t index = 0;
+  /// The new log start offset; -1: the high watermark.
+  int64_t offset = -1;
+};
+
+struct delete_records_topic {
+  std::string name;
+  std::vector<delete_records_partition> partitions;
+};
+
+/// DeleteRecordsRequest v0-1 (KIP-107; v1 is v0): the partitions and the
+/// offsets before which their records go, and the timeout in milliseconds.
+struct delete_records_request {
+  std::vector<delete_records_topic> topics;
+  int32_t timeout_ms = 0;
+};
+
+delete_records_request read_delete_records_request(reader& r, int16_t version);
+
+struct delete_records_partition_response {
+  int32_t index = 0;
+  int64_t low_watermark = -1;
+  int16_t error = 0;
+};
+
+struct delete_records_topic_response {
+  std::string name;
+  std::vector<delete_records_partition_response> partitions;
+};
+
+/// DeleteRecordsResponse v0-1: the throttle time, then per topic and
+/// partition the low watermark (the new log start offset) and an error.
+std::string encode_delete_records_response(
+  const std::vector<delete_records_topic_response>& topics, int32_t throttle_time_ms = 0);
+
 } // namespace caftx::kafka

@@ -31,6 +31,8 @@ inline read_fn reader_of(int16_t api_key) {
     case api::api_versions: return [](reader& r, int16_t v) { read_api_versions_request(r, v); };
     case api::create_topics: return [](reader& r, int16_t v) { read_create_topics_request(r, v); };
     case api::delete_topics: return [](reader& r, int16_t v) { read_delete_topics_request(r, v); };
+    case api::delete_records:
+      return [](reader& r, int16_t v) { read_delete_records_request(r, v); };
     case api::init_producer_id:
       return [](reader& r, int16_t v) { read_init_producer_id_request(r, v); };
     case api::add_partitions_to_txn:
@@ -142,6 +144,13 @@ inline std::string valid_body(int16_t api_key) {
       w.int32(2);
       w.string("a");
       w.string("b");
+      w.int32(5000);
+      break;
+    case api::delete_records: // v1
+      topic_with([&w](int32_t p) {
+        w.int32(p);
+        w.int64(2);
+      });
       w.int32(5000);
       break;
     case api::init_producer_id: // v4, flexible

@@ -175,6 +175,11 @@ void answer_fetch(self_ptr self, const state_ptr& st, const kafka::request_heade
 void answer_list_offsets(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                          kafka::list_offsets_request req);
 
+/// DeleteRecords v0-1: each partition's leader on this node moves its log
+/// start offset (KIP-107).
+void answer_delete_records(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                           kafka::delete_records_request req);
+
 /// FindCoordinator v0-2: the node and Kafka address of a group's or
 /// transactional id's coordinator.
 void answer_find_coordinator(self_ptr self, const state_ptr& st, const kafka::request_header& h,

@@ -278,4 +278,39 @@ void answer_list_offsets(self_ptr self, const state_ptr& st, const request_heade
   done->close();
 }
 
+void answer_delete_records(self_ptr self, const state_ptr& st, const request_header& h,
+                           kafka::delete_records_request req) {
+  auto dir = st->slot->get().second;
+  auto out = std::make_shared<std::vector<kafka::delete_records_topic_response>>();
+  auto done = std::make_shared<countdown>([self, st, h, out] {
+    respond(self, st, h, kafka::encode_delete_records_response(*out));
+  });
+  // The wait covers the leader's write of the new log start offset.
+  auto timeout = std::chrono::milliseconds(
+    req.timeout_ms > 0 ? req.timeout_ms : st->opts.request_timeout_ms);
+  mirror(req.topics, *out, [&](size_t t, size_t p, const topic_partition& tp,
+                                kafka::delete_records_partition& part,
+                                kafka::delete_records_partition_response& answer) {
+    auto [leader, error] = leader_here(dir.get(), tp);
+    if (error != error_code::none) {
+      answer.error = wire_error(error);
+      return;
+    }
+    done->start();
+    self->request(leader, timeout, delete_records_request{tp, part.offset})
+      .then(
+        [out, done, t, p](const delete_records_response& r) {
+          auto& a = (*out)[t].partitions[p];
+          a.error = wire_error(r.error);
+          a.low_watermark = r.low_watermark;
+          done->finish();
+        },
+        [out, done, t, p](const caf::error& e) {
+          (*out)[t].partitions[p].error = wire_error(from_caf(e));
+          done->finish();
+        });
+  });
+  done->close();
+}
+
 } // namespace caftx::kafka_connection

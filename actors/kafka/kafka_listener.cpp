@@ -263,6 +263,8 @@ void next_request(caf::io::broker* self, const state_ptr& st) {
       return serve("CreateTopics", kafka::read_create_topics_request, kc::answer_create_topics);
     case kafka::api::delete_topics:
       return serve("DeleteTopics", kafka::read_delete_topics_request, kc::answer_delete_topics);
+    case kafka::api::delete_records:
+      return serve("DeleteRecords", kafka::read_delete_records_request, kc::answer_delete_records);
     case kafka::api::txn_offset_commit:
       return serve("TxnOffsetCommit", kafka::read_txn_offset_commit_request,
                    kc::answer_txn_offset_commit);

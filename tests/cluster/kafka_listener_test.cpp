@@ -733,6 +733,39 @@ TEST_F(KafkaListener, ReadCommittedOverTheWireAndKafkasErrors) {
     EXPECT_EQ(values, (std::vector<std::string>{"p0", "p1", "p2"}));
     EXPECT_EQ(rd.remaining(), 0u);
   }
+  // DeleteRecords v1 (KIP-107): the log of plain-0 starts at 1 now.
+  {
+    kafka::writer w;
+    w.int32(2);
+    for (auto topic : {"plain", "nope"}) {
+      w.string(topic);
+      w.int32(1);
+      w.int32(0);
+      w.int64(1);
+    }
+    w.int32(5000);
+    c.send(request(21, 1, 25, w.bytes()));
+    auto r = c.response();
+    ASSERT_TRUE(r);
+    kafka::reader rd{*r};
+    EXPECT_EQ(rd.int32(), 25);
+    EXPECT_EQ(rd.int32(), 0);
+    EXPECT_EQ(rd.int32(), 2);
+    EXPECT_EQ(rd.string(), "plain");
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.int32(), 0);
+    EXPECT_EQ(rd.int64(), 1); // low watermark
+    EXPECT_EQ(rd.int16(), 0);
+    EXPECT_EQ(rd.string(), "nope");
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.int32(), 0);
+    EXPECT_EQ(rd.int64(), -1);
+    EXPECT_EQ(rd.int16(), 3);
+    EXPECT_EQ(rd.remaining(), 0u);
+  }
+  EXPECT_EQ(list_offset(port, "plain", -2, 0), std::make_tuple(int16_t{0}, int64_t{-1}, int64_t{1}));
+  c.send(fetch_request(26, 11, "plain", 0, 0, 0));
+  EXPECT_EQ(read_fetch_v11(c, 26).error, 1); // below the log start: OFFSET_OUT_OF_RANGE
   // acks=0 with an error: Kafka closes the connection.
   c.send(produce_v7(24, "nope", 0, batch_of({"x"}), 0));
   EXPECT_TRUE(c.closed_by_peer());
