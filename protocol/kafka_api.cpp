@@ -5,7 +5,7 @@ namespace caftx::kafka {
 
 const std::vector<version_range>& supported_apis() {
   static const std::vector<version_range> apis{
-    {api::produce, 3, 7},
+    {api::produce, 0, 7},
     {api::fetch, 4, 11},
     {api::list_offsets, 0, 3},
     {api::metadata, 0, 4},

@@ -47,7 +47,10 @@ struct version_range {
   }
 };
 
-/// What a caftx node answers, in key order: Produce 3-7, Fetch 4-11,
+/// What a caftx node answers, in key order: Produce 0-7 (v0-2 only to say
+/// that message formats 0 and 1 are not kept: librdkafka up to 2.11
+/// compresses with gzip, snappy or lz4 only for a broker whose Produce
+/// range starts at 0), Fetch 4-11,
 /// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-5 (the
 /// older versions kept offsets in ZooKeeper), FindCoordinator 0-2,
 /// ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-1, DeleteRecords 0-1,

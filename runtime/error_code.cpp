@@ -19,6 +19,7 @@ const char* to_string(error_code code) {
     case error_code::topic_deletion_disabled: return "TOPIC_DELETION_DISABLED";
     case error_code::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
     case error_code::illegal_generation: return "ILLEGAL_GENERATION";
+    case error_code::unsupported_for_message_format: return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case error_code::fetch_session_id_not_found: return "FETCH_SESSION_ID_NOT_FOUND";
     case error_code::message_too_large: return "MESSAGE_TOO_LARGE";
     case error_code::coordinator_load_in_progress: return "COORDINATOR_LOAD_IN_PROGRESS";

@@ -36,6 +36,7 @@ enum class error_code : uint8_t {
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
   not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,
+  unsupported_for_message_format = 43, // Produce v0-2: message formats 0 and 1, which caftx does not keep
   policy_violation = 44,
   out_of_order_sequence_number = 45,
   duplicate_sequence_number = 46,

@@ -1,5 +1,7 @@
 #include "runtime/record_batch_v2.hpp"
 
+#include "runtime/compression.hpp"
+
 #include <boost/crc.hpp>
 
 #include <algorithm>
@@ -195,6 +197,11 @@ status walk_records(std::string_view batch, const batch_header& h, const record_
   return {};
 }
 
+// The compression id of a header (attributes bits 0-2).
+int16_t codec_of(const batch_header& h) {
+  return static_cast<int16_t>(h.attributes & 0x07);
+}
+
 } // namespace
 
 uint32_t crc32c_portable(std::string_view bytes) {
@@ -313,10 +320,6 @@ status_or<batch_header> validate(std::string_view bytes) {
                    + std::to_string(bytes.size()));
   if (!crc_matches(bytes, *h))
     return corrupt("CRC-32C mismatch");
-  if ((h->attributes & 0x07) != 0)
-    return status{error_code::unsupported_compression_type,
-                  "compression type " + std::to_string(h->attributes & 0x07)
-                    + " is not supported (only none)"};
   if (h->record_count == 0)
     return corrupt("a batch without records");
   if (h->last_offset_delta != h->record_count - 1)
@@ -324,9 +327,33 @@ status_or<batch_header> validate(std::string_view bytes) {
                    + std::to_string(h->last_offset_delta));
   if ((h->attributes & attr_delete_horizon) != 0)
     return corrupt("the delete horizon flag (attributes bit 6) is the cleaner's");
+  if (codec_of(*h) != compression::none) {
+    // Checked on the records as they decompress; stored as sent.
+    auto plain = inflate(bytes, *h);
+    if (!plain.ok())
+      return plain.error();
+    if (auto st = walk_records(*plain, *h, nullptr, true, false); !st.ok())
+      return st;
+    return h;
+  }
   if (auto st = walk_records(bytes, *h, nullptr, true, false); !st.ok())
     return st;
   return h;
+}
+
+status_or<std::string> inflate(std::string_view bytes, const batch_header& h) {
+  auto batch = bytes.substr(0, static_cast<size_t>(h.size()));
+  auto records = compression::decompress(codec_of(h), batch.substr(header_size));
+  if (!records.ok())
+    return records.error();
+  std::string out;
+  out.reserve(header_size + records->size());
+  out.append(batch.substr(0, header_size));
+  out.append(*records);
+  put_at<int16_t>(out, attributes_pos, static_cast<int16_t>(h.attributes & ~0x07));
+  put_at<int32_t>(out, batch_length_pos, static_cast<int32_t>(out.size() - 12));
+  put_at<uint32_t>(out, crc_pos, crc32c(std::string_view{out}.substr(attributes_pos)));
+  return out;
 }
 
 status_or<record_batch> decode(std::string_view bytes) {
@@ -336,9 +363,12 @@ status_or<record_batch> decode(std::string_view bytes) {
   auto batch = bytes.substr(0, static_cast<size_t>(h->size()));
   if (!crc_matches(batch, *h))
     return corrupt("CRC-32C mismatch");
-  if ((h->attributes & 0x07) != 0)
-    return status{error_code::unsupported_compression_type,
-                  "compression type " + std::to_string(h->attributes & 0x07)};
+  if (codec_of(*h) != compression::none) {
+    auto plain = inflate(batch, *h);
+    if (!plain.ok())
+      return plain.error();
+    return decode(*plain);
+  }
   record_batch b;
   b.base_offset = h->base_offset;
   b.pid = producer_id{h->producer_id};
@@ -417,8 +447,18 @@ batch_info info_of(const batch_header& h, std::string_view bytes) {
 }
 
 status for_each_record(std::string_view bytes, const batch_header& h,
-                       const std::function<void(const record_view&)>& fn) {
+                       const std::function<void(const record_view&)>& fn, std::string* scratch) {
   record_fn each = [&](const record_view& v, std::vector<record_header>&&) { fn(v); };
+  if (codec_of(h) != compression::none) {
+    if (scratch == nullptr)
+      return status{error_code::unsupported_compression_type,
+                    "RecordBatch v2: a compressed batch's records need a buffer to decompress into"};
+    auto plain = inflate(bytes, h);
+    if (!plain.ok())
+      return plain.error();
+    *scratch = std::move(*plain);
+    return walk_records(*scratch, h, &each, false, false);
+  }
   return walk_records(bytes.substr(0, static_cast<size_t>(h.size())), h, &each, false, false);
 }
 
@@ -426,7 +466,8 @@ std::string rebuild(const batch_header& h, const std::vector<record_view>& kept,
                     std::optional<int64_t> delete_horizon_ms) {
   if (kept.empty())
     delete_horizon_ms.reset(); // an empty batch has nothing to drop later
-  int16_t attributes = static_cast<int16_t>(h.attributes & ~attr_delete_horizon);
+  // Written uncompressed: the kept records are views of decompressed bytes.
+  int16_t attributes = static_cast<int16_t>(h.attributes & ~attr_delete_horizon & ~0x07);
   if (delete_horizon_ms)
     attributes = static_cast<int16_t>(attributes | attr_delete_horizon);
   int64_t base_ts = delete_horizon_ms ? *delete_horizon_ms

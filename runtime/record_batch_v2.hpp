@@ -84,14 +84,22 @@ bool crc_matches(std::string_view bytes, const batch_header& h);
 
 /// Checks one batch as a partition leader does before appending it:
 /// read_header, exactly one batch in `bytes`, the CRC (CORRUPT_MESSAGE),
-/// no compression (UNSUPPORTED_COMPRESSION_TYPE), at least one record, a
-/// last offset delta of record count - 1, no delete horizon flag (the
-/// cleaner's), and every record well formed with offset deltas 0, 1, ...
-/// (CORRUPT_MESSAGE). Returns the header.
+/// at least one record, a last offset delta of record count - 1, no delete
+/// horizon flag (the cleaner's), and every record well formed with offset
+/// deltas 0, 1, ... (CORRUPT_MESSAGE). A compressed batch (gzip, snappy,
+/// lz4, zstd) is checked on its records decompressed
+/// (runtime/compression.hpp: UNSUPPORTED_COMPRESSION_TYPE for another
+/// codec id, CORRUPT_MESSAGE for records that do not decompress) and kept
+/// as sent. Returns the header.
 status_or<batch_header> validate(std::string_view bytes);
 
-/// Decodes the whole batch at the start of `bytes` (CRC checked). Errors as
-/// validate(), except that a stored batch may be thinned by the cleaner:
+/// The batch at the start of `bytes` (header `h`) with its records
+/// decompressed: the same header with compression bits 0, batch length
+/// and CRC-32C recomputed. Errors: those of compression::decompress.
+status_or<std::string> inflate(std::string_view bytes, const batch_header& h);
+
+/// Decodes the whole batch at the start of `bytes` (CRC checked; a
+/// compressed batch decompressed). Errors as validate(), except that a stored batch may be thinned by the cleaner:
 /// fewer records (or none) than offsets, with increasing offset deltas
 /// (set in each record, and the header's in `last_offset_delta`). Null keys
 /// decode as empty strings, null values as empty with `null_value` set.
@@ -133,13 +141,17 @@ struct record_view {
 
 /// Calls `fn` for each record of the batch at the start of `bytes` (whose
 /// header is `h`), in order. Errors (CORRUPT_MESSAGE) as decode(); the CRC
-/// is not checked.
+/// is not checked. A compressed batch is decompressed into `*scratch`,
+/// which the views point into (keep it while they are used); without
+/// `scratch` it is UNSUPPORTED_COMPRESSION_TYPE.
 status for_each_record(std::string_view bytes, const batch_header& h,
-                       const std::function<void(const record_view&)>& fn);
+                       const std::function<void(const record_view&)>& fn,
+                       std::string* scratch = nullptr);
 
 /// The batch of header `h` with only the records `kept` (views into its
-/// bytes, in order; none: an empty batch), as Kafka's MemoryRecords.filterTo
-/// writes it: base offset, last offset delta, partition leader epoch,
+/// bytes, or into the decompressed records of a compressed batch, in
+/// order; none: an empty batch), uncompressed, as Kafka's
+/// MemoryRecords.filterTo writes it: base offset, last offset delta, partition leader epoch,
 /// producer id, epoch, base sequence, max timestamp and the transactional
 /// and control bits unchanged, so the records keep their offsets and
 /// timestamps. With `delete_horizon_ms` the delete horizon flag is set and

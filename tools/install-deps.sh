@@ -11,7 +11,7 @@ packages=(
   g++ cmake make ccache pkg-config
   libcaf-dev
   libssl-dev
-  libleveldb-dev libsnappy-dev
+  libleveldb-dev libsnappy-dev zlib1g-dev liblz4-dev libzstd-dev
   libboost-dev libboost-serialization-dev
   libgtest-dev librapidcheck-dev
   libcli11-dev

@@ -73,18 +73,23 @@ fetch_response no_reply(caf::actor_system& sys, const caf::error& e) {
   return r;
 }
 
+using leader_list = std::shared_ptr<const std::vector<partition_actor>>;
+
 // Asks every partition of `g` (those without an answer of their own, in
-// the held round) with `max_wait_ms`; `then` runs once all answered.
+// the held round) with `max_wait_ms`; `then` runs once all answered. The
+// callbacks share `then` and the leaders: a fetch of N partitions costs
+// O(N), not N copies of them.
 template <class Self>
-void ask_all(Self* self, const std::shared_ptr<gather>& g,
-             const std::vector<partition_actor>& leaders, int32_t max_wait_ms,
-             int32_t request_timeout_ms, std::function<void()> then) {
+void ask_all(Self* self, const std::shared_ptr<gather>& g, const leader_list& leader_ptr,
+             int32_t max_wait_ms, int32_t request_timeout_ms, std::function<void()> then_fn) {
+  const auto& leaders = *leader_ptr;
+  auto then = std::make_shared<const std::function<void()>>(std::move(then_fn));
   g->outstanding = 0;
   for (size_t i = 0; i < leaders.size(); ++i)
     if (leaders[i])
       ++g->outstanding;
   if (g->outstanding == 0) {
-    then();
+    (*then)();
     return;
   }
   auto timeout = std::chrono::milliseconds(int64_t{max_wait_ms} + request_timeout_ms);
@@ -97,7 +102,7 @@ void ask_all(Self* self, const std::shared_ptr<gather>& g,
       if (!g->answered)
         g->take(i, std::move(r));
       if (--g->outstanding == 0 || (g->satisfied() && !g->answered))
-        then();
+        (*then)();
     };
     auto h = self->request(leaders[i], timeout, std::move(req));
     h.then([done, i, w = watch_connection(self, h.id(), leaders[i])](
@@ -117,7 +122,8 @@ void fetch_from_node(Self* self, node_fetch_request req,
   g->req = std::move(req);
   g->rp = std::move(rp);
   g->resp.partitions.resize(g->req.partitions.size());
-  std::vector<partition_actor> leaders;
+  auto leader_ptr = std::make_shared<std::vector<partition_actor>>();
+  auto& leaders = *leader_ptr;
   leaders.reserve(g->req.partitions.size());
   for (size_t i = 0; i < g->req.partitions.size(); ++i) {
     auto& tp = g->req.partitions[i].tp;
@@ -130,7 +136,8 @@ void fetch_from_node(Self* self, node_fetch_request req,
     leaders.push_back(std::move(leader));
   }
   auto wait = g->req.max_wait_ms;
-  auto held_round = [self, g, leaders, wait, request_timeout_ms] {
+  leader_list shared_leaders = leader_ptr;
+  auto held_round = [self, g, shared_leaders, wait, request_timeout_ms] {
     if (g->answered)
       return;
     if (g->satisfied() || wait <= 0) {
@@ -139,9 +146,9 @@ void fetch_from_node(Self* self, node_fetch_request req,
     }
     // Nothing yet: every partition again, each held by its leader until it
     // has something or fetch.max.wait.ms passed.
-    ask_all(self, g, leaders, wait, request_timeout_ms, [g] { g->answer(); });
+    ask_all(self, g, shared_leaders, wait, request_timeout_ms, [g] { g->answer(); });
   };
-  ask_all(self, g, leaders, 0, request_timeout_ms, [g, held_round] {
+  ask_all(self, g, shared_leaders, 0, request_timeout_ms, [g, held_round] {
     if (g->outstanding == 0)
       held_round();
   });

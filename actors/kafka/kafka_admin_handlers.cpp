@@ -139,6 +139,9 @@ void answer_create_topics(self_ptr self, const state_ptr& st, const request_head
     if (count[t.name] > 1) {
       fail(error_code::invalid_request,
            "Create topics request from client contains duplicate topic names.");
+    } else if (dir && dir->topic(t.name)) {
+      // Also an internal topic: Kafka answers TOPIC_ALREADY_EXISTS for it.
+      fail(error_code::topic_already_exists, "Topic '" + t.name + "' already exists.");
     } else if (auto why = controller::invalid_topic_name(t.name)) {
       fail(error_code::invalid_topic_exception, *why);
     } else if (!t.assignments.empty()) {
@@ -155,9 +158,8 @@ void answer_create_topics(self_ptr self, const state_ptr& st, const request_head
     } else if (!broker) {
       fail(error_code::not_controller, "the node is starting");
     } else if (req.validate_only) {
-      // No dry run in caftx's controller: what can be checked here is.
-      if (dir && dir->topic(t.name))
-        fail(error_code::topic_already_exists, "Topic '" + t.name + "' already exists.");
+      // No dry run in caftx's controller: what the request shows is
+      // checked above; nothing is created.
     } else {
       create_topic_request c;
       c.name = t.name;

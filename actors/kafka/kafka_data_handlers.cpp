@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,17 @@ using kafka::wire_error;
 
 // Kafka's ProduceRequest.validateRecords for v3+: exactly one batch, of
 // magic 2 (INVALID_RECORD); a header that does not read is CORRUPT_MESSAGE.
-// The leader checks the rest (CRC, records, compression).
-error_code check_records(const std::optional<std::string>& records) {
-  if (!records || records->size() <= v2::magic_pos || (*records)[v2::magic_pos] != v2::magic)
+// The leader checks the rest (CRC, records, compression). Produce v0-2
+// carries message format 0 or 1, which caftx does not keep
+// (UNSUPPORTED_FOR_MESSAGE_FORMAT; Kafka refuses magic 2 there).
+error_code check_records(const std::optional<std::string>& records, int16_t version) {
+  if (!records || records->size() <= v2::magic_pos)
+    return error_code::invalid_record;
+  auto magic = (*records)[v2::magic_pos];
+  if (version < 3)
+    return magic < v2::magic && magic >= 0 ? error_code::unsupported_for_message_format
+                                           : error_code::invalid_record;
+  if (magic != v2::magic)
     return error_code::invalid_record;
   auto header = v2::read_header(*records);
   if (!header.ok())
@@ -106,7 +115,8 @@ void answer_produce(self_ptr self, const state_ptr& st, const request_header& h,
   mirror(req.topics, *out, [&](size_t t, size_t p, const topic_partition& tp,
                                 kafka::produce_partition_data& data,
                                 kafka::produce_partition_response& answer) {
-    auto error = acks_valid ? check_records(data.records) : error_code::invalid_required_acks;
+    auto error = acks_valid ? check_records(data.records, version)
+                            : error_code::invalid_required_acks;
     partition_actor leader;
     if (error == error_code::none)
       std::tie(leader, error) = leader_here(dir.get(), tp);
@@ -126,7 +136,7 @@ void answer_produce(self_ptr self, const state_ptr& st, const request_header& h,
           auto& a = (*out)[t].partitions[p];
           a.error = wire_error(legacy_error(r.error));
           a.base_offset = r.error == error_code::none ? r.base_offset : -1;
-          a.log_start_offset = r.log_start_offset;
+          a.log_start_offset = r.error == error_code::none ? r.log_start_offset : -1;
           done->finish();
         },
         [out, done, t, p](const caf::error& e) {
@@ -154,6 +164,7 @@ void answer_fetch(self_ptr self, const state_ptr& st, const request_header& h,
     close(self, st, "Fetch with isolation level " + std::to_string(req.isolation_level));
     return;
   }
+
   auto isolation = req.isolation_level == 1 ? isolation_level::read_committed
                                             : isolation_level::read_uncommitted;
   // The answer in the request's shape; the partitions led here are
@@ -163,12 +174,15 @@ void answer_fetch(self_ptr self, const state_ptr& st, const request_header& h,
   nf.min_bytes = req.min_bytes;
   nf.max_bytes = req.max_bytes;
   std::vector<std::pair<size_t, size_t>> fetched; // (topic, partition) of nf.partitions[i]
-  for (size_t t = 0; t < req.topics.size(); ++t) {
-    auto& topic = req.topics[t];
+  // Each partition once (Kafka keys a sessionless fetch by partition);
+  // `fetched` holds answer positions.
+  std::set<topic_partition> seen;
+  for (auto& topic : req.topics) {
     kafka::fetch_topic_response tr;
     tr.name = topic.name;
-    for (size_t p = 0; p < topic.partitions.size(); ++p) {
-      auto& part = topic.partitions[p];
+    for (auto& part : topic.partitions) {
+      if (!seen.insert({topic.name, part.index}).second)
+        continue;
       kafka::fetch_partition_response pr;
       pr.index = part.index;
       topic_partition tp{topic.name, part.index};
@@ -189,11 +203,12 @@ void answer_fetch(self_ptr self, const state_ptr& st, const request_header& h,
         // leader's gets UNKNOWN_LEADER_EPOCH.
         f.last_seen_leader_epoch = part.current_leader_epoch;
         nf.partitions.push_back(std::move(f));
-        fetched.emplace_back(t, p);
+        fetched.emplace_back(resp.topics.size(), tr.partitions.size());
       }
       tr.partitions.push_back(std::move(pr));
     }
-    resp.topics.push_back(std::move(tr));
+    if (!tr.partitions.empty())
+      resp.topics.push_back(std::move(tr));
   }
   if (nf.partitions.empty() || !broker) {
     for (auto [t, p] : fetched)

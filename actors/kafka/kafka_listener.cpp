@@ -111,8 +111,16 @@ void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_h
                      kafka::metadata_request req) {
   auto timeout = std::chrono::milliseconds(st->opts.request_timeout_ms);
   auto broker = st->slot->get().first;
-  if (!broker) { // the node is starting: nothing to tell yet
-    respond(self, st, h, kafka::encode_metadata_response({}, h.api_version));
+  // A node that has no cluster view yet (starting, before the controller's
+  // first UpdateMetadata) closes the connection rather than describe an
+  // empty cluster, which would make a client drop its partitions: Kafka
+  // serves no data-plane request before its broker has started. The
+  // client asks another bootstrap node or retries.
+  auto not_ready = [self, st] {
+    kafka_connection::close(self, st, "Metadata before the node has the cluster's metadata");
+  };
+  if (!broker) {
+    not_ready();
     return;
   }
   auto failed = [self, st, h](const caf::error&) {
@@ -122,7 +130,11 @@ void answer_metadata(caf::io::broker* self, const state_ptr& st, const request_h
   };
   self->request(broker, timeout, kafka_cluster_request{})
     .then(
-      [self, st, h, req, broker, timeout, failed](const kafka_cluster_response& cluster) {
+      [self, st, h, req, broker, timeout, failed, not_ready](const kafka_cluster_response& cluster) {
+        if (cluster.brokers.empty()) {
+          not_ready();
+          return;
+        }
         // Each name once (Kafka's MetadataRequest keeps a set); a name
         // Kafka's Topic.validate refuses is INVALID_TOPIC_EXCEPTION.
         describe_topics_request d;

@@ -253,6 +253,7 @@ void answer_txn_offset_commit(self_ptr self, const state_ptr& st, const request_
       unknown = unknown || !partition_known(dir.get(), tp);
       r.partitions.push_back(tp);
       r.offsets.push_back(p.committed_offset);
+      r.metadata.push_back(p.committed_metadata.value_or(""));
     }
   // Kafka's KafkaApis: offsets of partitions it does not know are
   // UNKNOWN_TOPIC_OR_PARTITION; caftx then commits none of the request's.

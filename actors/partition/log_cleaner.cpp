@@ -28,11 +28,12 @@ constexpr size_t checkpoint_size = 25;
 std::optional<control_type> marker_type(std::string_view bytes, const v2::batch_header& h,
                                         status& err) {
   std::optional<control_type> type;
+  std::string scratch; // a compressed batch's records, decompressed
   err = v2::for_each_record(bytes, h, [&](const v2::record_view& r) {
     if (!type && r.has_key && r.key.size() >= 4)
       type = static_cast<control_type>((static_cast<unsigned char>(r.key[2]) << 8)
                                        | static_cast<unsigned char>(r.key[3]));
-  });
+  }, &scratch);
   return type;
 }
 
@@ -100,10 +101,11 @@ status check_keys_for_compaction(std::string_view bytes, const v2::batch_header&
   if (is_control(h))
     return {};
   bool keyless = false;
+  std::string scratch; // a compressed batch's records, decompressed
   auto st = v2::for_each_record(bytes, h, [&](const v2::record_view& r) {
     if (!r.has_key)
       keyless = true;
-  });
+  }, &scratch);
   if (!st.ok())
     return st;
   if (keyless)
@@ -220,10 +222,11 @@ status_or<bool> cleaning_round::build_map(const batch_reader& read, size_t max_b
     if (is_control(h)) {
       (void) map_txns_.on_marker(h, marker_type(bytes, h, err));
     } else if (!map_txns_.on_batch(h)) { // aborted data never enters the map
+      std::string scratch; // a compressed batch's records, decompressed
       err = v2::for_each_record(bytes, h, [&](const v2::record_view& r) {
         if (r.has_key)
           map_.put(r.key, h.base_offset + r.offset_delta);
-      });
+      }, &scratch);
     }
     if (!err.ok())
       return false;
@@ -283,6 +286,7 @@ status_or<clean_chunk> cleaning_round::clean(
     std::vector<v2::record_view> kept;
     bool tombstones = false;
     int32_t total = 0;
+    std::string scratch; // a compressed batch's records, decompressed
     err = v2::for_each_record(bytes, h, [&](const v2::record_view& r) {
       ++total;
       bool keep;
@@ -299,7 +303,7 @@ status_or<clean_chunk> cleaning_round::clean(
         tombstones = tombstones || r.null_value;
         kept.push_back(r);
       }
-    });
+    }, &scratch);
     if (!err.ok())
       return false;
     walk_next_ = h.last_offset() + 1;

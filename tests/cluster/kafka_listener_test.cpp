@@ -689,6 +689,30 @@ TEST_F(KafkaListener, ReadCommittedOverTheWireAndKafkasErrors) {
   bad_crc.back() ^= 1;
   c.send(produce_v7(15, "plain", 0, bad_crc));
   EXPECT_EQ(read_produce_v7(c, 15).error, 2); // CORRUPT_MESSAGE
+  {
+    // Produce v2 (message format 1 only, as librdkafka would send to a
+    // broker without v3): not kept by caftx.
+    kafka::writer w;
+    w.int16(-1);
+    w.int32(30000);
+    w.int32(1);
+    w.string("plain");
+    w.int32(1);
+    w.int32(0);
+    auto v1_message = batch_of({"x"});
+    v1_message[v2::magic_pos] = 1;
+    w.nullable_bytes(v1_message);
+    c.send(request(0, 2, 30, w.bytes()));
+    auto r = c.response();
+    ASSERT_TRUE(r);
+    kafka::reader rd{*r};
+    EXPECT_EQ(rd.int32(), 30);
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.string(), "plain");
+    EXPECT_EQ(rd.int32(), 1);
+    EXPECT_EQ(rd.int32(), 0);
+    EXPECT_EQ(rd.int16(), 43); // UNSUPPORTED_FOR_MESSAGE_FORMAT
+  }
   c.send(produce_v7(16, "__transaction_state", 0, batch_of({"x"})));
   EXPECT_EQ(read_produce_v7(c, 16).error, 17); // INVALID_TOPIC_EXCEPTION
   // acks=0: no response; the next request's answer comes first.
@@ -1025,6 +1049,63 @@ TEST_F(KafkaListener, MutatedRequestsOfEveryApiNeverStopTheNode) {
   ASSERT_TRUE(batches.ok());
   ASSERT_FALSE(batches->empty());
   EXPECT_EQ(batches->front().records.at(0).value, "after");
+}
+
+// kcat (librdkafka) compresses with each of Kafka's codecs: the partition
+// checks the records, stores the batches as sent (their codec bits
+// intact), and both kcat and caftx's own consumer read every record.
+// Fetch names a partition once however often it is asked for.
+TEST_F(KafkaListener, KcatCompressesWithEveryCodecAndBothConsumersReadIt) {
+  start_cluster(1);
+  auto port = kafka_ports.at(1);
+  create_topic("cz", 1);
+  std::multiset<std::string> want;
+  std::vector<std::string> codecs{"gzip", "snappy", "lz4", "zstd"};
+  for (auto& codec : codecs) {
+    std::string input;
+    for (int i = 0; i < 20; ++i) {
+      // Compressible: librdkafka sends a batch uncompressed when the codec
+      // would not make it smaller.
+      auto value = codec + "-" + std::to_string(i) + "-" + std::string(200, 'x');
+      input += value + "\n";
+      want.insert("0:" + value);
+    }
+    ASSERT_TRUE(kcat(1, {"-P", "-t", "cz", "-p", "0", "-X", "compression.codec=" + codec}, input))
+      << codec;
+  }
+  EXPECT_EQ(read_committed_records(client_props(), {{"cz", 0}}, 80), want);
+  EXPECT_EQ(kcat_consume(1, "cz", "read_uncommitted").size(), 80u);
+  raw_connection c{port};
+  // The same partition twice: answered once.
+  kafka::writer w;
+  w.int32(-1);
+  w.int32(100);
+  w.int32(1);
+  w.int32(1 << 20);
+  w.int8(0);
+  w.int32(0);
+  w.int32(-1);
+  w.int32(1);
+  w.string("cz");
+  w.int32(2);
+  for (int k = 0; k < 2; ++k) {
+    w.int32(0);
+    w.int32(-1);
+    w.int64(0);
+    w.int64(-1);
+    w.int32(1 << 20);
+  }
+  w.int32(0);
+  w.string("");
+  c.send(request(1, 11, 7, w.bytes()));
+  auto f = read_fetch_v11(c, 7);
+  ASSERT_EQ(f.error, 0);
+  std::set<int> stored_codecs;
+  EXPECT_TRUE(v2::for_each_batch(f.records, [&](const v2::batch_header& h, std::string_view) {
+                stored_codecs.insert(h.attributes & 0x07);
+                return true;
+              }).ok());
+  EXPECT_EQ(stored_codecs, (std::set<int>{1, 2, 3, 4})) << "stored as sent";
 }
 
 } // namespace

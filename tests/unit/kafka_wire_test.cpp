@@ -155,7 +155,7 @@ TEST(KafkaApi, UnsupportedApiVersionsVersionIsAnsweredWithAV0Body) {
   auto body = encode_api_versions_response(0, unsupported_version, {*supported(api::api_versions)});
   EXPECT_EQ(body, bytes({0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3}));
   EXPECT_EQ(supported(api::metadata), (version_range{3, 0, 4}));
-  EXPECT_EQ(supported(api::produce), (version_range{0, 3, 7}));
+  EXPECT_EQ(supported(api::produce), (version_range{0, 0, 7}));
   EXPECT_EQ(supported(57), std::nullopt); // UpdateFeatures
   EXPECT_TRUE(is_flexible(api::metadata, 9));
   EXPECT_FALSE(is_flexible(api::metadata, 4));
