@@ -164,7 +164,6 @@ void answer_fetch(self_ptr self, const state_ptr& st, const request_header& h,
     close(self, st, "Fetch with isolation level " + std::to_string(req.isolation_level));
     return;
   }
-
   auto isolation = req.isolation_level == 1 ? isolation_level::read_committed
                                             : isolation_level::read_uncommitted;
   // The answer in the request's shape; the partitions led here are
@@ -173,9 +172,10 @@ void answer_fetch(self_ptr self, const state_ptr& st, const request_header& h,
   nf.max_wait_ms = std::max(req.max_wait_ms, 0);
   nf.min_bytes = req.min_bytes;
   nf.max_bytes = req.max_bytes;
-  std::vector<std::pair<size_t, size_t>> fetched; // (topic, partition) of nf.partitions[i]
-  // Each partition once (Kafka keys a sessionless fetch by partition);
-  // `fetched` holds answer positions.
+  // Where nf.partitions[i]'s answer goes: (topic, partition) positions in
+  // `resp`. Each partition once (Kafka keys a sessionless fetch by
+  // partition).
+  std::vector<std::pair<size_t, size_t>> fetched;
   std::set<topic_partition> seen;
   for (auto& topic : req.topics) {
     kafka::fetch_topic_response tr;
