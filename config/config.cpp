@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <sstream>
 
 namespace caftx {
 
@@ -189,6 +190,12 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("offsets.retention.minutes", c.offsets_retention_minutes, 1, int_max));
   CAFTX_TRY(r.int32("offsets.retention.check.interval.ms", c.offsets_retention_check_interval_ms, 1,
                     int_max));
+  CAFTX_TRY(r.int32("group.min.session.timeout.ms", c.group_min_session_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("group.max.session.timeout.ms", c.group_max_session_timeout_ms,
+                    c.group_min_session_timeout_ms, int_max));
+  CAFTX_TRY(r.int32("group.initial.rebalance.delay.ms", c.group_initial_rebalance_delay_ms, 0,
+                    int_max));
+  CAFTX_TRY(r.int32("group.max.size", c.group_max_size, 1, int_max));
   CAFTX_TRY(r.int32("transaction.max.timeout.ms", c.transaction_max_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("transaction.abort.timed.out.transaction.cleanup.interval.ms",
                     c.transaction_abort_timed_out_transaction_cleanup_interval_ms, 1, int_max));
@@ -196,6 +203,7 @@ status_or<node_config> node_config::parse(const properties& props) {
   CAFTX_TRY(r.int32("transaction.remove.expired.transaction.cleanup.interval.ms",
                     c.transaction_remove_expired_transaction_cleanup_interval_ms, 1, int_max));
   CAFTX_TRY(r.int32("caftx.coordinator.load.chunk.cards", c.coordinator_load_chunk_cards, 1, 1000000));
+  CAFTX_TRY(r.int32("caftx.coordinator.park.ms", c.coordinator_park_ms, 0, int_max));
   CAFTX_TRY(r.boolean("auto.create.topics.enable", c.auto_create_topics_enable));
   CAFTX_TRY(r.boolean("delete.topic.enable", c.delete_topic_enable));
   CAFTX_TRY(r.int32("num.partitions", c.num_partitions, 1, 10000));
@@ -395,9 +403,31 @@ status_or<consumer_config> consumer_config::parse(const properties& props) {
   if (c.enable_auto_commit)
     return invalid("config 'enable.auto.commit' = 'true' is not supported; commit with "
                    "commit() or send_offsets_to_transaction()");
+  if (auto v = r.take("client.id"))
+    c.client_id = *v;
+  CAFTX_TRY(r.int32("session.timeout.ms", c.session_timeout_ms, 1, int_max));
+  CAFTX_TRY(r.int32("heartbeat.interval.ms", c.heartbeat_interval_ms, 1, int_max));
+  CAFTX_TRY(r.int32("max.poll.interval.ms", c.max_poll_interval_ms, 1, int_max));
+  if (auto v = r.take("partition.assignment.strategy")) {
+    c.partition_assignment_strategy.clear();
+    std::string item;
+    std::istringstream in{*v};
+    while (std::getline(in, item, ',')) {
+      item = trim(item);
+      if (item == "range" || item == "org.apache.kafka.clients.consumer.RangeAssignor")
+        c.partition_assignment_strategy.push_back("range");
+      else if (item == "roundrobin"
+               || item == "org.apache.kafka.clients.consumer.RoundRobinAssignor")
+        c.partition_assignment_strategy.push_back("roundrobin");
+      else
+        return invalid("config 'partition.assignment.strategy' names '" + item
+                       + "'; allowed: range, roundrobin");
+    }
+    if (c.partition_assignment_strategy.empty())
+      return invalid("config 'partition.assignment.strategy' must name an assignor");
+  }
   static const std::set<std::string> ignored = {
-    "bootstrap.servers", "client.id", "key.deserializer", "value.deserializer",
-    "session.timeout.ms", "heartbeat.interval.ms",
+    "bootstrap.servers", "key.deserializer", "value.deserializer",
   };
   CAFTX_TRY(r.check_unknown(ignored, "consumer"));
   return c;

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/record_batch.hpp"
 #include "runtime/status.hpp"
@@ -33,14 +34,23 @@ struct node_config {
   /// `offsets.topic.num.partitions`, [1, 1000].
   int32_t offsets_topic_num_partitions = 50;
   /// `offsets.retention.minutes`, [1, 2147483647]: a committed offset of
-  /// an empty group (every group here: caftx has no group membership yet)
-  /// whose commit is this old is removed, a tombstone appended to its
+  /// a group without members whose commit is this old is removed, a tombstone appended to its
   /// `__consumer_offsets` partition (Kafka's GroupMetadataManager
   /// cleanupGroupMetadata). Offsets pending in a transaction never expire.
   int32_t offsets_retention_minutes = 10080;
   /// `offsets.retention.check.interval.ms`, [1, 2147483647]: period of that
   /// check in each group coordinator.
   int32_t offsets_retention_check_interval_ms = 600000;
+  /// `group.min.session.timeout.ms` and `group.max.session.timeout.ms`,
+  /// [1, 2147483647], min <= max: a JoinGroup's session timeout outside
+  /// them is INVALID_SESSION_TIMEOUT.
+  int32_t group_min_session_timeout_ms = 6000;
+  int32_t group_max_session_timeout_ms = 1800000;
+  /// `group.initial.rebalance.delay.ms`, [0, 2147483647]: how long the
+  /// first rebalance of an empty group waits for more members.
+  int32_t group_initial_rebalance_delay_ms = 3000;
+  /// `group.max.size`, [1, 2147483647]: members per group.
+  int32_t group_max_size = 2147483647;
   /// `transaction.max.timeout.ms`, [1, 2147483647].
   int32_t transaction_max_timeout_ms = 900000;
   /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`, [1, 2147483647].
@@ -60,6 +70,12 @@ struct node_config {
   /// while it loads a large shard (Kafka reads
   /// `transaction.state.log.load.buffer.size` bytes at a time instead).
   int32_t coordinator_load_chunk_cards = 1000;
+  /// `caftx.coordinator.park.ms`, [0, 2147483647]: how long a coordinator
+  /// shard holds an AddPartitionsToTxn or AddOffsetsToTxn of a
+  /// transactional id busy with a transition (the previous transaction's
+  /// markers, or another card write) before answering
+  /// CONCURRENT_TRANSACTIONS (Kafka answers at once; 0 does the same).
+  int32_t coordinator_park_ms = 1000;
   /// `auto.create.topics.enable`: create a topic on first produce/fetch.
   bool auto_create_topics_enable = false;
   /// `delete.topic.enable` (Kafka's default true): false refuses
@@ -319,6 +335,22 @@ struct consumer_config {
   /// `enable.auto.commit`: only false is supported (offsets are committed
   /// with commit() or inside a transaction); the default is false.
   bool enable_auto_commit = false;
+  /// `client.id`: the start of the member id a group gives this consumer.
+  std::string client_id = "caftx-consumer";
+  /// `session.timeout.ms`, [1, 2147483647]: a member that sends no
+  /// heartbeat this long is removed from its group (subscribe()); the
+  /// group coordinator's group.min/max.session.timeout.ms bound it.
+  int32_t session_timeout_ms = 45000;
+  /// `heartbeat.interval.ms`, [1, 2147483647]: how often poll() sends a
+  /// heartbeat while subscribed.
+  int32_t heartbeat_interval_ms = 3000;
+  /// `max.poll.interval.ms`, [1, 2147483647]: the rebalance timeout the
+  /// consumer joins its group with (how long a rebalance waits for it).
+  int32_t max_poll_interval_ms = 300000;
+  /// `partition.assignment.strategy`: the assignors offered when joining,
+  /// in order of preference, from "range" and "roundrobin" (Kafka's class
+  /// names RangeAssignor and RoundRobinAssignor are taken too).
+  std::vector<std::string> partition_assignment_strategy{"range", "roundrobin"};
 
   static status_or<consumer_config> parse(const properties& props);
 };

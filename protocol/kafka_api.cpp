@@ -10,8 +10,14 @@ const std::vector<version_range>& supported_apis() {
     {api::list_offsets, 0, 3},
     {api::metadata, 0, 4},
     {api::offset_commit, 2, 7},
-    {api::offset_fetch, 1, 5},
+    {api::offset_fetch, 1, 7},
     {api::find_coordinator, 0, 2},
+    {api::join_group, 0, 4},
+    {api::heartbeat, 0, 3},
+    {api::leave_group, 0, 3},
+    {api::sync_group, 0, 3},
+    {api::describe_groups, 0, 4},
+    {api::list_groups, 0, 2},
     {api::api_versions, 0, 3},
     {api::create_topics, 0, 4},
     {api::delete_topics, 0, 1},
@@ -20,7 +26,8 @@ const std::vector<version_range>& supported_apis() {
     {api::add_partitions_to_txn, 0, 1},
     {api::add_offsets_to_txn, 0, 1},
     {api::end_txn, 0, 1},
-    {api::txn_offset_commit, 0, 2},
+    {api::txn_offset_commit, 0, 3},
+    {api::delete_groups, 0, 1},
   };
   return apis;
 }
@@ -51,6 +58,13 @@ bool is_flexible(int16_t api_key, int16_t version) {
     case api::add_offsets_to_txn:
     case api::end_txn:
     case api::txn_offset_commit: return version >= 3;
+    case api::join_group: return version >= 6;
+    case api::heartbeat:
+    case api::leave_group:
+    case api::sync_group: return version >= 4;
+    case api::describe_groups: return version >= 5;
+    case api::list_groups: return version >= 3;
+    case api::delete_groups: return version >= 2;
     default: return false;
   }
 }

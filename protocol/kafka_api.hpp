@@ -25,6 +25,12 @@ inline constexpr int16_t metadata = 3;
 inline constexpr int16_t offset_commit = 8;
 inline constexpr int16_t offset_fetch = 9;
 inline constexpr int16_t find_coordinator = 10;
+inline constexpr int16_t join_group = 11;
+inline constexpr int16_t heartbeat = 12;
+inline constexpr int16_t leave_group = 13;
+inline constexpr int16_t sync_group = 14;
+inline constexpr int16_t describe_groups = 15;
+inline constexpr int16_t list_groups = 16;
 inline constexpr int16_t api_versions = 18;
 inline constexpr int16_t create_topics = 19;
 inline constexpr int16_t delete_topics = 20;
@@ -34,6 +40,7 @@ inline constexpr int16_t add_partitions_to_txn = 24;
 inline constexpr int16_t add_offsets_to_txn = 25;
 inline constexpr int16_t end_txn = 26;
 inline constexpr int16_t txn_offset_commit = 28;
+inline constexpr int16_t delete_groups = 42;
 } // namespace api
 
 /// An API key with the versions a node answers, both ends inclusive.
@@ -51,12 +58,15 @@ struct version_range {
 /// that message formats 0 and 1 are not kept: librdkafka up to 2.11
 /// compresses with gzip, snappy or lz4 only for a broker whose Produce
 /// range starts at 0), Fetch 4-11,
-/// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-5 (the
-/// older versions kept offsets in ZooKeeper), FindCoordinator 0-2,
-/// ApiVersions 0-3, CreateTopics 0-4, DeleteTopics 0-1, DeleteRecords 0-1,
-/// InitProducerId
-/// 0-4, AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
-/// TxnOffsetCommit 0-2.
+/// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-7 (the
+/// older versions kept offsets in ZooKeeper; v7 has require_stable), FindCoordinator 0-2,
+/// JoinGroup 0-4 (v5 brings static membership, KIP-345, which caftx does
+/// not have), Heartbeat 0-3, LeaveGroup 0-3, SyncGroup 0-3,
+/// DescribeGroups 0-4, ListGroups 0-2, ApiVersions 0-3, CreateTopics 0-4,
+/// DeleteTopics 0-1, DeleteRecords 0-1, InitProducerId 0-4,
+/// AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
+/// TxnOffsetCommit 0-3 (v3 flexible, KIP-447's member fields), DeleteGroups
+/// 0-1.
 const std::vector<version_range>& supported_apis();
 /// The range of `api_key`, or nullopt when the node does not answer it.
 std::optional<version_range> supported(int16_t api_key);
@@ -64,7 +74,8 @@ std::optional<version_range> supported(int16_t api_key);
 /// strings and arrays, tagged fields, request header v2): from Metadata 9,
 /// ApiVersions 3, Produce 9, Fetch 12, ListOffsets 6, FindCoordinator 3,
 /// InitProducerId 2, AddPartitionsToTxn 3, AddOffsetsToTxn 3, EndTxn 3,
-/// TxnOffsetCommit 3 on.
+/// TxnOffsetCommit 3, JoinGroup 6, Heartbeat 4, LeaveGroup 4, SyncGroup 4,
+/// DescribeGroups 5, ListGroups 3, DeleteGroups 2 on.
 bool is_flexible(int16_t api_key, int16_t version);
 
 /// Kafka's wire number of `code` (UNKNOWN_SERVER_ERROR is -1).

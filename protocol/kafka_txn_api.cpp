@@ -119,26 +119,73 @@ std::string encode_error_response(int16_t error, int32_t throttle_time_ms) {
 }
 
 txn_offset_commit_request read_txn_offset_commit_request(reader& r, int16_t version) {
+  const bool flexible = version >= 3;
+  auto string = [flexible](reader& r) { return flexible ? r.compact_string() : r.string(); };
+  auto nullable = [flexible](reader& r) {
+    return flexible ? r.compact_nullable_string() : r.nullable_string();
+  };
   txn_offset_commit_request req;
-  req.transactional_id = r.string();
-  req.group_id = r.string();
+  req.transactional_id = string(r);
+  req.group_id = string(r);
   req.producer_id = r.int64();
   req.producer_epoch = r.int16();
-  req.topics = read_array(r, [version](reader& r) {
-    txn_offset_commit_topic t;
-    t.name = r.string();
-    t.partitions = read_array(r, [version](reader& r) {
-      txn_offset_commit_partition p;
-      p.index = r.int32();
-      p.committed_offset = r.int64();
-      if (version >= 2)
-        p.committed_leader_epoch = r.int32();
-      p.committed_metadata = r.nullable_string();
-      return p;
-    });
-    return t;
-  });
+  if (version >= 3) {
+    req.generation_id = r.int32();
+    req.member_id = string(r);
+    req.group_instance_id = nullable(r);
+  }
+  req.topics = read_array(
+    r,
+    [&](reader& r) {
+      txn_offset_commit_topic t;
+      t.name = string(r);
+      t.partitions = read_array(
+        r,
+        [&](reader& r) {
+          txn_offset_commit_partition p;
+          p.index = r.int32();
+          p.committed_offset = r.int64();
+          if (version >= 2)
+            p.committed_leader_epoch = r.int32();
+          p.committed_metadata = nullable(r);
+          if (flexible)
+            r.skip_tagged_fields();
+          return p;
+        },
+        flexible);
+      if (flexible)
+        r.skip_tagged_fields();
+      return t;
+    },
+    flexible);
+  if (flexible)
+    r.skip_tagged_fields();
   return req;
+}
+
+std::string encode_txn_offset_commit_response(const std::vector<topic_partition_errors>& topics,
+                                              int16_t version) {
+  if (version < 3)
+    return encode_partition_errors_response(topics);
+  writer w;
+  w.int32(0);
+  write_array(
+    w, topics,
+    [](writer& w, const topic_partition_errors& t) {
+      w.compact_string(t.name);
+      write_array(
+        w, t.partitions,
+        [](writer& w, const partition_error& p) {
+          w.int32(p.index);
+          w.int16(p.error);
+          w.no_tagged_fields();
+        },
+        true);
+      w.no_tagged_fields();
+    },
+    true);
+  w.no_tagged_fields();
+  return w.take();
 }
 
 } // namespace caftx::kafka

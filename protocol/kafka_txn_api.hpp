@@ -139,16 +139,24 @@ struct txn_offset_commit_topic {
   std::vector<txn_offset_commit_partition> partitions;
 };
 
-/// TxnOffsetCommitRequest v0-2 (v2 added the committed leader epoch; v3,
-/// flexible, adds KIP-447's generation and member id).
+/// TxnOffsetCommitRequest v0-3 (v2 added the committed leader epoch; v3,
+/// flexible, KIP-447's generation, member id and instance id).
 struct txn_offset_commit_request {
   std::string transactional_id;
   std::string group_id;
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
+  int32_t generation_id = -1;
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
   std::vector<txn_offset_commit_topic> topics;
 };
 
 txn_offset_commit_request read_txn_offset_commit_request(reader& r, int16_t version);
+
+/// TxnOffsetCommitResponse: the throttle time, then per topic and
+/// partition an error; compact arrays and tagged fields from v3.
+std::string encode_txn_offset_commit_response(const std::vector<topic_partition_errors>& topics,
+                                              int16_t version);
 
 } // namespace caftx::kafka

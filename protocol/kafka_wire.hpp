@@ -49,6 +49,8 @@ public:
   std::optional<std::string> compact_nullable_string();
   /// int32 length, -1 = null.
   std::optional<std::string> nullable_bytes();
+  /// Non-null bytes (int32 length + bytes); null fails.
+  std::string bytes() { return required(nullable_bytes()); }
   std::optional<std::string> compact_nullable_bytes();
 
   /// An array's element count: int32 (-1 = null, nullopt), or the compact
@@ -94,6 +96,10 @@ public:
   void compact_string(std::string_view s);
   void compact_nullable_string(const std::optional<std::string>& s);
   void nullable_bytes(const std::optional<std::string>& b);
+  void bytes(std::string_view b) {
+    int32(static_cast<int32_t>(b.size()));
+    raw(b);
+  }
   void compact_nullable_bytes(const std::optional<std::string>& b);
   /// An array's count: int32, or uvarint count + 1 when compact (-1: null).
   void array_length(int32_t n, bool compact);
@@ -112,10 +118,12 @@ private:
 /// Reads a required (non-null) array: its int32 count, then each element
 /// with `read_one(r)`, stopping at the first failure. A null array fails
 /// the reader.
+/// `compact`: the unsigned varint count + 1 of KIP-482's flexible versions.
 template <class F>
-auto read_array(reader& r, F&& read_one) -> std::vector<decltype(read_one(r))> {
+auto read_array(reader& r, F&& read_one, bool compact = false)
+  -> std::vector<decltype(read_one(r))> {
   std::vector<decltype(read_one(r))> out;
-  auto n = r.array_length(false);
+  auto n = r.array_length(compact);
   if (!n) {
     if (r.ok())
       r.fail("null where an array is required");
@@ -126,10 +134,11 @@ auto read_array(reader& r, F&& read_one) -> std::vector<decltype(read_one(r))> {
   return out;
 }
 
-/// Writes an int32 count and each element with `write_one(w, element)`.
+/// Writes an int32 count (`compact`: varint count + 1) and each element
+/// with `write_one(w, element)`.
 template <class T, class F>
-void write_array(writer& w, const std::vector<T>& xs, F&& write_one) {
-  w.array_length(static_cast<int32_t>(xs.size()), false);
+void write_array(writer& w, const std::vector<T>& xs, F&& write_one, bool compact = false) {
+  w.array_length(static_cast<int32_t>(xs.size()), compact);
   for (const auto& x : xs)
     write_one(w, x);
 }

@@ -82,6 +82,20 @@ struct offset_fetch_request;
 struct offset_fetch_response;
 struct offsets_retention_tick;
 struct offsets_topics_deleted;
+struct group_membership_tick;
+struct join_group_request;
+struct join_group_response;
+struct sync_group_request;
+struct sync_group_response;
+struct heartbeat_request;
+struct leave_group_request;
+struct leave_group_response;
+struct describe_groups_request;
+struct describe_groups_response;
+struct list_groups_request;
+struct list_groups_response;
+struct delete_groups_request;
+struct delete_groups_response;
 
 struct controller_create_topic_request;
 struct controller_delete_topic_request;
@@ -199,14 +213,21 @@ using group_coordinator_actor = caf::typed_actor<
   caf::replies_to<txn_offset_commit_request>::with<txn_response>,
   caf::replies_to<offset_commit_request>::with<txn_response>,
   caf::replies_to<offset_fetch_request>::with<offset_fetch_response>,
-  caf::replies_to<write_txn_marker_request>::with<txn_response>>;
+  caf::replies_to<write_txn_marker_request>::with<txn_response>,
+  caf::replies_to<join_group_request>::with<join_group_response>,
+  caf::replies_to<sync_group_request>::with<sync_group_response>,
+  caf::replies_to<heartbeat_request>::with<txn_response>,
+  caf::replies_to<leave_group_request>::with<leave_group_response>,
+  caf::replies_to<describe_groups_request>::with<describe_groups_response>,
+  caf::replies_to<list_groups_request>::with<list_groups_response>,
+  caf::replies_to<delete_groups_request>::with<delete_groups_response>>;
 
-/// What a group coordinator also takes from itself (its load steps and
-/// retention timer) and from its node's broker (a topic deletion); not for
-/// other actors.
+/// What a group coordinator also takes from itself (its load steps,
+/// retention and membership timers) and from its node's broker (a topic
+/// deletion); not for other actors.
 using group_coordinator_impl_actor = group_coordinator_actor::extend<
   caf::reacts_to<coordinator_load_chunk>, caf::reacts_to<offsets_retention_tick>,
-  caf::reacts_to<offsets_topics_deleted>>;
+  caf::reacts_to<offsets_topics_deleted>, caf::reacts_to<group_membership_tick>>;
 
 // -- controllers (actors/controller/controller_actor.hpp) ----------------------
 

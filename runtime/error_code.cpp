@@ -19,6 +19,15 @@ const char* to_string(error_code code) {
     case error_code::topic_deletion_disabled: return "TOPIC_DELETION_DISABLED";
     case error_code::offset_metadata_too_large: return "OFFSET_METADATA_TOO_LARGE";
     case error_code::illegal_generation: return "ILLEGAL_GENERATION";
+    case error_code::inconsistent_group_protocol: return "INCONSISTENT_GROUP_PROTOCOL";
+    case error_code::invalid_group_id: return "INVALID_GROUP_ID";
+    case error_code::unknown_member_id: return "UNKNOWN_MEMBER_ID";
+    case error_code::invalid_session_timeout: return "INVALID_SESSION_TIMEOUT";
+    case error_code::rebalance_in_progress: return "REBALANCE_IN_PROGRESS";
+    case error_code::non_empty_group: return "NON_EMPTY_GROUP";
+    case error_code::group_id_not_found: return "GROUP_ID_NOT_FOUND";
+    case error_code::member_id_required: return "MEMBER_ID_REQUIRED";
+    case error_code::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
     case error_code::unsupported_for_message_format: return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case error_code::fetch_session_id_not_found: return "FETCH_SESSION_ID_NOT_FOUND";
     case error_code::message_too_large: return "MESSAGE_TOO_LARGE";
@@ -107,8 +116,12 @@ error_class classify(api_kind api, error_code code) {
         return error_class::abortable;
       return error_class::fatal;
     case api_kind::txn_offset_commit:
-      return code == error_code::transaction_abortable ? error_class::abortable
-                                                       : error_class::fatal;
+      // Kafka's TxnOffsetCommitHandler: a consumer fenced by its group
+      // (KIP-447) is a CommitFailedException, abortable.
+      return code == error_code::transaction_abortable || code == error_code::illegal_generation
+                 || code == error_code::unknown_member_id
+               ? error_class::abortable
+               : error_class::fatal;
     case api_kind::init_producer_id:
     case api_kind::find_coordinator:
       return error_class::fatal;

@@ -32,7 +32,16 @@ enum class error_code : uint8_t {
   not_enough_replicas = 19,
   not_enough_replicas_after_append = 20, // acks=all: appended, but the ISR shrank below min.insync.replicas
   invalid_required_acks = 21,            // acks other than -1, 0 or 1
-  illegal_generation = 22,       // OffsetCommit with a generation of a group the coordinator does not manage
+  illegal_generation = 22,       // a group request of a generation other than the group's
+  inconsistent_group_protocol = 23, // JoinGroup: no protocol in common with the group's members
+  invalid_group_id = 24,         // an empty group id
+  unknown_member_id = 25,        // a member id the group does not have
+  invalid_session_timeout = 26,  // outside group.min/max.session.timeout.ms
+  rebalance_in_progress = 27,    // the group is rebalancing: the member must rejoin
+  non_empty_group = 68,          // DeleteGroups of a group with members
+  group_id_not_found = 69,       // DeleteGroups of a group the coordinator does not have
+  member_id_required = 79,       // JoinGroup v4+ without a member id (KIP-394): rejoin with the one given
+  group_max_size_reached = 81,   // JoinGroup into a group of group.max.size members
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
   not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,

@@ -1,6 +1,7 @@
 // What a group coordinator receives (actors/group/group_coordinator_actor.hpp)
 // besides the markers of its `__consumer_offsets` partition: TxnOffsetCommit,
-// OffsetCommit, OffsetFetch, and its retention timer.
+// OffsetCommit, OffsetFetch, the group membership requests
+// (runtime/group_membership.hpp), and its timers.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "runtime/partition_messages.hpp"
 #include "runtime/actor_interfaces.hpp"
 #include "runtime/common_messages.hpp"
+#include "runtime/group_membership.hpp"
 
 namespace caftx {
 
@@ -24,6 +26,11 @@ struct txn_offset_commit_request {
   /// Each offset's metadata string (Kafka's committed_metadata), parallel
   /// to partitions; empty: "" for every offset.
   std::vector<std::string> metadata{};
+  /// KIP-447 (TxnOffsetCommit v3+): the consumer's generation and member
+  /// id in its group, checked by the group coordinator; -1 and "" skip the
+  /// check.
+  int32_t generation_id = -1;
+  std::string member_id{};
 };
 
 /// OffsetCommit outside a transaction.
@@ -33,6 +40,11 @@ struct offset_commit_request {
   std::vector<int64_t> offsets;
   /// As txn_offset_commit_request::metadata.
   std::vector<std::string> metadata{};
+  /// The committing member's generation and id (-1 and "" from a
+  /// consumer outside group management), checked as Kafka's
+  /// GroupCoordinator.handleCommitOffsets does.
+  int32_t generation_id = -1;
+  std::string member_id{};
 };
 
 /// OffsetFetch; require_stable answers UNSTABLE_OFFSET_COMMIT while a
@@ -55,11 +67,21 @@ struct offset_fetch_response {
   std::vector<topic_partition> partitions;
   /// Each offset's metadata string ("" when none committed).
   std::vector<std::string> metadata{};
+  /// Under require_stable, the partitions a transaction holds an offset
+  /// for (the reason for UNSTABLE_OFFSET_COMMIT).
+  std::vector<topic_partition> unstable{};
 };
 
 /// A group coordinator to itself every offsets.retention.check.interval.ms:
 /// expire old committed offsets and idle producers' marker epochs.
 struct offsets_retention_tick {};
+
+/// A group coordinator to itself when a membership deadline is due
+/// (session timeouts, rebalance ends); only the one armed last, due at
+/// `due_ms`, acts.
+struct group_membership_tick {
+  int64_t due_ms = 0;
+};
 
 /// To a node's group coordinators from its broker when the controller says
 /// `topics` are being deleted: their committed offsets get tombstones
@@ -71,11 +93,37 @@ struct offsets_topics_deleted {
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
-              x.partitions, x.offsets, x.metadata)
-CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets, x.metadata)
+              x.partitions, x.offsets, x.metadata, x.generation_id, x.member_id)
+CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets, x.metadata,
+              x.generation_id, x.member_id)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
-CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions, x.metadata)
+CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions, x.metadata, x.unstable)
 CAFTX_INSPECT_EMPTY(offsets_retention_tick)
 CAFTX_INSPECT(offsets_topics_deleted, x.topics)
+CAFTX_INSPECT(group_membership_tick, x.due_ms)
+CAFTX_INSPECT(group_protocol, x.name, x.metadata)
+CAFTX_INSPECT(join_group_request, x.group_id, x.session_timeout_ms, x.rebalance_timeout_ms,
+              x.member_id, x.protocol_type, x.protocols, x.client_id, x.client_host,
+              x.require_known_member_id)
+CAFTX_INSPECT(join_group_member, x.member_id, x.metadata)
+CAFTX_INSPECT(join_group_response, x.error, x.generation_id, x.protocol_name, x.leader_id,
+              x.member_id, x.members)
+CAFTX_INSPECT(group_assignment, x.member_id, x.assignment)
+CAFTX_INSPECT(sync_group_request, x.group_id, x.generation_id, x.member_id, x.assignments)
+CAFTX_INSPECT(sync_group_response, x.error, x.assignment)
+CAFTX_INSPECT(heartbeat_request, x.group_id, x.generation_id, x.member_id)
+CAFTX_INSPECT(leave_group_request, x.group_id, x.member_ids)
+CAFTX_INSPECT(leave_group_response, x.error, x.member_errors)
+CAFTX_INSPECT(group_member_description, x.member_id, x.client_id, x.client_host, x.metadata,
+              x.assignment)
+CAFTX_INSPECT(group_description, x.group_id, x.error, x.state, x.protocol_type, x.protocol,
+              x.members)
+CAFTX_INSPECT(describe_groups_request, x.groups)
+CAFTX_INSPECT(describe_groups_response, x.groups)
+CAFTX_INSPECT_EMPTY(list_groups_request)
+CAFTX_INSPECT(listed_group, x.group_id, x.protocol_type, x.state)
+CAFTX_INSPECT(list_groups_response, x.error, x.groups)
+CAFTX_INSPECT(delete_groups_request, x.groups)
+CAFTX_INSPECT(delete_groups_response, x.errors)
 
 } // namespace caftx

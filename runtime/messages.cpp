@@ -111,6 +111,20 @@ namespace caftx {
   X(producer_expiration_tick)                                                                      \
   X(offsets_retention_tick)                                                                        \
   X(offsets_topics_deleted)                                                                        \
+  X(join_group_request)                                                                            \
+  X(join_group_response)                                                                           \
+  X(sync_group_request)                                                                            \
+  X(sync_group_response)                                                                           \
+  X(heartbeat_request)                                                                             \
+  X(leave_group_request)                                                                           \
+  X(leave_group_response)                                                                          \
+  X(describe_groups_request)                                                                       \
+  X(describe_groups_response)                                                                      \
+  X(list_groups_request)                                                                           \
+  X(list_groups_response)                                                                          \
+  X(delete_groups_request)                                                                         \
+  X(delete_groups_response)                                                                        \
+  X(group_membership_tick)                                                                         \
   X(supervisor_stats_request)                                                                      \
   X(supervisor_stats)                                                                              \
   X(session_identity)                                                                              \

@@ -42,12 +42,22 @@ inline read_fn reader_of(int16_t api_key) {
     case api::end_txn: return [](reader& r, int16_t v) { read_end_txn_request(r, v); };
     case api::txn_offset_commit:
       return [](reader& r, int16_t v) { read_txn_offset_commit_request(r, v); };
+    case api::join_group: return [](reader& r, int16_t v) { read_join_group_request(r, v); };
+    case api::sync_group: return [](reader& r, int16_t v) { read_sync_group_request(r, v); };
+    case api::heartbeat: return [](reader& r, int16_t v) { read_heartbeat_request(r, v); };
+    case api::leave_group: return [](reader& r, int16_t v) { read_leave_group_request(r, v); };
+    case api::describe_groups:
+      return [](reader& r, int16_t v) { read_describe_groups_request(r, v); };
+    case api::list_groups: return [](reader& r, int16_t v) { read_list_groups_request(r, v); };
+    case api::delete_groups:
+      return [](reader& r, int16_t v) { read_delete_groups_request(r, v); };
     default: return {};
   }
 }
 
 // A valid request body of `api_key` at the highest version served, one
-// topic (or group) with two partitions where the API has them.
+// topic (or group) with two partitions where the API has them. ListGroups
+// (v0-2) has an empty body.
 inline std::string valid_body(int16_t api_key) {
   writer w;
   auto topic_with = [&w](auto&& per_partition) {
@@ -111,13 +121,16 @@ inline std::string valid_body(int16_t api_key) {
         w.nullable_string(std::string("md"));
       });
       break;
-    case api::offset_fetch: // v5
-      w.string("group");
-      w.int32(1);
-      w.string("orders");
-      w.int32(2);
+    case api::offset_fetch: // v7, flexible
+      w.compact_string("group");
+      w.array_length(1, true);
+      w.compact_string("orders");
+      w.array_length(2, true);
       w.int32(0);
       w.int32(1);
+      w.no_tagged_fields();
+      w.boolean(true);
+      w.no_tagged_fields();
       break;
     case api::find_coordinator: // v2
       w.string("tx");
@@ -178,17 +191,76 @@ inline std::string valid_body(int16_t api_key) {
       w.int16(0);
       w.boolean(true);
       break;
-    case api::txn_offset_commit: // v2
-      w.string("tx");
-      w.string("group");
+    case api::txn_offset_commit: // v3, flexible
+      w.compact_string("tx");
+      w.compact_string("group");
       w.int64(5000);
       w.int16(0);
-      topic_with([&w](int32_t p) {
+      w.int32(3);
+      w.compact_string("member-1");
+      w.compact_nullable_string(std::nullopt);
+      w.array_length(1, true);
+      w.compact_string("orders");
+      w.array_length(2, true);
+      for (int32_t p : {0, 1}) {
         w.int32(p);
         w.int64(9);
         w.int32(-1);
-        w.nullable_string(std::nullopt);
-      });
+        w.compact_nullable_string(std::nullopt);
+        w.no_tagged_fields();
+      }
+      w.no_tagged_fields();
+      w.no_tagged_fields();
+      break;
+    case api::join_group: // v4
+      w.string("group");
+      w.int32(10000);
+      w.int32(30000);
+      w.string("");
+      w.string("consumer");
+      w.int32(2);
+      w.string("range");
+      w.nullable_bytes(std::string("\0\1\0\0\0\1\0\6orders\0\0\0\0", 18));
+      w.string("roundrobin");
+      w.nullable_bytes(std::string("sub"));
+      break;
+    case api::sync_group: // v3
+      w.string("group");
+      w.int32(1);
+      w.string("member-1");
+      w.nullable_string(std::nullopt);
+      w.int32(2);
+      w.string("member-1");
+      w.nullable_bytes(std::string("assignment-1"));
+      w.string("member-2");
+      w.nullable_bytes(std::string(""));
+      break;
+    case api::heartbeat: // v3
+      w.string("group");
+      w.int32(1);
+      w.string("member-1");
+      w.nullable_string(std::nullopt);
+      break;
+    case api::leave_group: // v3
+      w.string("group");
+      w.int32(2);
+      w.string("member-1");
+      w.nullable_string(std::nullopt);
+      w.string("member-2");
+      w.nullable_string(std::string("instance-2"));
+      break;
+    case api::describe_groups: // v4
+      w.int32(2);
+      w.string("group");
+      w.string("other");
+      w.boolean(false);
+      break;
+    case api::list_groups: // v2: no fields
+      break;
+    case api::delete_groups: // v1
+      w.int32(2);
+      w.string("group");
+      w.string("other");
       break;
     default:
       break;

@@ -25,6 +25,13 @@ packages=(
   kcat python3-confluent-kafka
 )
 
+# Node.js and npm run KafkaJS (pinned in tests/clients/js/package-lock.json,
+# installed from the npm registry into tests/clients/js/node_modules): the
+# machine's own if it has them, else Debian's.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -32,7 +39,17 @@ for p in "${packages[@]}"; do
   fi
 done
 
+install_js_clients() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/js"
+  if [ ! -f "$dir/node_modules/kafkajs/package.json" ]; then
+    echo "caftx: installing KafkaJS into $dir/node_modules" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+}
+
 if [ "${#missing[@]}" -eq 0 ]; then
+  install_js_clients
   exit 0
 fi
 
@@ -45,3 +62,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_js_clients

@@ -42,6 +42,18 @@ struct record_metadata {
   int64_t timestamp_ms = -1;
 };
 
+/// A subscribed consumer's place in its group (Kafka's
+/// ConsumerGroupMetadata), from consumer::group_metadata(): given to
+/// producer::send_offsets_to_transaction so that the group coordinator
+/// refuses the offsets of a member a rebalance has replaced (KIP-447:
+/// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID, abortable). Generation -1 and
+/// an empty member id: no check (a consumer with manual assignment).
+struct consumer_group_metadata {
+  std::string group_id;
+  int32_t generation_id = -1;
+  std::string member_id;
+};
+
 /// How a client waits and tells time. The default (every member empty) is
 /// real time: deadlines on the steady clock, record timestamps from the
 /// system clock, backoff by sleeping the calling thread. A driver for CAF's

@@ -7,7 +7,9 @@
 #include <mutex>
 
 #include "actors/client/client_context.hpp"
+#include "actors/client/consumer_protocol.hpp"
 #include "actors/client/remote_cluster.hpp"
+#include "runtime/group_coordinator_messages.hpp"
 #include "runtime/record_batch_v2.hpp"
 
 namespace caftx {
@@ -54,7 +56,15 @@ struct consumer::impl {
   // off a partition), not in a loop.
   std::map<topic_partition, int64_t> backoff_until;
   size_t next_partition = 0;
-  mutable std::mutex mtx;
+  mutable std::recursive_mutex mtx;
+
+  // -- group membership (subscribe; docs/consumer-groups.md) -----------------
+  std::vector<std::string> subscription;
+  std::shared_ptr<consumer_rebalance_listener> listener;
+  std::string member_id;
+  int32_t generation = -1; // -1: not in a generation
+  bool rejoin_needed = false;
+  int64_t next_heartbeat_ms = 0; // deadline clock
 
   impl(caf::actor_system& sys, caf::actor broker, consumer_config c)
     : cfg(std::move(c)), ch(sys, std::move(broker)) {
@@ -313,6 +323,175 @@ struct consumer::impl {
       buffered[tp].assign(std::make_move_iterator(split), std::make_move_iterator(rs.end()));
   }
 
+  // Errors of the group requests after which the consumer finds its
+  // coordinator again and retries (Kafka's AbstractCoordinator).
+  static bool coordinator_moved(error_code e) {
+    return e == error_code::not_coordinator || e == error_code::coordinator_not_available
+           || e == error_code::coordinator_load_in_progress;
+  }
+
+  // Drops the assignment; the listener is told first (eager protocol).
+  void revoke_all() {
+    auto revoked = assigned;
+    if (listener && generation >= 0)
+      listener->on_partitions_revoked(revoked);
+    assigned.clear();
+    positions.clear();
+    buffered.clear();
+    backoff_until.clear();
+    next_partition = 0;
+  }
+
+  // The leader's assignment: each member's subscription decoded, the
+  // partitions of the subscribed topics this consumer's metadata knows,
+  // dealt by `protocol`.
+  std::vector<group_assignment> leader_assignment(const join_group_response& j) {
+    consumer_protocol::subscriptions subs;
+    std::map<std::string, int32_t> counts;
+    for (auto& m : j.members) {
+      auto topics = consumer_protocol::decode_subscription(m.metadata);
+      subs[m.member_id] = topics.ok() ? *topics : std::vector<std::string>{};
+      for (auto& t : subs[m.member_id])
+        if (!counts.count(t))
+          if (auto parts = ch.partitions_view(t, false, timeout(), true); parts.ok())
+            counts[t] = static_cast<int32_t>((*parts)->size());
+    }
+    auto dealt = j.protocol_name == "roundrobin" ? consumer_protocol::assign_roundrobin(subs, counts)
+                                                 : consumer_protocol::assign_range(subs, counts);
+    std::vector<group_assignment> out;
+    for (auto& [member, tps] : dealt)
+      out.push_back({member, consumer_protocol::encode_assignment(tps)});
+    return out;
+  }
+
+  // Kafka's AbstractCoordinator.ensureActiveGroup: while subscribed and
+  // not in a current generation, JoinGroup (again with the id a
+  // MEMBER_ID_REQUIRED answer gives, KIP-394), then SyncGroup (the leader
+  // with every member's assignment), until the consumer has its
+  // assignment. Coordinator errors and lost replies are retried every
+  // retry.backoff.ms until default.api.timeout.ms; other errors raised.
+  void ensure_active_group() {
+    if (subscription.empty() || (generation >= 0 && !rejoin_needed))
+      return;
+    revoke_all();
+    generation = -1;
+    auto deadline = api_deadline();
+    // A JoinGroup waits for the whole rebalance, a SyncGroup for the leader.
+    auto join_timeout = milliseconds(cfg.max_poll_interval_ms) + timeout();
+    join_group_request join;
+    join.group_id = group();
+    join.session_timeout_ms = cfg.session_timeout_ms;
+    join.rebalance_timeout_ms = cfg.max_poll_interval_ms;
+    join.protocol_type = "consumer";
+    for (auto& name : cfg.partition_assignment_strategy)
+      join.protocols.push_back({name, consumer_protocol::encode_subscription(subscription)});
+    join.client_id = cfg.client_id;
+    join.require_known_member_id = true;
+    auto retry = [&](const status& why) {
+      if (!back_off(deadline))
+        raise(why);
+    };
+    for (;;) {
+      join.member_id = member_id;
+      auto coordinator = group_coordinator();
+      auto j = ch.call<join_group_response>(coordinator, join, join_timeout);
+      if (!j.ok()) {
+        if (!is_retriable(j.error().code()))
+          raise(j.error());
+        (void) ch.coordinator(0, group(), true, timeout());
+        retry(j.error());
+        continue;
+      }
+      if (j->error == error_code::member_id_required) {
+        member_id = j->member_id;
+        continue;
+      }
+      if (j->error == error_code::unknown_member_id) {
+        member_id.clear();
+        continue;
+      }
+      if (j->error == error_code::rebalance_in_progress || coordinator_moved(j->error)) {
+        if (coordinator_moved(j->error))
+          (void) ch.coordinator(0, group(), true, timeout());
+        retry(status{j->error, "JoinGroup of group " + group()});
+        continue;
+      }
+      if (j->error != error_code::none)
+        raise(status{j->error, "JoinGroup of group " + group()});
+      member_id = j->member_id;
+      sync_group_request sync{group(), j->generation_id, member_id, {}};
+      if (j->leader_id == member_id)
+        sync.assignments = leader_assignment(*j);
+      auto s = ch.call<sync_group_response>(coordinator, sync, join_timeout);
+      if (!s.ok()) {
+        if (!is_retriable(s.error().code()))
+          raise(s.error());
+        retry(s.error());
+        continue;
+      }
+      if (s->error == error_code::unknown_member_id)
+        member_id.clear();
+      if (s->error == error_code::unknown_member_id || s->error == error_code::illegal_generation
+          || s->error == error_code::rebalance_in_progress || coordinator_moved(s->error))
+        continue; // join again
+      if (s->error != error_code::none)
+        raise(status{s->error, "SyncGroup of group " + group()});
+      auto tps = consumer_protocol::decode_assignment(s->assignment);
+      if (!tps.ok())
+        raise(tps.error());
+      generation = j->generation_id;
+      rejoin_needed = false;
+      assigned = *tps;
+      next_heartbeat_ms = ch.deadline_clock_ms() + cfg.heartbeat_interval_ms;
+      if (listener)
+        listener->on_partitions_assigned(assigned);
+      return;
+    }
+  }
+
+  // A heartbeat when heartbeat.interval.ms passed: REBALANCE_IN_PROGRESS
+  // and ILLEGAL_GENERATION mean join again, UNKNOWN_MEMBER_ID join again
+  // as a new member (Kafka's HeartbeatResponseHandler). A coordinator that
+  // moved or did not answer is found again at the next heartbeat.
+  void maybe_heartbeat() {
+    if (generation < 0 || rejoin_needed || ch.deadline_clock_ms() < next_heartbeat_ms)
+      return;
+    next_heartbeat_ms = ch.deadline_clock_ms() + cfg.heartbeat_interval_ms;
+    auto r = ch.call<txn_response>(group_coordinator(),
+                                   heartbeat_request{group(), generation, member_id}, timeout());
+    if (!r.ok()) {
+      (void) ch.coordinator(0, group(), true, timeout());
+      return;
+    }
+    after_group_error(r->error);
+  }
+
+  // What a group error says about this member.
+  void after_group_error(error_code e) {
+    if (e == error_code::unknown_member_id) {
+      member_id.clear();
+      rejoin_needed = true;
+    } else if (e == error_code::rebalance_in_progress || e == error_code::illegal_generation) {
+      rejoin_needed = true;
+    } else if (coordinator_moved(e)) {
+      (void) ch.coordinator(0, group(), true, timeout());
+    }
+  }
+
+  // LeaveGroup (errors ignored: the session timeout removes the member
+  // anyway).
+  void leave_group() {
+    if (member_id.empty())
+      return;
+    revoke_all();
+    auto coordinator = ch.coordinator(0, group(), false, timeout());
+    if (coordinator.ok())
+      (void) ch.call<leave_group_response>(coordinator.value(),
+                                           leave_group_request{group(), {member_id}}, timeout());
+    member_id.clear();
+    generation = -1;
+  }
+
   // One round over the assignment, from the next partition in turn: the
   // records kept from earlier fetches first; then every other partition
   // whose position is known (a committed offset still unstable at
@@ -410,8 +589,11 @@ consumer::consumer(const properties& props) {
 consumer::~consumer() = default;
 
 void consumer::assign(const std::vector<topic_partition>& partitions) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   auto& d = *impl_;
+  if (!d.subscription.empty())
+    raise(status{error_code::invalid_request,
+                 "assign() of a subscribed consumer (unsubscribe() first)"});
   for (auto& tp : partitions)
     d.check_known(tp);
   std::map<topic_partition, int64_t> kept;
@@ -428,16 +610,62 @@ void consumer::assign(const std::vector<topic_partition>& partitions) {
   d.next_partition = 0;
 }
 
+void consumer::subscribe(const std::vector<std::string>& topics,
+                         std::shared_ptr<consumer_rebalance_listener> listener) {
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  d.group(); // INVALID_REQUEST without group.id
+  if (d.subscription.empty() && !d.assigned.empty())
+    raise(status{error_code::invalid_request,
+                 "subscribe() of a consumer with assigned partitions (assign({}) first)"});
+  if (topics.empty()) {
+    d.leave_group();
+    d.subscription.clear();
+    return;
+  }
+  d.subscription = topics;
+  std::sort(d.subscription.begin(), d.subscription.end());
+  d.subscription.erase(std::unique(d.subscription.begin(), d.subscription.end()),
+                       d.subscription.end());
+  d.listener = std::move(listener);
+  d.rejoin_needed = true; // a new subscription: the group rebalances
+}
+
+void consumer::unsubscribe() {
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
+  if (impl_->subscription.empty())
+    return;
+  impl_->leave_group();
+  impl_->subscription.clear();
+  impl_->listener.reset();
+}
+
+std::vector<std::string> consumer::subscription() const {
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
+  return impl_->subscription;
+}
+
+consumer_group_metadata consumer::group_metadata() const {
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
+  auto& d = *impl_;
+  return {d.cfg.group_id.value_or(""), d.generation, d.generation >= 0 ? d.member_id : ""};
+}
+
 std::vector<topic_partition> consumer::assignment() const {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   return impl_->assigned;
 }
 
 std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   auto& ch = impl_->ch;
   auto deadline = ch.deadline_clock_ms() + timeout.count();
   for (;;) {
+    impl_->ensure_active_group();
+    impl_->maybe_heartbeat();
+    if (impl_->rejoin_needed && !impl_->subscription.empty())
+      continue; // the heartbeat said to join again
+
     auto now = ch.deadline_clock_ms();
     auto wait = static_cast<int32_t>(
       std::min<int64_t>(impl_->cfg.fetch_max_wait_ms, std::max<int64_t>(0, deadline - now)));
@@ -448,26 +676,26 @@ std::vector<consumer_record> consumer::poll(std::chrono::milliseconds timeout) {
 }
 
 int64_t consumer::position(const topic_partition& tp) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   return impl_->consumed_position(tp);
 }
 
 void consumer::seek(const topic_partition& tp, int64_t offset) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   impl_->buffered.erase(tp);
   impl_->above_end_since.erase(tp);
   impl_->positions[tp] = offset;
 }
 
 int64_t consumer::end_offset(const topic_partition& tp) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   return impl_->list_offset(tp, -1);
 }
 
 void consumer::commit() {
   std::map<topic_partition, int64_t> offsets;
   {
-    std::lock_guard<std::mutex> guard{impl_->mtx};
+    std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
     for (auto& tp : impl_->assigned)
       offsets[tp] = impl_->consumed_position(tp);
   }
@@ -475,9 +703,13 @@ void consumer::commit() {
 }
 
 void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   auto& d = *impl_;
   offset_commit_request req{d.group(), {}, {}};
+  if (!d.subscription.empty()) {
+    req.generation_id = d.generation;
+    req.member_id = d.member_id;
+  }
   for (auto& [tp, off] : offsets) {
     req.partitions.push_back(tp);
     req.offsets.push_back(off);
@@ -491,6 +723,16 @@ void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
       raise(r.error());
     if (r->error == error_code::none)
       return;
+    if (!d.subscription.empty()
+        && (r->error == error_code::illegal_generation || r->error == error_code::unknown_member_id
+            || r->error == error_code::rebalance_in_progress)) {
+      // Kafka's CommitFailedException: the group rebalanced without this
+      // member; the next poll() joins again.
+      d.after_group_error(r->error == error_code::rebalance_in_progress
+                            ? error_code::illegal_generation
+                            : r->error);
+      raise(status{r->error, "commit failed: the group rebalanced (" + r->message + ")"});
+    }
     if (r->error == error_code::unstable_offset_commit
         || !impl::coordinator_retriable(r->error) || !d.back_off(deadline))
       raise(status{r->error, r->message});
@@ -498,7 +740,7 @@ void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
 }
 
 std::optional<int64_t> consumer::committed(const topic_partition& tp) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   auto c = impl_->fetch_committed(tp, impl_->api_deadline());
   if (!c.ok())
     raise(c.error());
@@ -506,14 +748,19 @@ std::optional<int64_t> consumer::committed(const topic_partition& tp) {
 }
 
 void consumer::close() {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
+  if (!impl_->subscription.empty()) {
+    impl_->leave_group();
+    impl_->subscription.clear();
+    impl_->listener.reset();
+  }
   impl_->assigned.clear();
   impl_->positions.clear();
   impl_->buffered.clear();
 }
 
 void consumer::set_driver(client_driver driver) {
-  std::lock_guard<std::mutex> guard{impl_->mtx};
+  std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   impl_->ch.set_driver(std::move(driver));
 }
 

@@ -1,9 +1,11 @@
-// caftx::consumer — Kafka's consumer API with manual assignment:
-// isolation.level, group.id, assign, poll, position, seek, commit,
-// committed. Dynamic group membership and rebalancing are not provided.
+// caftx::consumer — Kafka's consumer API: isolation.level, group.id,
+// assign (manual assignment) or subscribe (group membership with
+// rebalancing, docs/consumer-groups.md), poll, position, seek, commit,
+// committed.
 //
-// Thread-safety: calls are serialized by an internal mutex; they block the
-// calling thread. Errors: kafka_exception with Kafka's error code
+// Thread-safety: calls are serialized by an internal (recursive) mutex;
+// they block the calling thread. A rebalance listener runs on the thread
+// that called poll() and may call the consumer (commit() say). Errors: kafka_exception with Kafka's error code
 // (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_OUT_OF_RANGE with
 // auto.offset.reset=none, INVALID_REQUEST without group.id, REQUEST_TIMED_OUT).
 //
@@ -34,6 +36,19 @@ namespace detail {
 class remote_cluster;
 } // namespace detail
 
+/// Told of a subscribed consumer's assignment changes (Kafka's
+/// ConsumerRebalanceListener), inside poll(). Eager protocol: every
+/// partition is revoked before the consumer joins again, then the new
+/// assignment is given.
+class consumer_rebalance_listener {
+public:
+  virtual ~consumer_rebalance_listener() = default;
+  /// Before the consumer rejoins (or leaves): commit what was processed.
+  virtual void on_partitions_revoked(const std::vector<topic_partition>&) {}
+  /// After the group's leader assigned these partitions to this consumer.
+  virtual void on_partitions_assigned(const std::vector<topic_partition>&) {}
+};
+
 class consumer {
 public:
   /// Throws kafka_exception(INVALID_CONFIG) when `props` does not parse.
@@ -52,6 +67,24 @@ public:
   /// position(). Throws UNKNOWN_TOPIC_OR_PARTITION.
   void assign(const std::vector<topic_partition>& partitions);
   std::vector<topic_partition> assignment() const;
+  /// Joins group.id's group (JoinGroup, SyncGroup) on the next poll() and
+  /// consumes the partitions of `topics` its leader assigns, with
+  /// partition.assignment.strategy (range, roundrobin; any member of the
+  /// group may lead, a Kafka client too). poll() sends heartbeats every
+  /// heartbeat.interval.ms, takes part in rebalances (blocking until the
+  /// consumer has its new assignment) and calls `listener`. Call poll()
+  /// at least every session.timeout.ms: heartbeats are sent from it, not
+  /// from a thread of their own. Throws INVALID_REQUEST without group.id
+  /// or while partitions are assigned with assign().
+  void subscribe(const std::vector<std::string>& topics,
+                 std::shared_ptr<consumer_rebalance_listener> listener = nullptr);
+  /// Leaves the group (LeaveGroup) and drops the assignment.
+  void unsubscribe();
+  std::vector<std::string> subscription() const;
+  /// The consumer's group, generation and member id, for
+  /// producer::send_offsets_to_transaction (KIP-447); generation -1 and
+  /// no member id while not in a group.
+  consumer_group_metadata group_metadata() const;
 
   /// Fetches from the assigned partitions with isolation.level, waiting up
   /// to `timeout` for at least one record; returns at most
@@ -84,7 +117,10 @@ public:
 
   /// Commits the current positions of all assigned partitions (or the
   /// given offsets) for group.id. Throws INVALID_REQUEST without group.id;
-  /// position()'s errors while a position is looked up.
+  /// position()'s errors while a position is looked up. A subscribed
+  /// consumer commits as its member and generation: after a rebalance it
+  /// missed, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID or REBALANCE_IN_PROGRESS
+  /// (Kafka's CommitFailedException), and the next poll() rejoins.
   void commit();
   void commit(const std::map<topic_partition, int64_t>& offsets);
 
@@ -93,6 +129,7 @@ public:
   /// default.api.timeout.ms).
   std::optional<int64_t> committed(const topic_partition& tp);
 
+  /// Leaves the group if subscribed (its listener's revocation first).
   void close();
   /// Replaces how the consumer tells time and waits (see client_driver);
   /// call before any other call. For CAF's deterministic test scheduler.

@@ -622,6 +622,12 @@ void producer::flush() {
 
 void producer::send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
                                            const std::string& group_id) {
+  send_offsets_to_transaction(offsets, consumer_group_metadata{group_id, -1, ""});
+}
+
+void producer::send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
+                                           const consumer_group_metadata& group) {
+  auto& group_id = group.group_id;
   std::lock_guard<std::mutex> guard{impl_->mtx};
   impl_->revive_session();
   auto& d = *impl_;
@@ -639,6 +645,8 @@ void producer::send_offsets_to_transaction(const std::map<topic_partition, int64
   }
   d.fault("after_add_offsets");
   txn_offset_commit_request req{d.tid(), group_id, d.tm.pid(), d.tm.epoch(), {}, {}};
+  req.generation_id = group.generation_id;
+  req.member_id = group.member_id;
   for (auto& [tp, off] : offsets) {
     req.partitions.push_back(tp);
     req.offsets.push_back(off);

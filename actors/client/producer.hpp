@@ -133,6 +133,13 @@ public:
   /// REQUEST_TIMED_OUT (retriable; or abort the transaction).
   void send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
                                    const std::string& group_id);
+  /// The same for a subscribed consumer's group (KIP-447): the group
+  /// coordinator also checks the member's generation and id, and a member
+  /// a rebalance replaced gets ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID,
+  /// abortable (Kafka's CommitFailedException): abort, and go on with the
+  /// consumer's new assignment.
+  void send_offsets_to_transaction(const std::map<topic_partition, int64_t>& offsets,
+                                   const consumer_group_metadata& group);
 
   /// Flushes, then EndTxn(commit), both within max.block.ms: if the
   /// records are not acknowledged or the coordinator does not answer by

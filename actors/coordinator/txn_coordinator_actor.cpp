@@ -150,7 +150,7 @@ struct coordinator_state {
   // AddPartitionsToTxn / AddOffsetsToTxn that found their transactional id
   // busy (CONCURRENT_TRANSACTIONS: the previous transaction completing, or
   // another transition being written): decided again when its card
-  // changes, answered CONCURRENT_TRANSACTIONS after parked_request_ms.
+  // changes, answered CONCURRENT_TRANSACTIONS after caftx.coordinator.park.ms.
   struct parked_request {
     uint64_t id = 0;
     std::function<txn_decision()> decide;
@@ -174,10 +174,14 @@ struct coordinator_state {
 
 // How long a request stays parked before it is answered
 // CONCURRENT_TRANSACTIONS (the client then backs off and retries, as with
-// Kafka's coordinator, which never parks): long enough for the markers and
-// the CompleteCommit card (two group-committed fsyncs, a few milliseconds
-// even on a slow disk), short against request.timeout.ms.
-constexpr std::chrono::milliseconds parked_request_ms{100};
+// Kafka's coordinator, which never parks): caftx.coordinator.park.ms, 1 s
+// by default, long enough for the markers and the CompleteCommit card, or
+// for the card writes of requests parked ahead of it, each replicated to
+// the ISR of `__transaction_state` (milliseconds each, but a busy machine
+// stretches them), and short against request.timeout.ms. A client that
+// sends AddPartitionsToTxn to several brokers' partitions at once (KafkaJS)
+// then gets no CONCURRENT_TRANSACTIONS; KafkaJS 2.2.4 may produce a batch
+// twice into the transaction when it retries after that error.
 
 using coordinator_ptr = txn_coordinator_impl_actor::stateful_pointer<coordinator_state>;
 
@@ -503,7 +507,8 @@ void park(coordinator_ptr self, const std::string& tid, std::function<txn_decisi
   auto& st = self->state;
   auto id = st.next_parked_id++;
   st.parked[tid].push_back({id, std::move(decide), std::move(rp), std::move(timer)});
-  self->delayed_send(self, parked_request_ms, parked_request_expired{tid, id});
+  self->delayed_send(self, std::chrono::milliseconds(st.ctx->config.coordinator_park_ms),
+                     parked_request_expired{tid, id});
 }
 
 // The card of `tid` changed (or a write for it failed): parked requests

@@ -5,7 +5,11 @@
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
+#include <random>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -20,6 +24,7 @@
 #include "actors/common/supervisor.hpp"
 #include "actors/common/verification.hpp"
 #include "actors/group/group_coordinator_core.hpp"
+#include "actors/group/group_membership_core.hpp"
 #include "actors/group/group_offsets_loader.hpp"
 #include "runtime/coordinator_records.hpp"
 #include "runtime/fault_point.hpp"
@@ -34,6 +39,10 @@ namespace {
 
 struct group_state {
   group_coordinator_core core;
+  // Consumer-group membership (in memory; docs/consumer-groups.md).
+  std::unique_ptr<group_membership_core> members;
+  // When the membership timer is due (-1: not armed).
+  int64_t membership_tick_at = -1;
   // While loading: replays the fetched records of the partition.
   std::unique_ptr<group_offsets_loader> loader;
   // The coordinator's own partition `__consumer_offsets-N`: every offset
@@ -68,6 +77,40 @@ status load_status(group_ptr self) {
   if (st.loading)
     return {error_code::coordinator_load_in_progress, "group coordinator is loading"};
   return {};
+}
+
+// Whether this coordinator answers for `group`: NOT_COORDINATOR for a
+// group of another partition, INVALID_GROUP_ID for an empty id, then
+// load_status.
+status group_status(group_ptr self, const std::string& group) {
+  if (group.empty())
+    return {error_code::invalid_group_id, "empty group id"};
+  if (partition_for(group, self->state.ctx->config.offsets_topic_num_partitions)
+      != self->state.partition)
+    return {error_code::not_coordinator, "group " + group + " belongs to another partition"};
+  return load_status(self);
+}
+
+// True if `group` has committed offsets here.
+bool has_offsets(const group_coordinator_core& core, const std::string& group) {
+  auto it = core.committed().lower_bound({group, {}});
+  return it != core.committed().end() && it->first.group == group;
+}
+
+// Delivers the JoinGroup and SyncGroup answers a membership call made due,
+// and arms the membership timer for the next deadline.
+void flush(group_ptr self, group_membership_core::outbox& out) {
+  auto& st = self->state;
+  for (auto& [t, r] : out.joins)
+    st.replies.deliver(t, std::move(r));
+  for (auto& [t, r] : out.syncs)
+    st.replies.deliver(t, std::move(r));
+  auto next = st.members->next_deadline_ms();
+  if (!next || (st.membership_tick_at >= 0 && st.membership_tick_at <= *next))
+    return;
+  st.membership_tick_at = *next;
+  auto delay = std::max<int64_t>(*next - st.ctx->clock_ms(), 0);
+  self->delayed_send(self, std::chrono::milliseconds(delay), group_membership_tick{*next});
 }
 
 // A write failed: whether its record is in the log is unknown, so the
@@ -181,12 +224,23 @@ status check_request(group_ptr self, const std::string& group,
 void start_load(group_ptr self);
 void load_chunk(group_ptr self);
 void expire_offsets(group_ptr self);
-void write_tombstones(group_ptr self, std::vector<group_offset_key> keys);
+void write_tombstones(group_ptr self, std::vector<group_offset_key> keys,
+                      std::function<void(const status&)> done = {});
 
 group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, int32_t partition) {
   auto& st = self->state;
   st.ctx = ctx;
   st.partition = partition;
+  group_membership_limits limits;
+  limits.min_session_timeout_ms = ctx->config.group_min_session_timeout_ms;
+  limits.max_session_timeout_ms = ctx->config.group_max_session_timeout_ms;
+  limits.initial_rebalance_delay_ms = ctx->config.group_initial_rebalance_delay_ms;
+  limits.max_size = ctx->config.group_max_size;
+  // Member ids of a restarted coordinator must not repeat the previous
+  // incarnation's (they fence its members): a 64-bit random seed.
+  std::random_device rd;
+  auto seed = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  st.members = std::make_unique<group_membership_core>(limits, seed);
   stop_on_storage_faults(self, component(self));
   auto partitions = ctx->directory->topic(consumer_offsets_topic);
   if (!partitions || partition >= static_cast<int32_t>(partitions->size()))
@@ -226,6 +280,13 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         node_metrics::time_request(st.ctx->metrics, "TxnOffsetCommit")};
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets, req.metadata); !s.ok())
         return txn_response{s.code(), s.message()};
+      // KIP-447: a consumer fenced by its group cannot commit.
+      if (auto e = st.members->validate_txn_offset_commit(req.group_id, req.generation_id,
+                                                           req.member_id);
+          e != error_code::none)
+        return txn_response{e, "member " + req.member_id + " of generation "
+                                 + std::to_string(req.generation_id) + " is not in group "
+                                 + req.group_id + "'s current generation"};
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp, timer.take());
       if (!st.core.needs_verification(req.pid, req.epoch)) {
@@ -251,6 +312,12 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
       metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "OffsetCommit")};
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets, req.metadata); !s.ok())
         return txn_response{s.code(), s.message()};
+      if (auto e = st.members->validate_offset_commit(req.group_id, req.generation_id,
+                                                       req.member_id, st.ctx->clock_ms());
+          e != error_code::none)
+        return txn_response{e, "member " + req.member_id + " of generation "
+                                 + std::to_string(req.generation_id) + " cannot commit to group "
+                                 + req.group_id};
       // Memory changes once the records are durable: an OffsetFetch in
       // between still answers the previous offset.
       auto offsets = offsets_of(req.group_id, req.partitions, req.offsets, req.metadata);
@@ -299,14 +366,140 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
           partitions.push_back(it->first.tp);
       for (auto& tp : partitions) {
         group_offset_key k{req.group_id, tp};
-        if (req.require_stable && st.core.has_pending(k))
+        if (req.require_stable && st.core.has_pending(k)) {
           r.error = error_code::unstable_offset_commit;
+          r.unstable.push_back(tp);
+        }
         auto committed = st.core.fetch(k);
         r.offsets.push_back(committed.offset);
         r.metadata.push_back(std::move(committed.metadata));
       }
       r.partitions = std::move(partitions);
       return r;
+    },
+    [=](group_membership_tick tick) {
+      auto& st = self->state;
+      if (tick.due_ms != st.membership_tick_at)
+        return; // superseded by an earlier deadline
+      st.membership_tick_at = -1;
+      group_membership_core::outbox out;
+      st.members->expire(st.ctx->clock_ms(), out);
+      flush(self, out);
+    },
+    [=](const join_group_request& req) -> caf::result<join_group_response> {
+      auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "JoinGroup")};
+      if (auto s = group_status(self, req.group_id); !s.ok()) {
+        join_group_response r;
+        r.error = s.code();
+        r.member_id = req.member_id;
+        return r;
+      }
+      auto rp = self->make_response_promise();
+      auto t = st.replies.add(rp, timer.take());
+      group_membership_core::outbox out;
+      st.members->join(t, req, st.ctx->clock_ms(), out);
+      flush(self, out);
+      return rp;
+    },
+    [=](const sync_group_request& req) -> caf::result<sync_group_response> {
+      auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "SyncGroup")};
+      if (auto s = group_status(self, req.group_id); !s.ok())
+        return sync_group_response{s.code(), {}};
+      auto rp = self->make_response_promise();
+      auto t = st.replies.add(rp, timer.take());
+      group_membership_core::outbox out;
+      st.members->sync(t, req, st.ctx->clock_ms(), out);
+      flush(self, out);
+      return rp;
+    },
+    [=](const heartbeat_request& req) {
+      auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "Heartbeat")};
+      if (auto s = group_status(self, req.group_id); !s.ok())
+        return txn_response{s.code(), s.message()};
+      // A heartbeat only moves a deadline later: the armed timer stands.
+      return txn_response{st.members->heartbeat(req, st.ctx->clock_ms()), {}};
+    },
+    [=](const leave_group_request& req) {
+      auto& st = self->state;
+      metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "LeaveGroup")};
+      if (auto s = group_status(self, req.group_id); !s.ok())
+        return leave_group_response{s.code(), {}};
+      group_membership_core::outbox out;
+      auto r = st.members->leave(req, st.ctx->clock_ms(), out);
+      flush(self, out);
+      return r;
+    },
+    [=](const describe_groups_request& req) {
+      auto& st = self->state;
+      describe_groups_response r;
+      for (auto& g : req.groups) {
+        if (auto s = group_status(self, g); !s.ok()) {
+          group_description d;
+          d.group_id = g;
+          d.error = s.code();
+          r.groups.push_back(std::move(d));
+          continue;
+        }
+        auto d = st.members->describe(g);
+        // A group known only by its committed offsets is Empty, as Kafka
+        // loads it.
+        if (d.state == "Dead" && has_offsets(st.core, g))
+          d.state = "Empty";
+        r.groups.push_back(std::move(d));
+      }
+      return r;
+    },
+    [=](const list_groups_request&) {
+      auto& st = self->state;
+      list_groups_response r;
+      if (auto s = load_status(self); !s.ok()) {
+        r.error = s.code();
+        return r;
+      }
+      std::map<std::string, listed_group> all;
+      for (auto& [k, v] : st.core.committed())
+        all.emplace(k.group, listed_group{k.group, "", "Empty"});
+      for (auto& g : st.members->list())
+        all[g.group_id] = g;
+      for (auto& [id, g] : all)
+        r.groups.push_back(std::move(g));
+      return r;
+    },
+    [=](const delete_groups_request& req) -> caf::result<delete_groups_response> {
+      auto& st = self->state;
+      auto r = std::make_shared<delete_groups_response>();
+      std::vector<group_offset_key> keys;
+      for (auto& g : req.groups) {
+        auto e = error_code::none;
+        if (auto s = group_status(self, g); !s.ok())
+          e = s.code();
+        else if (st.members->has_members(g))
+          e = error_code::non_empty_group;
+        else if (!st.members->has_group(g) && !has_offsets(st.core, g))
+          e = error_code::group_id_not_found;
+        else {
+          st.members->remove_group(g);
+          for (auto it = st.core.committed().lower_bound({g, {}});
+               it != st.core.committed().end() && it->first.group == g; ++it)
+            keys.push_back(it->first);
+        }
+        r->errors.push_back(e);
+      }
+      if (keys.empty())
+        return *r;
+      auto rp = self->make_response_promise();
+      auto t = st.replies.add(rp);
+      write_tombstones(self, std::move(keys), [self, t, r](const status& s) {
+        if (!s.ok())
+          for (auto& e : r->errors)
+            if (e == error_code::none)
+              e = s.code();
+        self->state.replies.deliver(t, *r);
+      });
+      return rp;
     },
     [=](const write_txn_marker_request& req) -> caf::result<txn_response> {
       auto& st = self->state;
@@ -404,8 +597,9 @@ void load_chunk(group_ptr self) {
 }
 
 // Tombstones for `keys` in one batch; the core forgets them once it is
-// durable.
-void write_tombstones(group_ptr self, std::vector<group_offset_key> keys) {
+// durable. `done` (if any) gets the write's outcome.
+void write_tombstones(group_ptr self, std::vector<group_offset_key> keys,
+                      std::function<void(const status&)> done) {
   if (keys.empty())
     return;
   auto& st = self->state;
@@ -413,7 +607,9 @@ void write_tombstones(group_ptr self, std::vector<group_offset_key> keys) {
   auto now = st.ctx->clock_ms();
   for (auto& k : keys)
     b.records.push_back(record{coordinator_records::encode_offset_key(k), {}, {}, now, true});
-  append(self, st.log, v2::encode(b), [self, keys](const status& s, int64_t) {
+  append(self, st.log, v2::encode(b), [self, keys, done](const status& s, int64_t) {
+    if (done)
+      done(nothing_appended(s) ? coordinator_unavailable(s) : s);
     if (!s.ok()) {
       stop_on_failed_write(self, s);
       return;
@@ -430,8 +626,19 @@ void expire_offsets(group_ptr self) {
   auto& st = self->state;
   auto now = st.ctx->clock_ms();
   st.core.expire_producers(now, st.ctx->config.producer_id_expiration_ms);
-  write_tombstones(self, st.core.expired_offsets(
-                           now, static_cast<int64_t>(st.ctx->config.offsets_retention_minutes) * 60000));
+  // Offsets of a group with members stay (Kafka expires only an empty
+  // group's); an empty group left without offsets is forgotten.
+  auto expired = st.core.expired_offsets(
+    now, static_cast<int64_t>(st.ctx->config.offsets_retention_minutes) * 60000);
+  expired.erase(std::remove_if(expired.begin(), expired.end(),
+                               [&st](const group_offset_key& k) {
+                                 return st.members->has_members(k.group);
+                               }),
+                expired.end());
+  for (auto& g : st.members->list())
+    if (g.state == "Empty" && !has_offsets(st.core, g.group_id))
+      st.members->remove_group(g.group_id);
+  write_tombstones(self, std::move(expired));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // docs/kafka-protocol.md §Offsets, §Topics.
 #include "actors/kafka/kafka_connection.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -32,6 +33,8 @@ void answer_offset_commit(self_ptr self, const state_ptr& st, const request_head
   std::vector<std::pair<size_t, size_t>> asked;
   offset_commit_request r;
   r.group_id = req.group_id;
+  r.generation_id = req.generation_id;
+  r.member_id = req.member_id;
   for (auto& t : req.topics) {
     kafka::topic_partition_errors te{t.name, {}};
     for (auto& p : t.partitions) {
@@ -54,14 +57,6 @@ void answer_offset_commit(self_ptr self, const state_ptr& st, const request_head
       (*out)[t].partitions[p].error = wire_error(e);
     respond(self, st, h, kafka::encode_offset_commit_response(*out, version));
   };
-  // Kafka's GroupCoordinator.handleCommitOffsets: a generation (a member
-  // of a group the coordinator manages) of a group it does not know is
-  // ILLEGAL_GENERATION; caftx manages no group membership yet, so only
-  // commits from outside group management (generation -1) are taken.
-  if (req.generation_id >= 0) {
-    answer(error_code::illegal_generation);
-    return;
-  }
   if (r.partitions.empty()) {
     answer(error_code::none);
     return;
@@ -74,6 +69,7 @@ void answer_offset_fetch(self_ptr self, const state_ptr& st, const request_heade
   auto version = h.api_version;
   offset_fetch_request r;
   r.group_id = req.group_id;
+  r.require_stable = req.require_stable; // KIP-447 (v7)
   if (req.topics)
     for (auto& t : *req.topics)
       for (auto p : t.partitions)
@@ -81,7 +77,10 @@ void answer_offset_fetch(self_ptr self, const state_ptr& st, const request_heade
   auto requested = r.partitions;
   auto reply = [self, st, h, version](const offset_fetch_response& resp) {
     kafka::offset_fetch_response f;
-    f.error = version >= 2 ? wire_error(resp.error) : int16_t{0};
+    // KIP-447: UNSTABLE_OFFSET_COMMIT is an error of the partitions a
+    // transaction holds offsets for, not of the group.
+    bool unstable = resp.error == error_code::unstable_offset_commit;
+    f.error = version >= 2 && !unstable ? wire_error(resp.error) : int16_t{0};
     std::map<std::string, size_t> index; // topic -> position in f.topics
     for (size_t i = 0; i < resp.partitions.size(); ++i) {
       auto& tp = resp.partitions[i];
@@ -93,6 +92,12 @@ void answer_offset_fetch(self_ptr self, const state_ptr& st, const request_heade
       p.committed_offset = i < resp.offsets.size() ? resp.offsets[i] : -1;
       p.metadata = i < resp.metadata.size() ? resp.metadata[i] : std::string();
       p.error = wire_error(resp.error);
+      if (unstable) {
+        bool held = std::find(resp.unstable.begin(), resp.unstable.end(), tp) != resp.unstable.end();
+        p.error = held ? wire_error(resp.error) : int16_t{0};
+        if (held)
+          p.committed_offset = -1;
+      }
       f.topics[it->second].partitions.push_back(std::move(p));
     }
     respond(self, st, h, kafka::encode_offset_fetch_response(f, version));

@@ -62,6 +62,8 @@ struct state {
   bool busy = false;              // a request is being answered
   bool halted = false;
   bool closed = false;
+  /// The client's address as Kafka reports it ("/127.0.0.1").
+  std::string client_host;
 };
 
 using state_ptr = std::shared_ptr<state>;
@@ -134,18 +136,32 @@ inline constexpr int8_t transaction_key = 1;
 void on_coordinator(self_ptr self, const state_ptr& st, int8_t key_type, const std::string& key,
                     std::function<void(int32_t)> found, std::function<void(error_code)> failed);
 
+/// Whether `Request` goes to a group coordinator (else to a transaction
+/// coordinator).
+template <class Request>
+inline constexpr bool to_group_coordinator =
+  std::is_same_v<Request, txn_offset_commit_request> || std::is_same_v<Request, offset_commit_request>
+  || std::is_same_v<Request, offset_fetch_request> || std::is_same_v<Request, join_group_request>
+  || std::is_same_v<Request, sync_group_request> || std::is_same_v<Request, heartbeat_request>
+  || std::is_same_v<Request, leave_group_request>
+  || std::is_same_v<Request, describe_groups_request>
+  || std::is_same_v<Request, delete_groups_request>;
+
 /// `r` to the coordinator of `key` on this node: a group coordinator for
-/// TxnOffsetCommit, OffsetCommit and OffsetFetch, else the transaction
+/// the group APIs (to_group_coordinator), else the transaction
 /// coordinator. `reply` gets its answer; `failed` why it was not asked or
-/// did not answer (as on_coordinator; NOT_COORDINATOR for a coordinator
-/// gone, REQUEST_TIMED_OUT).
+/// did not answer (INVALID_GROUP_ID for an empty group id; as
+/// on_coordinator; NOT_COORDINATOR for a coordinator gone,
+/// REQUEST_TIMED_OUT).
 template <class Response, class Request>
 void ask_coordinator(self_ptr self, const state_ptr& st, const std::string& key, Request r,
                      std::function<void(const Response&)> reply,
                      std::function<void(error_code)> failed) {
-  constexpr bool to_group = std::is_same_v<Request, txn_offset_commit_request>
-                            || std::is_same_v<Request, offset_commit_request>
-                            || std::is_same_v<Request, offset_fetch_request>;
+  constexpr bool to_group = to_group_coordinator<Request>;
+  if (to_group && key.empty()) {
+    failed(error_code::invalid_group_id);
+    return;
+  }
   auto dir = st->slot->get().second;
   auto timeout = std::chrono::milliseconds(st->opts.request_timeout_ms);
   on_coordinator(
@@ -198,15 +214,34 @@ void answer_add_offsets_to_txn(self_ptr self, const state_ptr& st, const kafka::
                                kafka::add_offsets_to_txn_request req);
 void answer_end_txn(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                     kafka::end_txn_request req);
-/// TxnOffsetCommit v0-2 to the group coordinator on this node.
+/// TxnOffsetCommit v0-3 to the group coordinator on this node (v3 with the
+/// consumer's generation and member id, KIP-447).
 void answer_txn_offset_commit(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                               kafka::txn_offset_commit_request req);
-/// OffsetCommit v0-7 and OffsetFetch v0-5 to the group coordinator on this
-/// node (commits from outside group management only, generation -1).
+/// OffsetCommit v2-7 and OffsetFetch v1-5 to the group coordinator on this
+/// node, which checks the committing member's generation.
 void answer_offset_commit(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                           kafka::offset_commit_request req);
 void answer_offset_fetch(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                          kafka::offset_fetch_request req);
+/// JoinGroup v0-4, SyncGroup v0-3, Heartbeat v0-3, LeaveGroup v0-3 to the
+/// group's coordinator on this node; DescribeGroups v0-4 and DeleteGroups
+/// v0-1 to each group's; ListGroups v0-2 to every group coordinator on
+/// this node.
+void answer_join_group(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                       kafka::join_group_request req);
+void answer_sync_group(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                       kafka::sync_group_request req);
+void answer_heartbeat(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                      kafka::heartbeat_request req);
+void answer_leave_group(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                        kafka::leave_group_request req);
+void answer_describe_groups(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                            kafka::describe_groups_request req);
+void answer_list_groups(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                        kafka::list_groups_request req);
+void answer_delete_groups(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                          kafka::delete_groups_request req);
 /// CreateTopics v0-4 and DeleteTopics v0-1 through the node's broker.
 void answer_create_topics(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                           kafka::create_topics_request req);

@@ -280,6 +280,21 @@ void next_request(caf::io::broker* self, const state_ptr& st) {
     case kafka::api::txn_offset_commit:
       return serve("TxnOffsetCommit", kafka::read_txn_offset_commit_request,
                    kc::answer_txn_offset_commit);
+    case kafka::api::join_group:
+      return serve("JoinGroup", kafka::read_join_group_request, kc::answer_join_group);
+    case kafka::api::sync_group:
+      return serve("SyncGroup", kafka::read_sync_group_request, kc::answer_sync_group);
+    case kafka::api::heartbeat:
+      return serve("Heartbeat", kafka::read_heartbeat_request, kc::answer_heartbeat);
+    case kafka::api::leave_group:
+      return serve("LeaveGroup", kafka::read_leave_group_request, kc::answer_leave_group);
+    case kafka::api::describe_groups:
+      return serve("DescribeGroups", kafka::read_describe_groups_request,
+                   kc::answer_describe_groups);
+    case kafka::api::list_groups:
+      return serve("ListGroups", kafka::read_list_groups_request, kc::answer_list_groups);
+    case kafka::api::delete_groups:
+      return serve("DeleteGroups", kafka::read_delete_groups_request, kc::answer_delete_groups);
     default:
       kafka_connection::close(self, st, "API key " + std::to_string(h.api_key) + " is not served");
   }
@@ -301,6 +316,7 @@ caf::behavior kafka_connection(caf::io::broker* self, caf::io::connection_handle
   st->opts = std::move(opts);
   st->slot = std::move(slot);
   st->hdl = hdl;
+  st->client_host = "/" + self->remote_addr(hdl);
   read_next(self, st);
   return {
     [self, st](const caf::io::new_data_msg& msg) {

@@ -232,11 +232,15 @@ void answer_txn_offset_commit(self_ptr self, const state_ptr& st, const request_
                               kafka::txn_offset_commit_request req) {
   auto dir = st->slot->get().second;
   auto topics = std::make_shared<std::vector<kafka::txn_offset_commit_topic>>(std::move(req.topics));
-  auto answer = [self, st, h, topics](std::function<error_code(const topic_partition&)> error_of) {
+  auto version = h.api_version;
+  auto answer = [self, st, h, topics,
+                 version](std::function<error_code(const topic_partition&)> error_of) {
     respond(self, st, h,
-            kafka::encode_partition_errors_response(per_partition(
-              *topics, [](const kafka::txn_offset_commit_partition& p) { return p.index; },
-              error_of)));
+            kafka::encode_txn_offset_commit_response(
+              per_partition(
+                *topics, [](const kafka::txn_offset_commit_partition& p) { return p.index; },
+                error_of),
+              version));
   };
   auto all = [answer](error_code e) {
     answer([e](const topic_partition&) { return legacy_error(e); });
@@ -246,6 +250,8 @@ void answer_txn_offset_commit(self_ptr self, const state_ptr& st, const request_
   r.group_id = req.group_id;
   r.pid = producer_id{req.producer_id};
   r.epoch = producer_epoch{req.producer_epoch};
+  r.generation_id = req.generation_id; // KIP-447 (v3)
+  r.member_id = req.member_id;
   bool unknown = false;
   for (auto& t : *topics)
     for (auto& p : t.partitions) {

@@ -37,8 +37,17 @@ RC_GTEST_PROP(KafkaCodecProperty, ArbitraryBytesNeverReadPastTheirInput, ()) {
   RC_ASSERT(r.remaining() <= bytes.size()); // remaining() wraps if it read past the end
 }
 
+// The APIs whose requests have fields (ListGroups v0-2 has none).
+std::vector<version_range> apis_with_fields() {
+  std::vector<version_range> out;
+  for (auto& range : supported_apis())
+    if (!valid_body(range.api_key).empty())
+      out.push_back(range);
+  return out;
+}
+
 RC_GTEST_PROP(KafkaCodecProperty, EveryProperPrefixOfAValidRequestFails, ()) {
-  auto range = *rc::gen::elementOf(supported_apis());
+  auto range = *rc::gen::elementOf(apis_with_fields());
   auto body = valid_body(range.api_key);
   auto cut = *rc::gen::inRange<size_t>(0, body.size());
   auto prefix = body.substr(0, cut);
@@ -48,7 +57,7 @@ RC_GTEST_PROP(KafkaCodecProperty, EveryProperPrefixOfAValidRequestFails, ()) {
 }
 
 RC_GTEST_PROP(KafkaCodecProperty, AValidRequestWithOneByteChangedIsReadSafely, ()) {
-  auto range = *rc::gen::elementOf(supported_apis());
+  auto range = *rc::gen::elementOf(apis_with_fields());
   auto body = valid_body(range.api_key);
   auto at = *rc::gen::inRange<size_t>(0, body.size());
   body[at] = *rc::gen::arbitrary<char>();

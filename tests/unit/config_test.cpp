@@ -45,6 +45,12 @@ TEST(Config, BrokerDefaultsEqualKafka) {
   EXPECT_EQ(c->supervisor_restart_window_ms, 10000);
   EXPECT_EQ(c->marker_retry_backoff_ms, 100);
   EXPECT_EQ(c->coordinator_load_chunk_cards, 1000);
+  EXPECT_EQ(c->coordinator_park_ms, 1000);
+  // Kafka's GroupCoordinatorConfig defaults.
+  EXPECT_EQ(c->group_min_session_timeout_ms, 6000);
+  EXPECT_EQ(c->group_max_session_timeout_ms, 1800000);
+  EXPECT_EQ(c->group_initial_rebalance_delay_ms, 3000);
+  EXPECT_EQ(c->group_max_size, 2147483647);
   // Deliberately unlike Kafka (documented in config.hpp): topics are not
   // auto-created unless asked for.
   EXPECT_FALSE(c->auto_create_topics_enable);
@@ -148,6 +154,33 @@ TEST(Config, OutOfRangeValueErrorNamesKeyAndRange) {
             "config 'retry.backoff.ms' = '-1' is out of range [0, 2147483647]");
   EXPECT_EQ(error_of(consumer_config::parse({{"default.api.timeout.ms", "0"}})),
             "config 'default.api.timeout.ms' = '0' is out of range [1, 2147483647]");
+}
+
+TEST(Config, GroupKeysAreParsedWithTheirRanges) {
+  auto n = node_config::parse({{"group.min.session.timeout.ms", "1000"},
+                               {"group.max.session.timeout.ms", "1000"},
+                               {"group.initial.rebalance.delay.ms", "0"},
+                               {"group.max.size", "3"},
+                               {"caftx.coordinator.park.ms", "0"}});
+  ASSERT_TRUE(n.ok()) << n.error().to_string();
+  EXPECT_EQ(n->group_min_session_timeout_ms, 1000);
+  EXPECT_EQ(n->group_max_session_timeout_ms, 1000);
+  EXPECT_EQ(n->group_initial_rebalance_delay_ms, 0);
+  EXPECT_EQ(n->group_max_size, 3);
+  EXPECT_EQ(n->coordinator_park_ms, 0);
+  EXPECT_EQ(error_of(node_config::parse({{"group.min.session.timeout.ms", "7000"},
+                                         {"group.max.session.timeout.ms", "6000"}})),
+            "config 'group.max.session.timeout.ms' = '6000' is out of range [7000, 2147483647]");
+  EXPECT_EQ(error_of(node_config::parse({{"group.max.size", "0"}})),
+            "config 'group.max.size' = '0' is out of range [1, 2147483647]");
+  auto c = consumer_config::parse({{"partition.assignment.strategy",
+                                    "roundrobin, org.apache.kafka.clients.consumer.RangeAssignor"},
+                                   {"session.timeout.ms", "6000"}});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->partition_assignment_strategy, (std::vector<std::string>{"roundrobin", "range"}));
+  EXPECT_EQ(c->session_timeout_ms, 6000);
+  EXPECT_EQ(error_of(consumer_config::parse({{"partition.assignment.strategy", "sticky"}})),
+            "config 'partition.assignment.strategy' names 'sticky'; allowed: range, roundrobin");
 }
 
 TEST(Config, ExpirationKeysAreParsedWithTheirRanges) {

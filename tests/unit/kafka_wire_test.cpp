@@ -527,5 +527,93 @@ TEST(KafkaTxnApi, InitProducerIdV4IsFlexibleWithTheProducersIdentity) {
   EXPECT_FALSE(is_flexible(api::init_producer_id, 1));
 }
 
+// librdkafka's TxnOffsetCommit v3 (flexible, KIP-447): compact strings,
+// the consumer's generation, member id and null instance id, tagged
+// fields after each partition, topic and the request; the v3 answer in
+// kind.
+TEST(KafkaTxnApi, TxnOffsetCommitV3CarriesTheConsumersGeneration) {
+  auto body = bytes({3}) + "tx" + bytes({2}) + "g" + bytes({0, 0, 0, 0, 0, 0, 0x13, 0x88, 0, 3})
+              + bytes({0, 0, 0, 7}) + bytes({3}) + "m1" + bytes({0}) // generation 7, "m1", null
+              + bytes({2, 2}) + "t" + bytes({2})                       // one topic "t", one partition
+              + bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff, 3}) + "md"
+              + bytes({0, 0, 0});
+  reader r{body};
+  auto req = read_txn_offset_commit_request(r, 3);
+  ASSERT_TRUE(r.ok() && r.remaining() == 0) << r.what();
+  EXPECT_EQ(req.transactional_id, "tx");
+  EXPECT_EQ(req.group_id, "g");
+  EXPECT_EQ(req.producer_id, 5000);
+  EXPECT_EQ(req.generation_id, 7);
+  EXPECT_EQ(req.member_id, "m1");
+  EXPECT_EQ(req.group_instance_id, std::nullopt);
+  ASSERT_EQ(req.topics.size(), 1u);
+  EXPECT_EQ(req.topics[0].name, "t");
+  auto& p = req.topics[0].partitions.at(0);
+  EXPECT_EQ(p.index, 1);
+  EXPECT_EQ(p.committed_offset, 4);
+  EXPECT_EQ(p.committed_metadata, std::string("md"));
+  EXPECT_EQ(encode_txn_offset_commit_response({{"t", {{1, 22}}}}, 3),
+            bytes({0, 0, 0, 0, 2, 2}) + "t" + bytes({2, 0, 0, 0, 1, 0, 22, 0, 0, 0}));
+  EXPECT_EQ(encode_txn_offset_commit_response({{"t", {{1, 0}}}}, 2),
+            bytes({0, 0, 0, 0, 0, 0, 0, 1, 0, 1}) + "t" + bytes({0, 0, 0, 1, 0, 0, 0, 1, 0, 0}));
+}
+
+// JoinGroup v0 has no rebalance timeout (the session timeout stands in)
+// and no MEMBER_ID_REQUIRED round; v4 has both.
+TEST(KafkaGroupApi, JoinGroupByVersion) {
+  auto v0 = bytes({0, 1}) + "g" + bytes({0, 0, 0x27, 0x10, 0, 0, 0, 8}) + "consumer"
+            + bytes({0, 0, 0, 1, 0, 5}) + "range" + bytes({0, 0, 0, 2, 0xab, 0xcd});
+  reader r0{v0};
+  auto j0 = read_join_group_request(r0, 0);
+  ASSERT_TRUE(r0.ok() && r0.remaining() == 0) << r0.what();
+  EXPECT_EQ(j0.group.session_timeout_ms, 10000);
+  EXPECT_EQ(j0.group.rebalance_timeout_ms, 10000);
+  EXPECT_EQ(j0.group.member_id, "");
+  EXPECT_EQ(j0.group.protocol_type, "consumer");
+  ASSERT_EQ(j0.group.protocols.size(), 1u);
+  EXPECT_EQ(j0.group.protocols[0].metadata, bytes({0xab, 0xcd}));
+  EXPECT_FALSE(j0.group.require_known_member_id);
+  auto v4 = bytes({0, 1}) + "g" + bytes({0, 0, 0x27, 0x10, 0, 0, 0x75, 0x30, 0, 0, 0, 8})
+            + "consumer" + bytes({0, 0, 0, 0});
+  reader r4{v4};
+  auto j4 = read_join_group_request(r4, 4);
+  ASSERT_TRUE(r4.ok() && r4.remaining() == 0) << r4.what();
+  EXPECT_EQ(j4.group.rebalance_timeout_ms, 30000);
+  EXPECT_TRUE(j4.group.require_known_member_id);
+
+  caftx::join_group_response resp;
+  resp.generation_id = 1;
+  resp.protocol_name = "range";
+  resp.leader_id = "m";
+  resp.member_id = "m";
+  resp.members = {{"m", "x"}};
+  EXPECT_EQ(encode_join_group_response(resp, 2),
+            bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 5}) + "range" + bytes({0, 1}) + "m"
+              + bytes({0, 1}) + "m" + bytes({0, 0, 0, 1, 0, 1}) + "m" + bytes({0, 0, 0, 1}) + "x");
+  EXPECT_EQ(encode_join_group_response(resp, 0).substr(0, 2), bytes({0, 0})); // no throttle time
+}
+
+// LeaveGroup v0-2 answers its one member's error at the top; v3 each
+// member's, with its instance id echoed.
+TEST(KafkaGroupApi, LeaveGroupByVersion) {
+  auto v1 = bytes({0, 1}) + "g" + bytes({0, 1}) + "m";
+  reader r1{v1};
+  auto l1 = read_leave_group_request(r1, 1);
+  ASSERT_TRUE(r1.ok() && r1.remaining() == 0);
+  EXPECT_EQ(l1.group.member_ids, std::vector<std::string>{"m"});
+  EXPECT_EQ(encode_leave_group_response({error_code::none, {error_code::unknown_member_id}}, l1, 1),
+            bytes({0, 0, 0, 0, 0, 25}));
+  auto v3 = bytes({0, 1}) + "g" + bytes({0, 0, 0, 2, 0, 1}) + "a" + bytes({0xff, 0xff, 0, 1}) + "b"
+            + bytes({0, 1}) + "i";
+  reader r3{v3};
+  auto l3 = read_leave_group_request(r3, 3);
+  ASSERT_TRUE(r3.ok() && r3.remaining() == 0) << r3.what();
+  EXPECT_EQ(l3.group.member_ids, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(encode_leave_group_response({error_code::none, {error_code::none, error_code::unknown_member_id}},
+                                        l3, 3),
+            bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1}) + "a" + bytes({0xff, 0xff, 0, 0, 0, 1}) + "b"
+              + bytes({0, 1}) + "i" + bytes({0, 25}));
+}
+
 } // namespace
 } // namespace caftx::kafka

@@ -101,6 +101,8 @@ public:
     ncfg_.transaction_state_log_num_partitions = 4;
     ncfg_.offsets_topic_num_partitions = 2;
     ncfg_.request_timeout_ms = 3000;
+    // The parking time the recorded seeds (regression-seeds.txt) ran with.
+    ncfg_.coordinator_park_ms = 100;
     ncfg_.transaction_abort_timed_out_transaction_cleanup_interval_ms = 1000;
     ncfg_.supervisor_max_restarts = 1000000;
     ncfg_.supervisor_restart_window_ms = 1000;
