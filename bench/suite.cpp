@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "smoke run: one repetition, tiny sizes (not for figures)");
   app.add_option("--only", only,
                  "comma-separated subset of floor,produce,commit,coordinator,fetch,ctp,multinode,failover,"
-                 "storage,micro");
+                 "kafka-wire,storage,micro");
   app.add_option("--dir", dir, "scratch directory on the disk to measure (default: temp dir)");
   app.add_option("--micro-filter", micro_filter, "regex selecting micro-benchmarks");
   std::string variant_filter;
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
         selected.insert(item);
     for (auto& s : selected)
       if (!std::set<std::string>{"floor", "produce", "commit", "coordinator", "fetch", "ctp",
-                                 "multinode", "failover", "storage", "micro"}
+                                 "multinode", "failover", "kafka-wire", "storage", "micro"}
              .count(s)) {
         std::fprintf(stderr, "caftx-bench: unknown benchmark '%s'\n", s.c_str());
         return 2;
@@ -308,6 +308,8 @@ int main(int argc, char** argv) {
       bench_multinode(ctx);
     if (wanted("failover"))
       bench_failover(ctx);
+    if (wanted("kafka-wire"))
+      bench_kafka_wire(ctx);
     if (wanted("storage"))
       bench_storage(ctx);
     if (wanted("micro"))

@@ -109,6 +109,9 @@ void bench_consume_transform_produce(const context& ctx);
 void bench_multinode(const context& ctx);
 /// Failover times on three replicated nodes (bench/multinode.cpp).
 void bench_failover(const context& ctx);
+/// bench/kafka_wire.cpp: librdkafka against a caftx-node over Kafka's wire
+/// protocol, against librdkafka's mock cluster, and caftx's own client.
+void bench_kafka_wire(const context& ctx);
 /// bench/storage.cpp: each node in a child process (storage_child_main).
 void bench_storage(const context& ctx);
 /// The hidden subcommand `caftx-bench --storage-child ARGS...` (the

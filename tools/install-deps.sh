@@ -4,7 +4,11 @@
 # ZooKeeper (the jars of libzookeeper-java, run on a headless JRE) is what
 # the cluster tests start; libzookeeper-mt-dev is its C client. kcat
 # (librdkafka's command-line client) and python3-confluent-kafka (its
-# Python binding) judge the Kafka listener in the tests.
+# Python binding) judge the Kafka listener in the tests; the kafka-wire
+# benchmark links librdkafka-dev. librdkafka's own test suite is built from
+# Debian's source package (apt-get source, which wants dpkg-dev and a
+# deb-src entry: added for the Debian archive the machine already uses
+# when it has none).
 set -euo pipefail
 
 packages=(
@@ -23,6 +27,7 @@ packages=(
   libzookeeper-mt-dev
   libzookeeper-java openjdk-17-jre-headless
   kcat python3-confluent-kafka
+  dpkg-dev librdkafka-dev
 )
 
 # Node.js and npm run KafkaJS (pinned in tests/clients/js/package-lock.json,
@@ -48,18 +53,52 @@ install_js_clients() {
   fi
 }
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  install_js_clients
-  exit 0
-fi
+# True when apt knows librdkafka's source package.
+have_deb_src() {
+  apt-cache showsrc librdkafka 2>/dev/null | grep -q '^Version: 2\.0\.2'
+}
 
-echo "caftx: installing ${missing[*]}" >&2
+# Writes a deb-src twin of each Debian archive entry the machine has
+# (deb822 files and one-line sources.list alike), for apt-get source.
+add_deb_src() {
+  local out=/etc/apt/sources.list.d/caftx-deb-src tmp f
+  tmp=$(mktemp)
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'BEGIN { RS = ""; ORS = "\n\n" }
+         /(^|\n)Types:[^\n]*deb/ && /URIs:[^\n]*debian/ && !/URIs:[^\n]*debian-security/ {
+           sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
+  done > "$tmp"
+  if [ -s "$tmp" ]; then $SUDO cp "$tmp" "$out.sources"; fi
+  if [ -f /etc/apt/sources.list ]; then
+    sed -n 's/^deb \(.*debian.*\)$/deb-src \1/p' /etc/apt/sources.list | grep -v debian-security > "$tmp" || true
+    if [ -s "$tmp" ]; then $SUDO cp "$tmp" "$out.list"; fi
+  fi
+  rm -f "$tmp"
+}
+
 if [ "$(id -u)" -ne 0 ]; then
   SUDO=sudo
 else
   SUDO=
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+need_update=0
+if ! have_deb_src; then
+  echo "caftx: adding a deb-src entry (librdkafka's test suite is built from its Debian source package)" >&2
+  add_deb_src
+  need_update=1
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "caftx: installing ${missing[*]}" >&2
+  need_update=1
+fi
+if [ "$need_update" -eq 1 ]; then
+  $SUDO apt-get update -qq
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 install_js_clients
+have_deb_src || echo "caftx: apt knows no librdkafka 2.0.2 source package; the librdkafka-* tests will fail" >&2
