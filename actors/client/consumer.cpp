@@ -426,13 +426,21 @@ struct consumer::impl {
       if (!s.ok()) {
         if (!is_retriable(s.error().code()))
           raise(s.error());
+        (void) ch.coordinator(0, group(), true, timeout());
         retry(s.error());
+        continue;
+      }
+      if (coordinator_moved(s->error)) {
+        // Kafka's SyncGroupResponseHandler marks the coordinator unknown;
+        // the join loop finds it again after retry.backoff.ms.
+        (void) ch.coordinator(0, group(), true, timeout());
+        retry(status{s->error, "SyncGroup of group " + group()});
         continue;
       }
       if (s->error == error_code::unknown_member_id)
         member_id.clear();
       if (s->error == error_code::unknown_member_id || s->error == error_code::illegal_generation
-          || s->error == error_code::rebalance_in_progress || coordinator_moved(s->error))
+          || s->error == error_code::rebalance_in_progress)
         continue; // join again
       if (s->error != error_code::none)
         raise(status{s->error, "SyncGroup of group " + group()});

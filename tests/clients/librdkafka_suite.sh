@@ -66,11 +66,13 @@ prepare() {
   echo "built librdkafka $version's test runner in $dir/src/tests"
 }
 
-# A port nobody listens on, with $2 - 1 free ports after it.
+# A port nobody listens on, with $1 - 1 free ports after it, below
+# Linux's ephemeral range (32768 on), where outgoing connections (and
+# tests that let the OS pick) take theirs.
 free_ports() {
   local span=$1 base p ok
   for _ in $(seq 1 200); do
-    base=$((20000 + RANDOM % 30000))
+    base=$((20000 + RANDOM % 12000))
     ok=1
     for ((p = base; p < base + span; ++p)); do
       if { exec 3<> "/dev/tcp/127.0.0.1/$p"; } 2> /dev/null; then
@@ -87,7 +89,7 @@ free_ports() {
 run() {
   local dir=$1 test=$2
   shift 2
-  dir=$(cd "$dir" && pwd)
+  dir=$(cd "$dir" 2> /dev/null && pwd) || die "no directory $dir: run '$0 prepare DIR' first"
   local runner_dir="$dir/src/tests"
   [[ -x "$runner_dir/test-runner" ]] || die "no test runner in $runner_dir: run '$0 prepare $dir' first"
   [[ "$test" =~ ^[0-9]{4}$ ]] || die "TEST must be a 4-digit librdkafka test number, not '$test'"
@@ -113,6 +115,8 @@ run() {
         [[ -f "$f" ]] || continue
         echo "--- $(basename "$f"): warnings and errors" >&2
         grep -E '\] (warn|error|critical) ' "$f" | tail -n 40 >&2 || true
+        echo "--- $(basename "$f"): its last lines" >&2
+        tail -n 10 "$f" >&2
       done
     fi
     for f in "$cluster"/nodes/node*.pid "$cluster"/nodes/zookeeper.pid; do
@@ -125,8 +129,11 @@ run() {
   }
   trap stop_cluster EXIT
   trap 'exit 143' TERM INT
-  "$project/tools/local-cluster.sh" start 3 "$cluster/nodes" > "$cluster/start.log" 2>&1 \
-    || { cat "$cluster/start.log" >&2; die "the cluster did not start"; }
+  if ! "$project/tools/local-cluster.sh" start 3 "$cluster/nodes" > "$cluster/start.log" 2>&1; then
+    cat "$cluster/start.log" >&2
+    status=1 # stop_cluster prints the nodes' warnings
+    die "the cluster did not start"
+  fi
   local k=$CAFTX_KAFKA_PORT port ready
   # A node answers Metadata once the controller's first UpdateMetadata
   # reached it (before, it closes the connection, which the runner counts

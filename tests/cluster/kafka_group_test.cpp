@@ -311,8 +311,9 @@ TEST_F(KafkaGroups, GroupProtocolOnARawSocketWithKafkasErrors) {
 }
 
 // Two kcat balanced consumers (-G, librdkafka's range assignor) in one
-// group read a 3-partition topic: together they see every record, and
-// the group's committed offsets reach the end of every partition.
+// group read a 3-partition topic: each reads a share, together every
+// record once, and the group's committed offsets reach the end of every
+// partition.
 TEST_F(KafkaGroups, KcatBalancedConsumersShareATopicAndCommit) {
   start_cluster(3);
   admin_client admin{client_props()};
@@ -333,17 +334,27 @@ TEST_F(KafkaGroups, KcatBalancedConsumersShareATopicAndCommit) {
   auto b = consume("kcat-b");
   ASSERT_EQ(exit_code(a->wait_exit(90s)), 0) << a->err();
   ASSERT_EQ(exit_code(b->wait_exit(90s)), 0) << b->err();
+  // Both members of the first generation read a share (a member reading
+  // all 30 alone would leave the other empty-handed), and no record twice.
   std::set<std::string> seen;
+  size_t lines = 0;
   for (auto* p : {a.get(), b.get()}) {
     std::istringstream in{p->out()};
+    size_t mine = 0;
     for (std::string line; std::getline(in, line);)
-      if (!line.empty())
+      if (!line.empty()) {
         seen.insert(line);
+        ++mine;
+      }
+    EXPECT_GT(mine, 0u) << p->out();
+    EXPECT_LT(mine, 30u) << p->out();
+    lines += mine;
   }
   std::set<std::string> want;
   for (int i = 0; i < 30; ++i)
     want.insert("v" + std::to_string(i));
   EXPECT_EQ(seen, want);
+  EXPECT_EQ(lines, 30u);
   auto ends = std::map<topic_partition, int64_t>{};
   for (auto& line : kcat_consume(1, "shared", "read_uncommitted")) {
     auto p = std::stoi(line.substr(0, line.find('/')));
