@@ -6,7 +6,10 @@
 // own C++ client against the same node over the CAF middleman. Every
 // client runs in this process; the node in its own.
 //
-// Lines, records/s of 100 B values on a topic of 3 partitions:
+// Lines, records/s of 100 B values on a topic of 3 partitions, each
+// producer dealing its records to the partitions in turn (the same spread
+// for both clients; librdkafka's own default for records without a key
+// keeps a partition for 10 ms, sticky.partitioning.linger.ms):
 //  - produce idempotent: as fast as the client goes, then flush;
 //  - produce txn 100 ms: transactions of 100 ms, records committed;
 //  - consume read_committed and read_uncommitted: a fresh consumer reads a
@@ -87,11 +90,12 @@ void check(rd_kafka_error_t* e, const char* what) {
   throw std::runtime_error(msg);
 }
 
-// Produces one 100 B record to no partition in particular (librdkafka's
-// partitioner), waiting while the client's queue is full.
-void produce_one(rd_kafka_t* rk, const std::string& topic, const std::string& value) {
+// Produces one 100 B record to `partition` (RD_KAFKA_PARTITION_UA:
+// librdkafka's partitioner), waiting while the client's queue is full.
+void produce_one(rd_kafka_t* rk, const std::string& topic, const std::string& value,
+                 int32_t partition = RD_KAFKA_PARTITION_UA) {
   for (;;) {
-    auto err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+    auto err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
                                  RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -115,7 +119,7 @@ double librdkafka_produce(const std::string& bootstrap, const std::string& topic
   if (txn_ms > 0)
     check(rd_kafka_init_transactions(rk.get(), 30000), "init_transactions");
   std::string value(value_bytes, 'v');
-  int64_t committed = 0;
+  int64_t committed = 0, produced = 0;
   auto start = clock_type::now();
   while (ms_since(start) < seconds * 1000) {
     if (txn_ms > 0) {
@@ -124,14 +128,14 @@ double librdkafka_produce(const std::string& bootstrap, const std::string& topic
       int64_t sent = 0;
       while (ms_since(txn_start) < txn_ms) {
         for (int k = 0; k < 64; ++k, ++sent)
-          produce_one(rk.get(), topic, value);
+          produce_one(rk.get(), topic, value, static_cast<int32_t>(sent % partitions));
         rd_kafka_poll(rk.get(), 0);
       }
       check(rd_kafka_commit_transaction(rk.get(), 60000), "commit_transaction");
       committed += sent;
     } else {
-      for (int k = 0; k < 64; ++k)
-        produce_one(rk.get(), topic, value);
+      for (int k = 0; k < 64; ++k, ++produced)
+        produce_one(rk.get(), topic, value, static_cast<int32_t>(produced % partitions));
       rd_kafka_poll(rk.get(), 0);
     }
   }
@@ -228,6 +232,9 @@ double librdkafka_consume(const std::string& bootstrap, const std::string& topic
   auto* tps = rd_kafka_topic_partition_list_new(partitions);
   for (int32_t p = 0; p < partitions; ++p)
     rd_kafka_topic_partition_list_add(tps, topic.c_str(), p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  if (records < 2)
+    throw std::runtime_error("kafka-wire: " + topic + " holds " + std::to_string(records)
+                             + " records: too few to time");
   auto start = clock_type::now();
   auto err = rd_kafka_assign(rk.get(), tps);
   rd_kafka_topic_partition_list_destroy(tps);

@@ -65,13 +65,17 @@ add_deb_src() {
   tmp=$(mktemp)
   for f in /etc/apt/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
+    # Debian's own archive only (deb.debian.org, a mirror, snapshot),
+    # not debian-security or a third party's repository with "debian" in
+    # its address, which may publish no sources (apt-get update would fail).
     awk 'BEGIN { RS = ""; ORS = "\n\n" }
-         /(^|\n)Types:[^\n]*deb/ && /URIs:[^\n]*debian/ && !/URIs:[^\n]*debian-security/ {
+         /(^|\n)Types:[^\n]*deb/ && /URIs:[^\n]*debian\.org\/(archive\/)?debian([ \/\n]|$)/ {
            sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f"
   done > "$tmp"
   if [ -s "$tmp" ]; then $SUDO cp "$tmp" "$out.sources"; fi
   if [ -f /etc/apt/sources.list ]; then
-    sed -n 's/^deb \(.*debian.*\)$/deb-src \1/p' /etc/apt/sources.list | grep -v debian-security > "$tmp" || true
+    grep -E '^deb[[:space:]].*debian\.org/(archive/)?debian[ /]' /etc/apt/sources.list \
+      | sed 's/^deb/deb-src/' > "$tmp" || true
     if [ -s "$tmp" ]; then $SUDO cp "$tmp" "$out.list"; fi
   fi
   rm -f "$tmp"

@@ -419,6 +419,9 @@ struct consumer::impl {
       if (j->error != error_code::none)
         raise(status{j->error, "JoinGroup of group " + group()});
       member_id = j->member_id;
+      // A join may take up to max.poll.interval.ms: SyncGroup's retries
+      // get default.api.timeout.ms of their own from here.
+      deadline = api_deadline();
       sync_group_request sync{group(), j->generation_id, member_id, {}};
       if (j->leader_id == member_id)
         sync.assignments = leader_assignment(*j);

@@ -52,9 +52,15 @@ prepare() {
   fi
   command -v dpkg-source > /dev/null || die "dpkg-source not found: tools/install-deps.sh installs dpkg-dev"
   rm -rf "$dir/src" "$dir"/librdkafka_*
-  (cd "$dir" && apt-get source -qq --download-only "librdkafka=$version-1") \
-    || die "apt-get source librdkafka=$version-1 failed: tools/install-deps.sh adds a deb-src entry for Debian's archive"
-  (cd "$dir" && dpkg-source -q -x "librdkafka_$version-1.dsc" src > /dev/null)
+  (cd "$dir" && apt-get source -qq --download-only librdkafka) \
+    || die "apt-get source librdkafka failed: tools/install-deps.sh adds a deb-src entry for Debian's archive"
+  local dsc
+  dsc=$(ls "$dir"/librdkafka_"$version"-*.dsc 2> /dev/null | head -n 1)
+  [[ -n "$dsc" ]] || die "apt's librdkafka source is not $version: $(ls "$dir"/librdkafka_*.dsc 2> /dev/null)"
+  # (apt checked the files against the archive's signed index; dpkg-source
+  # notes that it has no key for the .dsc's own signature.)
+  (cd "$dir" && dpkg-source -q -x "$dsc" src > "$dir/extract.log" 2>&1) \
+    || die "dpkg-source -x $dsc failed (see $dir/extract.log)"
   # TLS, SASL and curl are not what the tests named here exercise; the
   # compression codecs are (Debian's zlib, zstd, lz4; bundled snappy).
   (cd "$dir/src" && ./configure --disable-ssl --disable-sasl --disable-gssapi --disable-curl \
@@ -86,6 +92,36 @@ free_ports() {
   die "no free ports found"
 }
 
+# True while process $1 runs (a killed one its parent has not reaped yet
+# is a zombie: not running; the nodes' parent, local-cluster.sh, is gone).
+alive() {
+  kill -0 "$1" 2> /dev/null && [[ "$(ps -o stat= -p "$1" 2> /dev/null)" != Z* ]]
+}
+
+# Every process the cluster started, by the PIDs local-cluster.sh
+# recorded: SIGKILL (nothing in it needs to survive the test), then its
+# files. On a failure the nodes' warnings and last lines are printed first.
+stop_cluster() {
+  local f p
+  [[ -n "${cluster:-}" && -d "$cluster" ]] || return 0
+  if [[ ${status:-0} != 0 ]]; then
+    for f in "$cluster"/nodes/node*.log; do
+      [[ -f "$f" ]] || continue
+      echo "--- $(basename "$f"): warnings and errors" >&2
+      grep -E '\] (warn|error|critical) ' "$f" | tail -n 40 >&2 || true
+      echo "--- $(basename "$f"): its last lines" >&2
+      tail -n 10 "$f" >&2
+    done
+  fi
+  for f in "$cluster"/nodes/node*.pid "$cluster"/nodes/zookeeper.pid; do
+    [[ -f "$f" ]] || continue
+    p=$(cat "$f")
+    kill -KILL "$p" 2> /dev/null || true
+    for _ in $(seq 1 100); do alive "$p" || break; sleep 0.05; done
+  done
+  rm -rf "$cluster"
+}
+
 run() {
   local dir=$1 test=$2
   shift 2
@@ -93,45 +129,26 @@ run() {
   local runner_dir="$dir/src/tests"
   [[ -x "$runner_dir/test-runner" ]] || die "no test runner in $runner_dir: run '$0 prepare $dir' first"
   [[ "$test" =~ ^[0-9]{4}$ ]] || die "TEST must be a 4-digit librdkafka test number, not '$test'"
-  # Global: the EXIT trap below reads it after run() returned.
+  # Globals: the EXIT trap reads them after run() returned. A nonzero
+  # status makes stop_cluster print the nodes' logs.
+  status=0
   cluster=$(mktemp -d /tmp/caftx-librdkafka.XXXXXX)
-  export CAFTX_ZK_PORT CAFTX_BASE_PORT CAFTX_KAFKA_PORT
-  CAFTX_ZK_PORT=$(free_ports 1)
-  CAFTX_BASE_PORT=$(free_ports 3)
-  CAFTX_KAFKA_PORT=$(free_ports 3)
+  trap stop_cluster EXIT
+  trap 'exit 143' TERM INT
+  # Seven consecutive free ports: ZooKeeper, three nodes, three Kafka
+  # listeners (drawn once, so the three ranges cannot overlap).
+  local base
+  base=$(free_ports 7)
+  export CAFTX_ZK_PORT=$base CAFTX_BASE_PORT=$((base + 1)) CAFTX_KAFKA_PORT=$((base + 4))
   export CAFTX_METRICS_PORT=0 CAFTX_NODE_PROPERTIES="$cluster/extra.properties"
   # librdkafka's tests produce to topics they never create: Kafka's
   # default (auto.create.topics.enable=true, 4 partitions here, as its
   # test cluster has), with every partition on three replicas.
   printf '%s\n' auto.create.topics.enable=true num.partitions=4 default.replication.factor=3 \
     > "$CAFTX_NODE_PROPERTIES"
-  # Every process the cluster started, by the PIDs local-cluster.sh
-  # recorded: SIGKILL (nothing in it needs to survive the test), reaped
-  # before the files go. On a failure the nodes' warnings are printed first.
-  stop_cluster() {
-    local f p
-    if [[ ${status:-0} != 0 ]]; then
-      for f in "$cluster"/nodes/node*.log; do
-        [[ -f "$f" ]] || continue
-        echo "--- $(basename "$f"): warnings and errors" >&2
-        grep -E '\] (warn|error|critical) ' "$f" | tail -n 40 >&2 || true
-        echo "--- $(basename "$f"): its last lines" >&2
-        tail -n 10 "$f" >&2
-      done
-    fi
-    for f in "$cluster"/nodes/node*.pid "$cluster"/nodes/zookeeper.pid; do
-      [[ -f "$f" ]] || continue
-      p=$(cat "$f")
-      kill -KILL "$p" 2> /dev/null || true
-      for _ in $(seq 1 100); do kill -0 "$p" 2> /dev/null || break; sleep 0.05; done
-    done
-    rm -rf "$cluster"
-  }
-  trap stop_cluster EXIT
-  trap 'exit 143' TERM INT
   if ! "$project/tools/local-cluster.sh" start 3 "$cluster/nodes" > "$cluster/start.log" 2>&1; then
     cat "$cluster/start.log" >&2
-    status=1 # stop_cluster prints the nodes' warnings
+    status=1
     die "the cluster did not start"
   fi
   local k=$CAFTX_KAFKA_PORT port ready
@@ -147,7 +164,10 @@ run() {
       fi
       sleep 0.2
     done
-    [[ $ready == 1 ]] || die "node at 127.0.0.1:$port does not serve Metadata after 60 s"
+    if [[ $ready != 1 ]]; then
+      status=1
+      die "node at 127.0.0.1:$port does not serve Metadata after 60 s"
+    fi
   done
   printf 'metadata.broker.list=127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d\n' "$k" $((k + 1)) $((k + 2)) \
     > "$cluster/test.conf"
@@ -159,19 +179,27 @@ run() {
   # caftx answers KIP-360 (InitProducerId v3+ bumps the epoch) and KIP-447
   # (TxnOffsetCommit v3, OffsetFetch v7), as Kafka 2.5 does.
   export TEST_KAFKA_VERSION=2.5.0
-  status=0
-  local s
+  # One budget for the whole run (seconds since this script started),
+  # below ctest's TIMEOUT of 900 s: ctest kills a test that overruns with
+  # SIGKILL, which no trap sees, and the nodes (children of
+  # local-cluster.sh, which has exited) would outlive it.
+  local budget=${CAFTX_LIBRDKAFKA_TIMEOUT:-840} s left
   for s in "${subtests[@]}"; do
     if [[ -n "$s" && ${#skipped_0113[@]} -gt 0 ]] && printf '%s\n' "${skipped_0113[@]}" | grep -qx "$s"; then
       echo "librdkafka-suite: $test subtest $s not run (see README)"
       continue
     fi
-    # Below ctest's TIMEOUT (900 s), so this script stops the cluster
-    # itself when a test hangs.
+    left=$((budget - SECONDS))
+    if ((left < 10)); then
+      echo "librdkafka-suite: the ${budget} s budget is used up before ${s:-$test}" >&2
+      status=124
+      break
+    fi
     # In the cluster's directory: the runner's stats files go with it.
+    # --foreground: a Ctrl-C reaches the runner too.
     (cd "$cluster" && env LD_LIBRARY_PATH="$dir/src/src:$dir/src/src-cpp" \
         RDKAFKA_TEST_CONF="$cluster/test.conf" TESTS="$test" SUBTESTS="$s" \
-        timeout -k 10 "${CAFTX_LIBRDKAFKA_TIMEOUT:-780}" "$runner_dir/test-runner" -p1 -L "$@") \
+        timeout --foreground -k 10 "$left" "$runner_dir/test-runner" -p1 -L "$@") \
       || status=$?
   done
   return $status
