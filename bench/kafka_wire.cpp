@@ -38,6 +38,7 @@ namespace caftx::bench {
 
 namespace {
 
+using namespace std::chrono_literals;
 using kv = std::vector<std::pair<std::string, std::string>>;
 
 constexpr int partitions = 3;

@@ -10,12 +10,9 @@
 #include "bench/node_process.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -37,8 +34,6 @@
 #include "runtime/ids.hpp"
 #include "runtime/messages.hpp"
 #include "tests/cluster/zk_server.hpp"
-
-extern char** environ;
 
 namespace caftx::bench {
 

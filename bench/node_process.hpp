@@ -23,8 +23,6 @@ extern char** environ;
 
 namespace caftx::bench {
 
-using namespace std::chrono_literals;
-
 inline std::string read_all(const std::string& path) {
   std::ifstream in{path};
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -77,7 +75,7 @@ public:
     for (int i = 0; i < 200; ++i) {
       if (::waitpid(pid_, &st, WNOHANG) == pid_)
         return;
-      std::this_thread::sleep_for(50ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, &st, 0);
@@ -109,7 +107,7 @@ inline bool wait_for(const std::function<bool()>& cond, std::chrono::millisecond
   while (!cond()) {
     if (clock_type::now() >= until)
       return false;
-    std::this_thread::sleep_for(5ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
 }
