@@ -14,6 +14,7 @@ const char* to_string(error_code code) {
     case error_code::broker_not_available: return "BROKER_NOT_AVAILABLE";
     case error_code::stale_controller_epoch: return "STALE_CONTROLLER_EPOCH";
     case error_code::invalid_replication_factor: return "INVALID_REPLICATION_FACTOR";
+    case error_code::invalid_replica_assignment: return "INVALID_REPLICA_ASSIGNMENT";
     case error_code::not_controller: return "NOT_CONTROLLER";
     case error_code::stale_broker_epoch: return "STALE_BROKER_EPOCH";
     case error_code::topic_deletion_disabled: return "TOPIC_DELETION_DISABLED";

@@ -43,6 +43,7 @@ enum class error_code : uint8_t {
   member_id_required = 79,       // JoinGroup v4+ without a member id (KIP-394): rejoin with the one given
   group_max_size_reached = 81,   // JoinGroup into a group of group.max.size members
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
+  invalid_replica_assignment = 39, // CreatePartitions: an assignment Kafka's AdminZkClient refuses
   not_controller = 41,           // a request only the active controller answers
   invalid_request = 42,
   unsupported_for_message_format = 43, // Produce v0-2: message formats 0 and 1, which caftx does not keep

@@ -298,7 +298,7 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
   for (const auto& [id, n] : live_)
     update_metadata(id, changed, out);
   if (bt.topic_reply)
-    out.created_topics.push_back(*bt.topic_reply);
+    (bt.grown_from > 0 ? out.created_partitions : out.created_topics).push_back(*bt.topic_reply);
   if (bt.shutdown_of) {
     controlled_shutdown_result res{*bt.shutdown_of, status{}, {}};
     for (const auto& [tp, st] : states_)
@@ -315,10 +315,11 @@ controller_decision controller_core::resign(controller_decision out) {
   out.writes.clear();
   out.rereads.clear();
   out.requests.clear();
+  const status resigned{error_code::not_controller, "the controller resigned"};
   for (auto& [id, bt] : batches_) {
     if (bt.new_topic)
-      out.created_topics.push_back({bt.new_topic->name,
-                                    status{error_code::not_controller, "the controller resigned"}});
+      (bt.grown_from > 0 ? out.created_partitions : out.created_topics)
+        .push_back({bt.new_topic->name, resigned});
     if (bt.shutdown_of)
       out.shutdowns.push_back(
         {*bt.shutdown_of, status{error_code::not_controller, "the controller resigned"}, {}});
@@ -331,6 +332,11 @@ controller_decision controller_core::resign(controller_decision out) {
     out.isr_changes.push_back(
       {p.node, tp, status{error_code::not_controller, "the controller resigned"}, {}, p.request});
   deferred_isr_.clear();
+  for (const auto& [name, queue] : topic_queue_)
+    for (const auto& q : queue)
+      (q.grow ? out.created_partitions : out.deleted_topics).push_back({name, resigned});
+  topic_queue_.clear();
+  growing_.clear();
   batches_.clear();
   writes_.clear();
   rereads_.clear();
@@ -479,22 +485,7 @@ controller_decision controller_core::create_topic(const create_topic_request& re
   if (!assignment.ok())
     return fail(assignment.error().code(), assignment.error().message());
   topic_assignment t{req.name, std::move(*assignment), req.configs};
-  std::vector<store_op> ops{{op_kind::create, topic_path(t.name), encode_topic(t), -1}};
-  for (const auto& [p, reps] : t.partitions) {
-    topic_partition tp{t.name, p};
-    // onNewPartitionCreation: leader = the first live replica, ISR = the
-    // live replicas (all of them, just assigned over live nodes), epoch 0.
-    partition_state st{reps.front(), 0, reps, me_.epoch, 0};
-    ops.push_back({op_kind::create, partition_path(tp), "", -1});
-    ops.push_back({op_kind::create, partition_state_path(tp), encode_partition_state(st), -1});
-  }
-  auto b = open_batch();
-  auto& bt = batches_[b];
-  bt.new_topic = t;
-  bt.topic_write_pending = true;
-  auto w = fenced(std::move(ops));
-  writes_[w.id] = pending_write{b, std::nullopt, {}};
-  out.writes.push_back(std::move(w));
+  write_topic(std::move(t), 0, out);
   return out;
 }
 
@@ -741,14 +732,23 @@ controller_decision controller_core::write_answered(const write_result& r) {
   if (bit == batches_.end())
     return out;
   auto& bt = bit->second;
-  if (!pw.tp) { // the topic create
+  if (!pw.tp) { // the topic create, or the grown topic (CreatePartitions)
     bt.topic_write_pending = false;
-    const auto& t = *bt.new_topic;
+    const auto t = *bt.new_topic;
+    const auto grown_from = bt.grown_from;
+    const bool grow = grown_from > 0;
+    auto reply = [&out, grow](create_topic_result r) {
+      (grow ? out.created_partitions : out.created_topics).push_back(std::move(r));
+    };
+    if (grow)
+      growing_.erase(t.name);
     switch (r.outcome) {
       case write_outcome::ok: {
         topics_[t.name] = t;
-        size_t i = 3; // ops: check, topic, then (partition, state) per partition
+        size_t i = 3; // ops: check, topic, then (partition, state) per new partition
         for (const auto& [p, reps] : t.partitions) {
+          if (p < grown_from)
+            continue;
           topic_partition tp{t.name, p};
           partition_state st{reps.front(), 0, reps, me_.epoch, 0};
           if (i < r.versions.size())
@@ -762,6 +762,8 @@ controller_decision controller_core::write_answered(const write_result& r) {
         // Replicas that died while the create was in flight leave the ISR
         // now, as any dead replica (ReplicaStateMachine's OfflineReplica).
         for (const auto& [p, reps] : t.partitions) {
+          if (p < grown_from)
+            continue;
           intent in;
           for (auto r : reps)
             if (live_.count(r) == 0)
@@ -775,7 +777,10 @@ controller_decision controller_core::write_answered(const write_result& r) {
       }
       case write_outcome::node_exists:
         bt.topic_reply = create_topic_result{
-          t.name, status{error_code::topic_already_exists, "Topic '" + t.name + "' already exists."}};
+          t.name, grow ? status{error_code::unknown_server_error,
+                                "a new partition of topic '" + t.name + "' exists in the store already"}
+                       : status{error_code::topic_already_exists,
+                                "Topic '" + t.name + "' already exists."}};
         break;
       case write_outcome::connection_loss: {
         // The topic may or may not exist now. If it does, nothing else
@@ -785,8 +790,9 @@ controller_decision controller_core::write_answered(const write_result& r) {
         // the whole state anew, the topic included (Kafka's controller
         // failover reads every topic). The client's retry then gets
         // TOPIC_ALREADY_EXISTS or creates it.
-        auto lost = "the store's answer to creating topic '" + t.name + "' was lost";
-        out.created_topics.push_back({t.name, status{error_code::request_timed_out, lost}});
+        auto lost = "the store's answer to " + std::string(grow ? "adding partitions to" : "creating")
+                    + " topic '" + t.name + "' was lost";
+        reply({t.name, status{error_code::request_timed_out, lost}});
         batches_.erase(bit);
         out = resign(std::move(out));
         out.resigned_because = lost + ": reading the state again";
@@ -795,9 +801,12 @@ controller_decision controller_core::write_answered(const write_result& r) {
       default:
         bt.topic_reply = create_topic_result{
           t.name, status{error_code::unknown_server_error,
-                         "creating topic '" + t.name + "' failed in the store"}};
+                         std::string(grow ? "adding partitions to" : "creating") + " topic '"
+                           + t.name + "' failed in the store"}};
     }
     maybe_finish(pw.batch, out);
+    if (grow)
+      release_topic_queue(t.name, out);
     return out;
   }
   const auto& tp = *pw.tp;
@@ -865,14 +874,23 @@ controller_decision controller_core::state_read(const topic_partition& tp,
 
 controller_decision controller_core::delete_topic(const std::string& name) {
   controller_decision out;
+  if (resigned_) {
+    out.deleted_topics.push_back({name, status{error_code::not_controller, "the controller resigned"}});
+    return out;
+  }
+  if (growing_.count(name) > 0)
+    topic_queue_[name].push_back({std::nullopt});
+  else
+    begin_deletion(name, out);
+  return out;
+}
+
+void controller_core::begin_deletion(const std::string& name, controller_decision& out) {
   auto fail = [&](error_code c, std::string msg) {
     out.deleted_topics.push_back({name, status{c, std::move(msg)}});
-    return out;
   };
-  if (resigned_)
-    return fail(error_code::not_controller, "the controller resigned");
   if (deleting_.count(name) > 0)
-    return out; // answered with the deletion under way
+    return; // answered with the deletion under way
   if (topics_.count(name) == 0)
     return fail(error_code::unknown_topic_or_partition,
                 "This server does not host this topic-partition.");
@@ -884,7 +902,158 @@ controller_decision controller_core::delete_topic(const std::string& name) {
   auto w = fenced({store_op{op_kind::create, delete_topic_path(name), "", -1}});
   deletion_writes_[w.id] = name;
   out.writes.push_back(std::move(w));
+}
+
+controller_decision controller_core::create_partitions(const create_partitions_request& req) {
+  controller_decision out;
+  if (resigned_)
+    out.created_partitions.push_back(
+      {req.name, status{error_code::not_controller, "the controller resigned"}});
+  else if (growing_.count(req.name) > 0)
+    topic_queue_[req.name].push_back({req});
+  else
+    grow_topic(req, out);
   return out;
+}
+
+namespace {
+
+std::string joined(const std::vector<int32_t>& v) {
+  std::string s;
+  for (auto x : v)
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return s;
+}
+
+} // namespace
+
+void controller_core::grow_topic(const create_partitions_request& req, controller_decision& out) {
+  auto fail = [&](error_code c, std::string msg) {
+    out.created_partitions.push_back({req.name, status{c, std::move(msg)}});
+  };
+  // KafkaApis.handleCreatePartitionsRequest, then ZkAdminManager.createPartitions.
+  if (deleting_.count(req.name) > 0)
+    return fail(error_code::invalid_topic_exception, "The topic is queued for deletion.");
+  auto t = topics_.find(req.name);
+  if (t == topics_.end() || t->second.partitions.count(0) == 0)
+    return fail(error_code::unknown_topic_or_partition,
+                "The topic '" + req.name + "' does not exist.");
+  if (is_internal_topic(req.name))
+    return fail(error_code::invalid_topic_exception,
+                "Topic " + req.name + " is an internal topic: its partition count places every "
+                  + (req.name == transaction_state_topic ? "transactional id" : "group")
+                  + " on its coordinator, and it cannot change.");
+  const auto old_count = static_cast<int32_t>(t->second.partitions.size());
+  if (req.count < old_count)
+    return fail(error_code::invalid_partitions,
+                "Topic currently has " + std::to_string(old_count)
+                  + " partitions, which is higher than the requested " + std::to_string(req.count)
+                  + ".");
+  if (req.count == old_count)
+    return fail(error_code::invalid_partitions,
+                "Topic already has " + std::to_string(old_count) + " partitions.");
+  const int32_t added_count = req.count - old_count;
+  const auto& first = t->second.partitions.at(0);
+  const auto replication_factor = static_cast<int32_t>(first.size());
+  std::map<int32_t, std::vector<node_id>> added;
+  if (!req.assignments.empty()) {
+    std::set<node_id> unknown;
+    for (const auto& reps : req.assignments)
+      for (auto r : reps)
+        if (live_.count(r) == 0)
+          unknown.insert(r);
+    if (!unknown.empty())
+      return fail(error_code::invalid_replica_assignment,
+                  "Unknown broker(s) in replica assignment: "
+                    + joined({unknown.begin(), unknown.end()}) + ".");
+    if (req.assignments.size() != static_cast<size_t>(added_count))
+      return fail(error_code::invalid_replica_assignment,
+                  "Increasing the number of partitions by " + std::to_string(added_count) + " but "
+                    + std::to_string(req.assignments.size()) + " assignments provided.");
+    // AdminZkClient.validateReplicaAssignment.
+    std::vector<int32_t> bad_partitions, bad_factors;
+    for (int32_t i = 0; i < added_count; ++i) {
+      const auto& reps = req.assignments[static_cast<size_t>(i)];
+      const int32_t p = old_count + i;
+      if (reps.empty())
+        return fail(error_code::invalid_replica_assignment,
+                    "Cannot have replication factor of 0 for partition id " + std::to_string(p)
+                      + ".");
+      if (std::set<node_id>(reps.begin(), reps.end()).size() != reps.size())
+        return fail(error_code::invalid_replica_assignment,
+                    "Duplicate brokers not allowed in replica assignment: " + joined(reps)
+                      + " for partition id " + std::to_string(p) + ".");
+      if (static_cast<int32_t>(reps.size()) != replication_factor) {
+        bad_partitions.push_back(p);
+        bad_factors.push_back(static_cast<int32_t>(reps.size()));
+      }
+      added[p] = reps;
+    }
+    if (!bad_partitions.empty())
+      return fail(error_code::invalid_replica_assignment,
+                  "Inconsistent replication factor between partitions, partition 0 has "
+                    + std::to_string(replication_factor) + " while partitions ["
+                    + joined(bad_partitions) + "] have replication factors ["
+                    + joined(bad_factors) + "], respectively.");
+  } else {
+    std::vector<node_id> nodes; // sorted: live_ is a map
+    for (const auto& [id, n] : live_)
+      nodes.push_back(id);
+    auto at = std::find_if(nodes.begin(), nodes.end(), [&](node_id n) { return n >= first.front(); });
+    const auto start = at == nodes.end() ? 0 : static_cast<int32_t>(at - nodes.begin());
+    auto placed = assign_replicas(added_count, replication_factor, nodes, start, start, old_count);
+    if (!placed.ok())
+      return fail(placed.error().code(), placed.error().message());
+    added = std::move(*placed);
+  }
+  if (req.validate_only) {
+    out.created_partitions.push_back({req.name, status{}});
+    return;
+  }
+  topic_assignment grown = t->second;
+  for (const auto& [p, reps] : added)
+    grown.partitions[p] = reps;
+  growing_.insert(req.name);
+  write_topic(std::move(grown), old_count, out);
+}
+
+void controller_core::write_topic(topic_assignment t, int32_t grown_from, controller_decision& out) {
+  // A new topic's znode is created, a grown one's set.
+  std::vector<store_op> ops{
+    {grown_from > 0 ? op_kind::set : op_kind::create, topic_path(t.name), encode_topic(t), -1}};
+  for (const auto& [p, reps] : t.partitions) {
+    if (p < grown_from)
+      continue;
+    topic_partition tp{t.name, p};
+    // onNewPartitionCreation: leader = the first live replica, ISR = the
+    // live replicas (all of them, just assigned over live nodes), epoch 0.
+    partition_state st{reps.front(), 0, reps, me_.epoch, 0};
+    ops.push_back({op_kind::create, partition_path(tp), "", -1});
+    ops.push_back({op_kind::create, partition_state_path(tp), encode_partition_state(st), -1});
+  }
+  auto b = open_batch();
+  auto& bt = batches_[b];
+  bt.new_topic = std::move(t);
+  bt.grown_from = grown_from;
+  bt.topic_write_pending = true;
+  auto w = fenced(std::move(ops));
+  writes_[w.id] = pending_write{b, std::nullopt, {}};
+  out.writes.push_back(std::move(w));
+}
+
+void controller_core::release_topic_queue(const std::string& name, controller_decision& out) {
+  auto q = topic_queue_.find(name);
+  while (!resigned_ && q != topic_queue_.end() && !q->second.empty() && growing_.count(name) == 0) {
+    auto next = std::move(q->second.front());
+    q->second.pop_front();
+    if (next.grow)
+      grow_topic(*next.grow, out);
+    else
+      begin_deletion(name, out);
+    q = topic_queue_.find(name);
+  }
+  if (q != topic_queue_.end() && q->second.empty())
+    topic_queue_.erase(q);
 }
 
 void controller_core::start_deletion(const std::string& name, controller_decision& out) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -66,6 +67,23 @@ struct create_topic_result {
 /// (or the request failed).
 using delete_topic_result = create_topic_result;
 
+/// CreatePartitions for one topic (Kafka's CreatePartitionsTopic, KIP-195):
+/// grow it to `count` partitions in all.
+struct create_partitions_request {
+  std::string name;
+  int32_t count = 0;
+  /// The replicas of each new partition, the first one first (Kafka's
+  /// CreatePartitionsAssignment); empty: placed as Kafka's AdminUtils
+  /// places them.
+  std::vector<std::vector<node_id>> assignments;
+  /// Only the checks and the placement; nothing is written.
+  bool validate_only = false;
+};
+
+/// The answer to a create_partitions_request, given once the new
+/// partitions' znodes are written (or the request failed).
+using create_partitions_result = create_topic_result;
+
 /// The answer to ControlledShutdown (Kafka's ControlledShutdownResponse):
 /// the partitions of replication factor > 1 the node still leads; the node
 /// retries until none remain.
@@ -105,6 +123,8 @@ struct controller_decision {
   std::vector<outbound_request> requests;
   std::vector<create_topic_result> created_topics;
   std::vector<delete_topic_result> deleted_topics;
+  /// CreatePartitions answers, per topic in the order the requests came.
+  std::vector<create_partitions_result> created_partitions;
   std::vector<controlled_shutdown_result> shutdowns;
   std::vector<alter_isr_result> isr_changes;
   bool resigned = false;
@@ -166,6 +186,40 @@ public:
   /// controller then resigns and the next one reads the marker, if it was
   /// written, and resumes).
   controller_decision delete_topic(const std::string& name);
+
+  /// CreatePartitions (Kafka's ZkAdminManager.createPartitions and
+  /// AdminZkClient.addPartitions, then the controller's
+  /// onNewPartitionCreation for the new partitions): one fenced multi sets
+  /// /topics/<t> to the grown assignment and creates each new
+  /// /topics/<t>/<p>/state (leader = first replica, ISR = all replicas,
+  /// leader_epoch 0); once written, LeaderAndIsr (is_new) to their replicas
+  /// and UpdateMetadata to all live nodes. The partitions that were there
+  /// are not touched. New partitions take partition 0's replication factor
+  /// and are placed over the live nodes as AdminUtils places them, from
+  /// partition `old count` on, start index and replica shift both the
+  /// position of partition 0's first replica among the sorted live nodes
+  /// (AdminZkClient.createNewPartitionsAssignment), unless `assignments`
+  /// gives them. Checks, in Kafka's order: NOT_CONTROLLER;
+  /// INVALID_TOPIC_EXCEPTION "The topic is queued for deletion.";
+  /// UNKNOWN_TOPIC_OR_PARTITION "The topic 't' does not exist.";
+  /// INVALID_PARTITIONS "Topic currently has 3 partitions, which is higher
+  /// than the requested 2." or "Topic already has 3 partitions.";
+  /// INVALID_REPLICA_ASSIGNMENT for a node that is not live ("Unknown
+  /// broker(s) in replica assignment: 7."), another number of assignments
+  /// than new partitions, an empty one, a node named twice, or a
+  /// replication factor other than partition 0's; INVALID_REPLICATION_FACTOR
+  /// when partition 0 has more replicas than there are live nodes. Beyond
+  /// Kafka: __transaction_state and __consumer_offsets are refused with
+  /// INVALID_TOPIC_EXCEPTION, since their partition count places every
+  /// transactional id and group on its coordinator (Kafka allows it and
+  /// its coordinators then look for their state in the wrong partition).
+  /// `validate_only`: the checks and the placement only, answered ok.
+  /// A topic's CreatePartitions and DeleteTopics are decided one at a time
+  /// in arrival order: one that comes while partitions are being added to
+  /// the topic waits for that write's outcome (Kafka's controller decides
+  /// its events one at a time). REQUEST_TIMED_OUT when the store's answer
+  /// is unknown; the controller then resigns, as for create_topic.
+  controller_decision create_partitions(const create_partitions_request& req);
 
   /// `node` deleted its replicas of `results` whose error is NONE (Kafka's
   /// StopReplica response of a deletion); the others stay awaited and get
@@ -293,6 +347,9 @@ private:
     bool topic_write_pending = false;
     std::optional<create_topic_result> topic_reply;
     std::optional<topic_assignment> new_topic;
+    /// new_topic grows a topic of this many partitions (CreatePartitions);
+    /// 0: new_topic is a new topic.
+    int32_t grown_from = 0;
     std::optional<node_id> shutdown_of;
     std::optional<alter_isr_result> isr_reply; // AlterIsr: UpdateMetadata only
   };
@@ -342,6 +399,21 @@ private:
   /// Every replica confirmed: the znodes are removed.
   void maybe_remove_topic(const std::string& name, controller_decision& out);
   controller_decision deletion_write_answered(const std::string& name, const write_result& r);
+  /// create_partitions and delete_topic once no partitions are being added
+  /// to the topic.
+  void grow_topic(const create_partitions_request& req, controller_decision& out);
+  void begin_deletion(const std::string& name, controller_decision& out);
+  /// The fenced multi writing topic `t` (created, or grown from
+  /// `grown_from` partitions) with the states of its new partitions.
+  void write_topic(topic_assignment t, int32_t grown_from, controller_decision& out);
+  /// Partitions of `name` are written: decides the requests for it that
+  /// waited, until one of them writes partitions again.
+  void release_topic_queue(const std::string& name, controller_decision& out);
+  /// A request that waits for the partitions being added to its topic:
+  /// a CreatePartitions, or a DeleteTopics when `grow` is empty.
+  struct queued_topic_request {
+    std::optional<create_partitions_request> grow;
+  };
 
   controller_identity me_;
   bool resigned_ = false;
@@ -357,6 +429,8 @@ private:
   std::multimap<topic_partition, alter_isr_proposal> deferred_isr_; // in arrival order per partition
   std::map<std::string, deletion> deleting_;
   std::map<uint64_t, std::string> deletion_writes_; // write id -> topic
+  std::set<std::string> growing_; // topics with new partitions being written
+  std::map<std::string, std::deque<queued_topic_request>> topic_queue_;
 };
 
 } // namespace caftx::controller

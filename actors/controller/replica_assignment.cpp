@@ -6,7 +6,7 @@ namespace caftx::controller {
 
 status_or<std::map<int32_t, std::vector<node_id>>>
 assign_replicas(int32_t partitions, int32_t replication_factor, std::vector<node_id> nodes,
-                int32_t start_index, int32_t next_replica_shift) {
+                int32_t start_index, int32_t next_replica_shift, int32_t first_partition) {
   if (partitions <= 0)
     return status{error_code::invalid_partitions, "Number of partitions must be larger than 0."};
   if (replication_factor <= 0)
@@ -22,7 +22,8 @@ assign_replicas(int32_t partitions, int32_t replication_factor, std::vector<node
   const int32_t start = mod(start_index);
   int64_t shift = mod(next_replica_shift);
   std::map<int32_t, std::vector<node_id>> out;
-  for (int32_t p = 0; p < partitions; ++p) {
+  const int32_t first_id = std::max(0, first_partition);
+  for (int32_t p = first_id; p - first_id < partitions; ++p) {
     if (p > 0 && p % n == 0)
       ++shift;
     const int32_t first = mod(int64_t{p} + start);

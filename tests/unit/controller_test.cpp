@@ -1,7 +1,8 @@
 // The controller's decisions (actors/controller/controller_core.hpp,
 // docs/controller.md): failover, node failure / startup / bounce, offline
 // election in assignment order with unclean election disabled, ISR removal
-// bumping the leader epoch, topic creation and deletion, controlled
+// bumping the leader epoch, topic creation and deletion, partitions added
+// to a topic, controlled
 // shutdown, and the
 // store's answers (ok, BADVERSION on a state, BADVERSION on the epoch
 // fence, unknown outcome). A small in-memory store applies the fenced
@@ -129,6 +130,8 @@ struct cluster {
                               next.created_topics.end());
     all.deleted_topics.insert(all.deleted_topics.end(), next.deleted_topics.begin(),
                               next.deleted_topics.end());
+    all.created_partitions.insert(all.created_partitions.end(), next.created_partitions.begin(),
+                                  next.created_partitions.end());
     all.shutdowns.insert(all.shutdowns.end(), next.shutdowns.begin(), next.shutdowns.end());
     all.isr_changes.insert(all.isr_changes.end(), next.isr_changes.begin(),
                            next.isr_changes.end());
@@ -918,6 +921,179 @@ TEST(Controller, ATopicBeingDeletedIsLeftOutOfIsrChangesShutdownsAndElections) {
             error_code::unknown_topic_or_partition);
   EXPECT_TRUE(c.core.imbalanced_partitions(0).empty());
   EXPECT_TRUE(c.core.elect_preferred_leaders({}).writes.empty());
+}
+
+// -- partitions added to a topic (CreatePartitions) ------------------------------
+
+// AdminZkClient.addPartitions: the grown assignment and the new states in
+// one fenced multi; the partitions that were there are not touched; the
+// new ones get LeaderAndIsr (is_new) at their replicas only and every node
+// learns them from UpdateMetadata.
+TEST(Controller, CreatePartitionsWritesTheGrownTopicAndStartsOnlyTheNewPartitions) {
+  cluster c;
+  c.add("t", {{0, {2, 3}}, {1, {3, 1}}}, {{0, {2, 1, {2, 3}, 4, 0}}, {1, {3, 1, {3, 1}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.create_partitions({"t", 4, {}, false});
+  ASSERT_EQ(d.writes.size(), 1u);
+  EXPECT_TRUE(d.created_partitions.empty()); // answered once durable
+  // Partition 0's first replica is node 2, the second of the live nodes:
+  // start index and replica shift 1 over [1, 2, 3], from partition 2 on.
+  topic_assignment grown{"t", {{0, {2, 3}}, {1, {3, 1}}, {2, {1, 3}}, {3, {2, 3}}}, {}};
+  EXPECT_EQ(d.writes[0].ops,
+            (std::vector<store_op>{
+              {op_kind::check, "/controller_epoch", "", our_epoch_version},
+              {op_kind::set, "/topics/t", encode_topic(grown), -1},
+              {op_kind::create, "/topics/t/2", "", -1},
+              {op_kind::create, "/topics/t/2/state",
+               R"({"version":1,"leader":1,"leader_epoch":0,"controller_epoch":5,"isr":[1,3]})", -1},
+              {op_kind::create, "/topics/t/3", "", -1},
+              {op_kind::create, "/topics/t/3/state",
+               R"({"version":1,"leader":2,"leader_epoch":0,"controller_epoch":5,"isr":[2,3]})", -1}}));
+  auto done = c.settle(d);
+  ASSERT_EQ(done.created_partitions.size(), 1u);
+  EXPECT_EQ(done.created_partitions[0].name, "t");
+  EXPECT_TRUE(done.created_partitions[0].result.ok()) << done.created_partitions[0].result.to_string();
+  EXPECT_TRUE(done.created_topics.empty());
+  EXPECT_EQ(*c.core.topic("t"), grown);
+  EXPECT_EQ(*c.core.state({"t", 3}), (partition_state{2, 0, {2, 3}, our_epoch, 0}));
+  EXPECT_EQ(c.stored({"t", 0}), (partition_state{2, 1, {2, 3}, 4, 4})); // untouched
+  std::map<node_id, std::vector<partition_info>> lair;
+  for (auto& [target, req] : requests_of<leader_and_isr_request>(done))
+    lair[target] = req.partitions;
+  const partition_info p2{{"t", 2}, our_epoch, 1, 0, {1, 3}, 0, {1, 3}, true};
+  const partition_info p3{{"t", 3}, our_epoch, 2, 0, {2, 3}, 0, {2, 3}, true};
+  EXPECT_EQ(lair, (std::map<node_id, std::vector<partition_info>>{
+                    {1, {p2}}, {2, {p3}}, {3, {p2, p3}}}));
+  auto um = requests_of<update_metadata_request>(done);
+  ASSERT_EQ(um.size(), 3u);
+  for (auto& [target, req] : um)
+    EXPECT_EQ(req.partitions, (std::vector<partition_info>{
+                                {{"t", 2}, our_epoch, 1, 0, {1, 3}, 0, {1, 3}, false},
+                                {{"t", 3}, our_epoch, 2, 0, {2, 3}, 0, {2, 3}, false}}))
+      << "UpdateMetadata to " << target;
+}
+
+// Kafka's checks and messages (KafkaApis.handleCreatePartitionsRequest,
+// ZkAdminManager.createPartitions, AdminZkClient.validateReplicaAssignment);
+// nothing is written for a refused request.
+TEST(Controller, CreatePartitionsRefusesWhatKafkaRefusesWithItsMessages) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}, {1, {2, 3}}}, {{0, {1, 1, {1, 2}, 4, 0}}, {1, {2, 1, {2, 3}, 4, 0}}});
+  c.add("wide", {{0, {1, 2, 3}}}, {{0, {1, 1, {1, 2, 3}, 4, 0}}});
+  c.settle(c.become({node(1, 100), node(2, 200)}));
+  c.settle(c.core.create_topic({"__consumer_offsets", 2, 1, {}, 0, 0}));
+  auto refused = [&](create_partitions_request req) {
+    auto d = c.core.create_partitions(req);
+    EXPECT_TRUE(d.writes.empty()) << req.name;
+    EXPECT_EQ(d.created_partitions.size(), 1u) << req.name;
+    auto st = d.created_partitions.empty() ? status{} : d.created_partitions[0].result;
+    return std::make_pair(st.code(), st.message());
+  };
+  auto is = [](error_code code, const std::string& message) { return std::make_pair(code, message); };
+  EXPECT_EQ(refused({"nope", 3, {}, false}),
+            is(error_code::unknown_topic_or_partition, "The topic 'nope' does not exist."));
+  EXPECT_EQ(refused({"t", 1, {}, false}),
+            is(error_code::invalid_partitions,
+               "Topic currently has 2 partitions, which is higher than the requested 1."));
+  EXPECT_EQ(refused({"t", 2, {}, false}),
+            is(error_code::invalid_partitions, "Topic already has 2 partitions."));
+  EXPECT_EQ(refused({"__consumer_offsets", 3, {}, false}).first, error_code::invalid_topic_exception);
+  EXPECT_EQ(refused({"wide", 2, {}, false}), // node 3 is down
+            is(error_code::invalid_replication_factor,
+               "Replication factor: 3 larger than available brokers: 2."));
+  EXPECT_EQ(refused({"t", 3, {{1, 3}}, false}),
+            is(error_code::invalid_replica_assignment, "Unknown broker(s) in replica assignment: 3."));
+  EXPECT_EQ(refused({"t", 4, {{1, 2}}, false}),
+            is(error_code::invalid_replica_assignment,
+               "Increasing the number of partitions by 2 but 1 assignments provided."));
+  EXPECT_EQ(refused({"t", 3, {{}}, false}),
+            is(error_code::invalid_replica_assignment,
+               "Cannot have replication factor of 0 for partition id 2."));
+  EXPECT_EQ(refused({"t", 3, {{2, 2}}, false}),
+            is(error_code::invalid_replica_assignment,
+               "Duplicate brokers not allowed in replica assignment: 2, 2 for partition id 2."));
+  EXPECT_EQ(refused({"t", 4, {{1, 2}, {1}}, false}),
+            is(error_code::invalid_replica_assignment,
+               "Inconsistent replication factor between partitions, partition 0 has 2 while "
+               "partitions [3] have replication factors [1], respectively."));
+  // validate_only: checked and placed, answered ok, nothing written.
+  auto dry = c.core.create_partitions({"t", 5, {}, true});
+  EXPECT_TRUE(dry.writes.empty());
+  ASSERT_EQ(dry.created_partitions.size(), 1u);
+  EXPECT_TRUE(dry.created_partitions[0].result.ok());
+  EXPECT_EQ(c.core.topic("t")->partitions.size(), 2u);
+  // A topic queued for deletion.
+  c.settle(c.core.delete_topic("t"));
+  EXPECT_EQ(refused({"t", 3, {}, false}),
+            is(error_code::invalid_topic_exception, "The topic is queued for deletion."));
+}
+
+// Given replicas are taken as they are, the first one leading.
+TEST(Controller, CreatePartitionsTakesTheGivenAssignments) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {1, 1, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto done = c.settle(c.core.create_partitions({"t", 3, {{3, 1}, {2, 3}}, false}));
+  ASSERT_EQ(done.created_partitions.size(), 1u);
+  EXPECT_TRUE(done.created_partitions[0].result.ok());
+  EXPECT_EQ(c.core.topic("t")->partitions,
+            (std::map<int32_t, std::vector<node_id>>{{0, {1, 2}}, {1, {3, 1}}, {2, {2, 3}}}));
+  EXPECT_EQ(c.stored({"t", 1}), (partition_state{3, 0, {3, 1}, our_epoch, 0}));
+  EXPECT_EQ(c.stored({"t", 2}), (partition_state{2, 0, {2, 3}, our_epoch, 0}));
+}
+
+// One topic's CreatePartitions and DeleteTopics are decided one at a time:
+// a second grow waits for the first one's write and is decided on the
+// grown topic; a deletion that waited covers every partition.
+TEST(Controller, RequestsForATopicWhosePartitionsAreBeingAddedWaitForThatWrite) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {1, 1, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto first = c.core.create_partitions({"t", 2, {}, false});
+  ASSERT_EQ(first.writes.size(), 1u);
+  auto second = c.core.create_partitions({"t", 3, {}, false});
+  auto again = c.core.create_partitions({"t", 3, {}, false});
+  auto removal = c.core.delete_topic("t");
+  for (auto* d : {&second, &again, &removal}) {
+    EXPECT_TRUE(d->writes.empty());
+    EXPECT_TRUE(d->created_partitions.empty());
+    EXPECT_TRUE(d->deleted_topics.empty());
+  }
+  auto done = c.settle(first);
+  ASSERT_EQ(done.created_partitions.size(), 3u);
+  EXPECT_TRUE(done.created_partitions[0].result.ok());
+  EXPECT_TRUE(done.created_partitions[1].result.ok());
+  EXPECT_EQ(done.created_partitions[2].result.code(), error_code::invalid_partitions);
+  EXPECT_EQ(done.created_partitions[2].result.message(), "Topic already has 3 partitions.");
+  EXPECT_EQ(c.core.topic("t")->partitions.size(), 3u);
+  EXPECT_TRUE(c.core.deleting("t"));
+  EXPECT_EQ(c.core.topic("t")->partitions,
+            (std::map<int32_t, std::vector<node_id>>{{0, {1, 2}}, {1, {2, 3}}, {2, {3, 1}}}));
+  EXPECT_EQ(stops_by_node(done), (stops{{1, {{"t-0", -2, true}, {"t-2", -2, true}}},
+                                        {2, {{"t-0", -2, true}, {"t-1", -2, true}}},
+                                        {3, {{"t-1", -2, true}, {"t-2", -2, true}}}}));
+}
+
+// The store's answer lost: the partitions may exist, so the controller
+// resigns to read the state again; what waited is answered NOT_CONTROLLER.
+TEST(Controller, CreatePartitionsWhoseAnswerIsLostResignsAndAnswersWhatWaited) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {1, 1, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.create_partitions({"t", 2, {}, false});
+  ASSERT_EQ(d.writes.size(), 1u);
+  c.core.create_partitions({"t", 3, {}, false});
+  c.core.delete_topic("t");
+  auto r = c.core.on_write_result({d.writes[0].id, write_outcome::connection_loss, 0, {}});
+  EXPECT_TRUE(r.resigned);
+  EXPECT_EQ(r.resigned_because,
+            "the store's answer to adding partitions to topic 't' was lost: reading the state again");
+  ASSERT_EQ(r.created_partitions.size(), 2u);
+  EXPECT_EQ(r.created_partitions[0].result.code(), error_code::request_timed_out);
+  EXPECT_EQ(r.created_partitions[1].result.code(), error_code::not_controller);
+  ASSERT_EQ(r.deleted_topics.size(), 1u);
+  EXPECT_EQ(r.deleted_topics[0].result.code(), error_code::not_controller);
+  EXPECT_TRUE(r.created_topics.empty());
 }
 
 } // namespace caftx::controller

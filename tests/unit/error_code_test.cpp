@@ -23,6 +23,7 @@ TEST(ErrorCode, ControllerErrorsAreKafkasNumbersAndNames) {
   EXPECT_EQ(static_cast<int>(error_code::broker_not_available), 8);
   EXPECT_EQ(static_cast<int>(error_code::stale_controller_epoch), 11);
   EXPECT_EQ(static_cast<int>(error_code::invalid_replication_factor), 38);
+  EXPECT_EQ(static_cast<int>(error_code::invalid_replica_assignment), 39);
   EXPECT_EQ(static_cast<int>(error_code::not_controller), 41);
   EXPECT_EQ(static_cast<int>(error_code::stale_broker_epoch), 77);
   EXPECT_EQ(static_cast<int>(error_code::preferred_leader_not_available), 80);
@@ -34,6 +35,7 @@ TEST(ErrorCode, ControllerErrorsAreKafkasNumbersAndNames) {
   EXPECT_STREQ(to_string(error_code::broker_not_available), "BROKER_NOT_AVAILABLE");
   EXPECT_STREQ(to_string(error_code::stale_controller_epoch), "STALE_CONTROLLER_EPOCH");
   EXPECT_STREQ(to_string(error_code::invalid_replication_factor), "INVALID_REPLICATION_FACTOR");
+  EXPECT_STREQ(to_string(error_code::invalid_replica_assignment), "INVALID_REPLICA_ASSIGNMENT");
   EXPECT_STREQ(to_string(error_code::not_controller), "NOT_CONTROLLER");
   EXPECT_STREQ(to_string(error_code::stale_broker_epoch), "STALE_BROKER_EPOCH");
   // LeaderNotAvailableException and NotControllerException are retriable;

@@ -221,6 +221,28 @@ TEST(ReplicaAssignment, StartIndexAndReplicaShiftAreInputsOverSortedNodes) {
   EXPECT_EQ(*a, expected);
 }
 
+// CreatePartitions numbers the new partitions on from the topic's count
+// (Kafka's startPartitionId): their first replicas continue the round of a
+// topic created that large at once; the replica shift starts over from the
+// value given (Kafka passes the start index again), so the followers may
+// differ.
+TEST(ReplicaAssignment, AddedPartitionsContinueTheNumberingAndTheFirstReplicas) {
+  auto whole = assign_replicas(10, 3, {0, 1, 2, 3, 4}, 0, 0);
+  auto added = assign_replicas(4, 3, {0, 1, 2, 3, 4}, 0, 0, 6);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_TRUE(added.ok());
+  std::map<int32_t, std::vector<node_id>> expected{
+    {6, {1, 2, 3}}, {7, {2, 3, 4}}, {8, {3, 4, 0}}, {9, {4, 0, 1}}};
+  EXPECT_EQ(*added, expected);
+  for (auto& [p, replicas] : *added)
+    EXPECT_EQ(replicas.front(), whole->at(p).front()) << "partition " << p;
+  // AdminZkClient.createNewPartitionsAssignment: start index and shift both
+  // the index of partition 0's first replica (node 1 here).
+  auto grown = assign_replicas(2, 2, {0, 1, 2, 3, 4}, 1, 1, 3);
+  ASSERT_TRUE(grown.ok());
+  EXPECT_EQ(*grown, (std::map<int32_t, std::vector<node_id>>{{3, {4, 1}}, {4, {0, 2}}}));
+}
+
 TEST(ReplicaAssignment, ReplicationFactorAboveLiveNodesIsInvalidReplicationFactor38) {
   auto a = assign_replicas(3, 3, {1, 2}, 0, 0);
   ASSERT_FALSE(a.ok());
