@@ -274,6 +274,8 @@ status_or<node_config> node_config::parse(const properties& props) {
     "log.cleaner.io.max.bytes.per.second",
   };
   CAFTX_TRY(r.check_unknown(ignored, "broker"));
+  for (const auto& [key, value] : props)
+    c.given.push_back(key);
   return c;
 }
 

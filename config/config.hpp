@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/config_entry.hpp"
 #include "runtime/record_batch.hpp"
 #include "runtime/status.hpp"
 
@@ -214,10 +215,31 @@ struct node_config {
   /// gate is in the way (docs/node.md §Drill hook).
   bool drills_enable = false;
 
+  /// The keys the properties parsed set (DescribeConfigs tells a value
+  /// set there, STATIC_BROKER_CONFIG, from a default, DEFAULT_CONFIG).
+  std::vector<std::string> given;
+
   /// Parses known keys; unknown keys give INVALID_CONFIG, Kafka broker keys
   /// without meaning here (segment sizes, thread counts) are ignored.
   static status_or<node_config> parse(const properties& props);
 };
+
+/// The configs of a topic created with `overrides` (its CreateTopics
+/// configs), over `node`'s defaults: each topic key caftx honours
+/// (retention.ms, retention.bytes, cleanup.policy, compression.type,
+/// delete.retention.ms, min.cleanable.dirty.ratio, min.compaction.lag.ms,
+/// max.message.bytes, min.insync.replicas), its value the override
+/// (DYNAMIC_TOPIC_CONFIG) or the node's (STATIC_BROKER_CONFIG when the
+/// node's properties set it, else DEFAULT_CONFIG), with its synonyms in
+/// that order (Kafka's ConfigHelper for a topic), sorted by name.
+std::vector<config_entry> describe_topic_configs(const properties& overrides,
+                                                 const node_config& node);
+
+/// The node's own configs (Kafka's broker resource): every key
+/// node_config::parse takes, with the value in effect, sorted by name;
+/// STATIC_BROKER_CONFIG when the node's properties set it, else
+/// DEFAULT_CONFIG; all read-only.
+std::vector<config_entry> describe_node_configs(const node_config& node);
 
 /// Settings of a producer (Kafka's ProducerConfig names and defaults).
 /// Per-topic settings (CreateTopics configs), Kafka's names; defaults from

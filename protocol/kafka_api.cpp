@@ -26,8 +26,14 @@ const std::vector<version_range>& supported_apis() {
     {api::add_partitions_to_txn, 0, 1},
     {api::add_offsets_to_txn, 0, 1},
     {api::end_txn, 0, 1},
+    {api::write_txn_markers, 0, 1},
     {api::txn_offset_commit, 0, 3},
+    {api::describe_configs, 0, 2},
+    {api::create_partitions, 0, 1},
     {api::delete_groups, 0, 1},
+    {api::describe_producers, 0, 0},
+    {api::describe_transactions, 0, 0},
+    {api::list_transactions, 0, 1},
   };
   return apis;
 }
@@ -64,7 +70,13 @@ bool is_flexible(int16_t api_key, int16_t version) {
     case api::sync_group: return version >= 4;
     case api::describe_groups: return version >= 5;
     case api::list_groups: return version >= 3;
+    case api::create_partitions:
     case api::delete_groups: return version >= 2;
+    case api::describe_configs: return version >= 4;
+    case api::write_txn_markers: return version >= 1;
+    case api::describe_producers:
+    case api::describe_transactions:
+    case api::list_transactions: return true;
     default: return false;
   }
 }

@@ -39,7 +39,13 @@ inline constexpr int16_t init_producer_id = 22;
 inline constexpr int16_t add_partitions_to_txn = 24;
 inline constexpr int16_t add_offsets_to_txn = 25;
 inline constexpr int16_t end_txn = 26;
+inline constexpr int16_t write_txn_markers = 27;
 inline constexpr int16_t txn_offset_commit = 28;
+inline constexpr int16_t describe_configs = 32;
+inline constexpr int16_t create_partitions = 37;
+inline constexpr int16_t describe_producers = 61;
+inline constexpr int16_t describe_transactions = 65;
+inline constexpr int16_t list_transactions = 66;
 inline constexpr int16_t delete_groups = 42;
 } // namespace api
 
@@ -65,8 +71,10 @@ struct version_range {
 /// DescribeGroups 0-4, ListGroups 0-2, ApiVersions 0-3, CreateTopics 0-4,
 /// DeleteTopics 0-1, DeleteRecords 0-1, InitProducerId 0-4,
 /// AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,
-/// TxnOffsetCommit 0-3 (v3 flexible, KIP-447's member fields), DeleteGroups
-/// 0-1.
+/// TxnOffsetCommit 0-3 (v3 flexible, KIP-447's member fields),
+/// DescribeConfigs 0-2, CreatePartitions 0-1, DeleteGroups 0-1, and
+/// KIP-664's DescribeProducers 0, DescribeTransactions 0, ListTransactions
+/// 0-1 (flexible from v0) and WriteTxnMarkers 0-1.
 const std::vector<version_range>& supported_apis();
 /// The range of `api_key`, or nullopt when the node does not answer it.
 std::optional<version_range> supported(int16_t api_key);
@@ -75,7 +83,9 @@ std::optional<version_range> supported(int16_t api_key);
 /// ApiVersions 3, Produce 9, Fetch 12, ListOffsets 6, FindCoordinator 3,
 /// InitProducerId 2, AddPartitionsToTxn 3, AddOffsetsToTxn 3, EndTxn 3,
 /// TxnOffsetCommit 3, JoinGroup 6, Heartbeat 4, LeaveGroup 4, SyncGroup 4,
-/// DescribeGroups 5, ListGroups 3, DeleteGroups 2 on.
+/// DescribeGroups 5, ListGroups 3, DescribeConfigs 4, CreatePartitions 2,
+/// DeleteGroups 2, WriteTxnMarkers 1 on; DescribeProducers,
+/// DescribeTransactions and ListTransactions from v0.
 bool is_flexible(int16_t api_key, int16_t version);
 
 /// Kafka's wire number of `code` (UNKNOWN_SERVER_ERROR is -1).

@@ -99,6 +99,7 @@ struct delete_groups_response;
 
 struct controller_create_topic_request;
 struct controller_delete_topic_request;
+struct controller_create_partitions_request;
 struct replicas_deleted;
 struct controller_topic_request;
 struct controller_topic_response;
@@ -111,6 +112,9 @@ struct coord_watch_event;
 
 struct create_topic_request;
 struct delete_topic_request;
+struct create_partitions_request;
+struct describe_configs_request;
+struct describe_configs_response;
 struct kafka_cluster_request;
 struct kafka_cluster_response;
 struct kafka_coordinator_request;
@@ -239,6 +243,7 @@ using group_coordinator_impl_actor = group_coordinator_actor::extend<
 using controller_actor = caf::typed_actor<
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
   caf::replies_to<controller_delete_topic_request>::with<txn_response>,
+  caf::replies_to<controller_create_partitions_request>::with<txn_response>,
   caf::reacts_to<replicas_deleted>,
   caf::replies_to<controller_topic_request>::with<controller_topic_response>,
   caf::replies_to<producer_id_block_request>::with<producer_id_block_response>,
@@ -278,6 +283,8 @@ using controller_impl_actor = controller_actor::extend<
 using broker_actor = caf::typed_actor<
   caf::replies_to<create_topic_request>::with<txn_response>,
   caf::replies_to<delete_topic_request>::with<txn_response>,
+  caf::replies_to<create_partitions_request>::with<txn_response>,
+  caf::replies_to<describe_configs_request>::with<describe_configs_response>,
   caf::replies_to<kafka_cluster_request>::with<kafka_cluster_response>,
   caf::replies_to<kafka_coordinator_request>::with<kafka_coordinator_response>,
   caf::replies_to<metadata_request>::with<metadata_response>,
@@ -294,6 +301,7 @@ using broker_actor = caf::typed_actor<
   caf::reacts_to<controller::stop_replica_request>,
   caf::replies_to<controller_create_topic_request>::with<txn_response>,
   caf::replies_to<controller_delete_topic_request>::with<txn_response>,
+  caf::replies_to<controller_create_partitions_request>::with<txn_response>,
   caf::reacts_to<replicas_deleted>,
   caf::replies_to<controlled_shutdown_request>::with<controlled_shutdown_response>,
   caf::replies_to<alter_isr_request>::with<alter_isr_response>,

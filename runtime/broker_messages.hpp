@@ -12,6 +12,7 @@
 #include <caf/actor.hpp>
 
 #include "runtime/common_messages.hpp"
+#include "runtime/config_entry.hpp"
 #include "runtime/partition_messages.hpp"
 
 namespace caftx {
@@ -44,6 +45,45 @@ struct delete_topic_request {
   /// How long the node waits for the deletion to complete (Kafka's
   /// DeleteTopicsRequest timeoutMs); <= 0: the node's request.timeout.ms.
   int32_t timeout_ms = 0;
+};
+
+/// CreatePartitions for one topic (Kafka's CreatePartitionsRequest,
+/// KIP-195), to any node's broker, which hands it to the controller: grow
+/// `name` to `count` partitions in all. Answered once the new partitions
+/// have leaders known at this node (or at once when `timeout_ms` <= 0, as
+/// Kafka does): NONE, or the controller's error
+/// (controller_create_partitions_request), INVALID_PARTITIONS (count above
+/// 10000), REQUEST_TIMED_OUT (the partitions exist but have no leader here
+/// within `timeout_ms`).
+struct create_partitions_request {
+  std::string name;
+  int32_t count = 0;
+  /// The replicas of each new partition (node ids, the first leads); empty:
+  /// placed by the controller.
+  std::vector<std::vector<int32_t>> assignments;
+  /// Only check; nothing changes (Kafka's validateOnly).
+  bool validate_only = false;
+  /// How long to wait for the new partitions' leaders, in milliseconds
+  /// (Kafka's timeoutMs).
+  int32_t timeout_ms = 30000;
+};
+
+/// DescribeConfigs of one resource (Kafka's DescribeConfigsResource):
+/// `resource_type` 2 (TOPIC) or 4 (BROKER), by Kafka's ResourceType.
+struct describe_configs_request {
+  int8_t resource_type = 2;
+  std::string resource_name;
+};
+
+/// Every config of the resource (config/config.hpp: describe_topic_configs,
+/// describe_node_configs), or Kafka's error: UNKNOWN_TOPIC_OR_PARTITION,
+/// INVALID_TOPIC_EXCEPTION (a name Kafka's Topic.validate refuses),
+/// INVALID_REQUEST (another node's id, a broker name that is not a
+/// number, another resource type), REQUEST_TIMED_OUT.
+struct describe_configs_response {
+  error_code error = error_code::none;
+  std::string message;
+  std::vector<config_entry> entries;
 };
 
 /// Metadata of one topic: one partition leader handle per partition (null:
@@ -307,6 +347,12 @@ const std::string& wire_build_id();
 
 CAFTX_INSPECT(create_topic_request, x.name, x.partitions, x.configs, x.replication_factor)
 CAFTX_INSPECT(delete_topic_request, x.name, x.timeout_ms)
+CAFTX_INSPECT(config_synonym, x.name, x.value, x.source)
+CAFTX_INSPECT(config_entry, x.name, x.value, x.read_only, x.source, x.synonyms)
+CAFTX_INSPECT(describe_configs_request, x.resource_type, x.resource_name)
+CAFTX_INSPECT(describe_configs_response, x.error, x.message, x.entries)
+CAFTX_INSPECT(create_partitions_request, x.name, x.count, x.assignments, x.validate_only,
+              x.timeout_ms)
 CAFTX_INSPECT_EMPTY(kafka_cluster_request)
 CAFTX_INSPECT(kafka_coordinator_request, x.key_type, x.key)
 CAFTX_INSPECT(kafka_coordinator_response, x.error, x.message, x.partition, x.node_id, x.host,

@@ -80,6 +80,21 @@ struct controller_delete_topic_request {
   std::string name;
 };
 
+/// CreatePartitions for one topic forwarded by a node's broker to the
+/// controller's node (controller_core::create_partitions): grow `name` to
+/// `count` partitions, placed as Kafka places them unless `assignments`
+/// gives each new partition's replicas. Answered with txn_response once
+/// the new partitions' znodes are written: NONE, or UNKNOWN_TOPIC_OR_PARTITION,
+/// INVALID_PARTITIONS, INVALID_REPLICA_ASSIGNMENT, INVALID_REPLICATION_FACTOR,
+/// INVALID_TOPIC_EXCEPTION (queued for deletion, or internal), NOT_CONTROLLER,
+/// REQUEST_TIMED_OUT (the store's answer was lost).
+struct controller_create_partitions_request {
+  std::string name;
+  int32_t count = 0;
+  std::vector<std::vector<int32_t>> assignments;
+  bool validate_only = false;
+};
+
 /// The answer to StopReplica with delete (Kafka's StopReplicaResponse of a
 /// topic deletion): node `node_id` deleted its replicas of `partitions`
 /// from its store. Its broker sends it to the controller (through the
@@ -162,6 +177,8 @@ CAFTX_INSPECT(controller_create_topic_request, x.name, x.partitions, x.replicati
               x.configs)
 CAFTX_INSPECT(controller_topic_request, x.name)
 CAFTX_INSPECT(controller_delete_topic_request, x.name)
+CAFTX_INSPECT(controller_create_partitions_request, x.name, x.count, x.assignments,
+              x.validate_only)
 CAFTX_INSPECT(replicas_deleted, x.node_id, x.partitions, x.forwarded)
 CAFTX_INSPECT(controller_topic_response, x.error, x.message, x.partitions, x.configs)
 CAFTX_INSPECT_EMPTY(producer_id_block_request)

@@ -17,6 +17,11 @@ namespace caftx {
   X(aborted_transaction)                                                                           \
   X(create_topic_request)                                                                          \
   X(delete_topic_request)                                                                          \
+  X(create_partitions_request)                                                                     \
+  X(config_synonym)                                                                                \
+  X(config_entry)                                                                                  \
+  X(describe_configs_request)                                                                      \
+  X(describe_configs_response)                                                                     \
   X(kafka_cluster_request)                                                                         \
   X(kafka_coordinator_request)                                                                     \
   X(kafka_coordinator_response)                                                                    \
@@ -46,6 +51,7 @@ namespace caftx {
   X(producer_id_block_response)                                                                      \
   X(controller_create_topic_request)                                                            \
   X(controller_delete_topic_request)                                                            \
+  X(controller_create_partitions_request)                                                       \
   X(replicas_deleted)                                                                           \
   X(elect_leaders_request)                                                                      \
   X(elect_leaders_result)                                                                       \

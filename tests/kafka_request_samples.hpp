@@ -11,6 +11,7 @@
 #include "protocol/kafka_api.hpp"
 #include "protocol/kafka_data_api.hpp"
 #include "protocol/kafka_group_api.hpp"
+#include "protocol/kafka_txn_admin_api.hpp"
 #include "protocol/kafka_txn_api.hpp"
 
 namespace caftx::kafka::testing {
@@ -33,6 +34,18 @@ inline read_fn reader_of(int16_t api_key) {
     case api::delete_topics: return [](reader& r, int16_t v) { read_delete_topics_request(r, v); };
     case api::delete_records:
       return [](reader& r, int16_t v) { read_delete_records_request(r, v); };
+    case api::create_partitions:
+      return [](reader& r, int16_t v) { read_create_partitions_request(r, v); };
+    case api::describe_configs:
+      return [](reader& r, int16_t v) { read_describe_configs_request(r, v); };
+    case api::describe_producers:
+      return [](reader& r, int16_t v) { read_describe_producers_request(r, v); };
+    case api::write_txn_markers:
+      return [](reader& r, int16_t v) { read_write_txn_markers_request(r, v); };
+    case api::describe_transactions:
+      return [](reader& r, int16_t v) { read_describe_transactions_request(r, v); };
+    case api::list_transactions:
+      return [](reader& r, int16_t v) { read_list_transactions_request(r, v); };
     case api::init_producer_id:
       return [](reader& r, int16_t v) { read_init_producer_id_request(r, v); };
     case api::add_partitions_to_txn:
@@ -66,6 +79,14 @@ inline std::string valid_body(int16_t api_key) {
     w.int32(2);
     per_partition(0);
     per_partition(1);
+  };
+  // A flexible topic entry: "orders", partitions 0 and 1, no tagged fields.
+  auto flexible_orders = [&w] {
+    w.compact_string("orders");
+    w.array_length(2, true);
+    w.int32(0);
+    w.int32(1);
+    w.no_tagged_fields();
   };
   switch (api_key) {
     case api::produce: // v7
@@ -158,6 +179,58 @@ inline std::string valid_body(int16_t api_key) {
       w.string("a");
       w.string("b");
       w.int32(5000);
+      break;
+    case api::write_txn_markers: // v1, flexible: an abort for a producer never seen
+      w.array_length(1, true);
+      w.int64(123456789);
+      w.int16(0);
+      w.boolean(false);
+      w.array_length(1, true);
+      flexible_orders();
+      w.int32(0);
+      w.no_tagged_fields();
+      w.no_tagged_fields();
+      break;
+    case api::describe_producers: // v0, flexible
+      w.array_length(1, true);
+      flexible_orders();
+      w.no_tagged_fields();
+      break;
+    case api::describe_transactions: // v0, flexible
+      w.array_length(2, true);
+      w.compact_string("tx");
+      w.compact_string("other");
+      w.no_tagged_fields();
+      break;
+    case api::list_transactions: // v1, flexible
+      w.array_length(1, true);
+      w.compact_string("Ongoing");
+      w.array_length(1, true);
+      w.int64(7);
+      w.int64(60000);
+      w.no_tagged_fields();
+      break;
+    case api::describe_configs: // v2: a topic with two keys, a broker with all
+      w.int32(2);
+      w.int8(2);
+      w.string("orders");
+      w.int32(2);
+      w.string("retention.ms");
+      w.string("cleanup.policy");
+      w.int8(4);
+      w.string("1");
+      w.int32(-1);
+      w.boolean(true);
+      break;
+    case api::create_partitions: // v1, validate_only: a mutation creates nothing
+      w.int32(1);
+      w.string("orders");
+      w.int32(3);
+      w.int32(1); // one new partition's replicas
+      w.int32(1);
+      w.int32(1);
+      w.int32(5000);
+      w.boolean(true);
       break;
     case api::delete_records: // v1
       topic_with([&w](int32_t p) {

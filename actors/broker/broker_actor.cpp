@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -27,6 +28,7 @@
 #include "actors/common/durable_queue.hpp"
 #include "actors/common/lost_connection.hpp"
 #include "actors/common/node_metrics.hpp"
+#include "actors/controller/controller_core.hpp"
 #include "actors/coordinator/txn_coordinator_actor.hpp"
 #include "actors/group/group_coordinator_actor.hpp"
 #include "actors/partition/partition_actor.hpp"
@@ -105,6 +107,8 @@ struct topic_waiter {
   bool whole_node = false;
   int64_t deadline_ms = 0;
   std::function<void(bool ready)> then;
+  /// Ready only with at least this many partitions (CreatePartitions).
+  int32_t partitions = 0;
 };
 
 struct cluster_part {
@@ -242,11 +246,11 @@ bool all_led(const std::vector<partition_actor>& partitions) {
                         [](const partition_actor& a) { return static_cast<bool>(a); });
 }
 
-bool topic_ready(broker_ptr self, const std::string& topic) {
+bool topic_ready(broker_ptr self, const std::string& topic, int32_t partitions = 0) {
   if (topic.empty())
     return false;
   auto t = self->state.ctx->directory->topic(topic);
-  return t && all_led(*t);
+  return t && static_cast<int32_t>(t->size()) >= partitions && all_led(*t);
 }
 
 // The embedded node leads everything: a controller has sent its metadata,
@@ -270,7 +274,7 @@ void check_waiters(broker_ptr self) {
   std::vector<topic_waiter> keep;
   std::vector<std::pair<std::function<void(bool)>, bool>> done;
   for (auto& w : c.waiters) {
-    bool ready = w.whole_node ? node_ready(self) : topic_ready(self, w.topic);
+    bool ready = w.whole_node ? node_ready(self) : topic_ready(self, w.topic, w.partitions);
     if (ready || now >= w.deadline_ms)
       done.emplace_back(std::move(w.then), ready);
     else
@@ -307,15 +311,18 @@ void add_waiter(broker_ptr self, topic_waiter w) {
   arm_waiter_timer(self);
 }
 
-// `then(true)` once every partition of `topic` has a leader handle here,
-// `then(false)` after the request timeout.
-void wait_for_topic(broker_ptr self, const std::string& topic, std::function<void(bool)> then) {
+// `then(true)` once `topic` has at least `partitions` partitions here and
+// each has a leader handle, `then(false)` after `timeout_ms` (-1: the
+// request timeout).
+void wait_for_topic(broker_ptr self, const std::string& topic, std::function<void(bool)> then,
+                    int32_t partitions = 0, int64_t timeout_ms = -1) {
   auto& ctx = *self->state.ctx;
-  if (topic_ready(self, topic)) {
+  if (topic_ready(self, topic, partitions)) {
     then(true);
     return;
   }
-  add_waiter(self, {topic, false, ctx.clock_ms() + ctx.config.request_timeout_ms, std::move(then)});
+  auto wait = timeout_ms < 0 ? ctx.config.request_timeout_ms : timeout_ms;
+  add_waiter(self, {topic, false, ctx.clock_ms() + wait, std::move(then), partitions});
 }
 
 // `f` after `delay_ms` (a waiter for no topic).
@@ -1064,6 +1071,16 @@ void via_controller(broker_ptr self, Request req, int64_t deadline_ms,
       });
 }
 
+// A topic request another node's broker handed on to this node's
+// controller (via_controller); NOT_CONTROLLER when there is none here.
+template <class Request>
+caf::result<txn_response> to_controller(broker_ptr self, Request& req) {
+  auto& c = self->state.cluster;
+  if (!c.controller)
+    return txn_response{error_code::not_controller, "no controller here"};
+  return self->delegate(c.controller, std::move(req));
+}
+
 // Kafka creates __transaction_state and __consumer_offsets at the first
 // FindCoordinator that needs them (AutoTopicCreationManager).
 void ensure_internal_topic(broker_ptr self, const std::string& topic) {
@@ -1385,6 +1402,96 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
                             });
       return rp;
     },
+    // CreatePartitions: the controller grows the topic; answered once the
+    // new partitions have leaders here (Kafka's DelayedCreatePartitions).
+    [=](const create_partitions_request& req) -> caf::result<txn_response> {
+      auto& ctx = *self->state.ctx;
+      if (req.count > 10000)
+        return txn_response{error_code::invalid_partitions,
+                            "partition count " + std::to_string(req.count)
+                              + " is out of range [1, 10000]"};
+      auto rp = self->make_response_promise<txn_response>();
+      auto name = req.name;
+      auto count = req.count;
+      auto wait = req.validate_only ? 0 : req.timeout_ms;
+      controller_create_partitions_request c{req.name, req.count, req.assignments,
+                                             req.validate_only};
+      via_controller(self, std::move(c), ctx.clock_ms() + ctx.config.request_timeout_ms,
+                     [self, rp, name, count, wait](const txn_response& r) mutable {
+                       if (r.error != error_code::none || wait <= 0) {
+                         rp.deliver(r);
+                         return;
+                       }
+                       wait_for_topic(
+                         self, name,
+                         [rp, name, wait](bool ready) mutable {
+                           if (ready)
+                             rp.deliver(txn_response{});
+                           else
+                             rp.deliver(txn_response{
+                               error_code::request_timed_out,
+                               "the partitions of topic '" + name
+                                 + "' were added, but not all have a leader at this node within "
+                                 + std::to_string(wait) + " ms"});
+                         },
+                         count, wait);
+                     });
+      return rp;
+    },
+    // DescribeConfigs (Kafka's ConfigHelper.describeConfigs): a topic's
+    // configs as stored with it over this node's defaults; this node's own.
+    [=](const describe_configs_request& req) -> caf::result<describe_configs_response> {
+      auto& ctx = *self->state.ctx;
+      auto fail = [](error_code e, std::string why) {
+        return describe_configs_response{e, std::move(why), {}};
+      };
+      if (req.resource_type == 4) { // BROKER
+        // An empty name asks for the cluster's dynamic defaults: caftx has none.
+        if (req.resource_name.empty())
+          return describe_configs_response{};
+        int32_t id = 0;
+        auto [end, ec] = std::from_chars(
+          req.resource_name.data(), req.resource_name.data() + req.resource_name.size(), id);
+        if (ec != std::errc{} || end != req.resource_name.data() + req.resource_name.size())
+          return fail(error_code::invalid_request,
+                      "Broker id must be an integer, but it is: " + req.resource_name);
+        if (req.resource_name != std::to_string(ctx.node_id))
+          return fail(error_code::invalid_request,
+                      "Unexpected broker id, expected " + std::to_string(ctx.node_id)
+                        + " or empty string, but received " + req.resource_name);
+        return describe_configs_response{error_code::none, "", describe_node_configs(ctx.config)};
+      }
+      if (req.resource_type != 2) // TOPIC
+        return fail(error_code::invalid_request,
+                    "Unsupported resource type: " + std::to_string(req.resource_type));
+      if (auto why = controller::invalid_topic_name(req.resource_name))
+        return fail(error_code::invalid_topic_exception, *why);
+      auto& c = self->state.cluster;
+      if (!c.controller)
+        return fail(error_code::request_timed_out, "the node is starting");
+      auto rp = self->make_response_promise<describe_configs_response>();
+      self
+        ->request(c.controller, std::chrono::milliseconds(ctx.config.request_timeout_ms),
+                  controller_topic_request{req.resource_name})
+        .then(
+          [self, rp, name = req.resource_name](controller_topic_response& r) mutable {
+            if (r.error == error_code::unknown_topic_or_partition)
+              rp.deliver(describe_configs_response{
+                r.error, "Topic '" + name + "' does not exist.", {}});
+            else if (r.error != error_code::none)
+              rp.deliver(describe_configs_response{r.error, r.message, {}});
+            else
+              rp.deliver(describe_configs_response{
+                error_code::none, "",
+                describe_topic_configs(properties(r.configs.begin(), r.configs.end()),
+                                       self->state.ctx->config)});
+          },
+          [self, rp](caf::error& e) mutable {
+            rp.deliver(describe_configs_response{error_code::request_timed_out,
+                                                 self->system().render(e), {}});
+          });
+      return rp;
+    },
     // The cluster for a Kafka client's Metadata: the live nodes with a
     // Kafka listener, from the controller's last UpdateMetadata.
     [=](const kafka_cluster_request&) -> kafka_cluster_response {
@@ -1685,18 +1792,9 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
       add_waiter(self, std::move(w));
       return rp;
     },
-    [=](controller_create_topic_request& req) -> caf::result<txn_response> {
-      auto& c = self->state.cluster;
-      if (!c.controller)
-        return txn_response{error_code::not_controller, "no controller here"};
-      return self->delegate(c.controller, std::move(req));
-    },
-    [=](controller_delete_topic_request& req) -> caf::result<txn_response> {
-      auto& c = self->state.cluster;
-      if (!c.controller)
-        return txn_response{error_code::not_controller, "no controller here"};
-      return self->delegate(c.controller, std::move(req));
-    },
+    [=](controller_create_topic_request& req) { return to_controller(self, req); },
+    [=](controller_delete_topic_request& req) { return to_controller(self, req); },
+    [=](controller_create_partitions_request& req) { return to_controller(self, req); },
     // A replica deleted here (or, forwarded, on another node): to the
     // controller, ours or through the controller's node's broker. Lost
     // when no controller is known; the controller asks again.

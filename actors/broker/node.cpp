@@ -486,7 +486,7 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
                  cprefix + "Controlled shutdown of broker " + std::to_string(node)
                    + " refused: " + result.to_string());
   };
-  co.events.topic_created = [events, cprefix](const controller::topic_assignment& t) {
+  auto assignment = [](const controller::topic_assignment& t) {
     std::string parts;
     for (auto& [p, replicas] : t.partitions) {
       parts += (parts.empty() ? "" : ", ") + t.name + "-" + std::to_string(p) + " -> [";
@@ -494,8 +494,17 @@ status_or<std::unique_ptr<node>> node::start_cluster_mode(caf::actor_system& sys
         parts += (i ? "," : "") + std::to_string(replicas[i]);
       parts += "]";
     }
+    return parts;
+  };
+  co.events.topic_created = [events, cprefix, assignment](const controller::topic_assignment& t) {
     emit_event(events, node_event_level::info, "topic_created",
-               cprefix + "New topic " + t.name + " with replica assignment " + parts);
+               cprefix + "New topic " + t.name + " with replica assignment " + assignment(t));
+  };
+  co.events.partitions_added = [events, cprefix,
+                                assignment](const controller::topic_assignment& t) {
+    emit_event(events, node_event_level::info, "partitions_added",
+               cprefix + "Topic " + t.name + " grown to " + std::to_string(t.partitions.size())
+                 + " partitions, replica assignment " + assignment(t));
   };
   auto on_fatal = opts.on_fatal;
   co.events.fatal = [events, prefix, on_fatal](const status& why) {

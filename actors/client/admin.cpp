@@ -101,6 +101,17 @@ admin_client::admin_client(const properties& props) {
 
 admin_client::~admin_client() = default;
 
+namespace {
+
+// How long a node waits for what a request asks: the request timeout, as
+// Kafka's int32 timeoutMs.
+int32_t node_wait_ms(const admin_options& opts) {
+  return static_cast<int32_t>(
+    std::min<int64_t>(opts.request_timeout.count(), std::numeric_limits<int32_t>::max()));
+}
+
+} // namespace
+
 status admin_client::create_topic(const std::string& name, int32_t partitions,
                                   const std::map<std::string, std::string>& configs,
                                   int32_t replication_factor) {
@@ -116,10 +127,21 @@ status admin_client::create_topic(const std::string& name, int32_t partitions,
 status admin_client::delete_topic(const std::string& name) {
   // The node waits up to request_timeout for the deletion; a little more
   // here lets its answer arrive.
-  auto timeout_ms = static_cast<int32_t>(
-    std::min<int64_t>(opts_.request_timeout.count(), std::numeric_limits<int32_t>::max()));
-  auto r = ch_->call<txn_response>(ch_->broker(), delete_topic_request{name, timeout_ms},
+  auto r = ch_->call<txn_response>(ch_->broker(), delete_topic_request{name, node_wait_ms(opts_)},
                                    opts_.request_timeout + std::chrono::seconds(5));
+  if (!r.ok())
+    return r.error();
+  return {r->error, r->message};
+}
+
+status admin_client::create_partitions(const std::string& name, int32_t count,
+                                       const std::vector<std::vector<int32_t>>& assignments,
+                                       bool validate_only) {
+  // As delete_topic: the node waits for the new leaders, this a little longer.
+  auto r = ch_->call<txn_response>(
+    ch_->broker(),
+    create_partitions_request{name, count, assignments, validate_only, node_wait_ms(opts_)},
+    opts_.request_timeout + std::chrono::seconds(5));
   if (!r.ok())
     return r.error();
   return {r->error, r->message};

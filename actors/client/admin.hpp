@@ -106,6 +106,21 @@ public:
   /// meanwhile gets TOPIC_ALREADY_EXISTS).
   status delete_topic(const std::string& name);
 
+  /// CreatePartitions for one topic (Kafka's Admin.createPartitions with
+  /// NewPartitions.increaseTo, KIP-195): `count` partitions in all, the new
+  /// ones placed by the controller, or on `assignments` (one list of node
+  /// ids per new partition, the first of each leads). Ok once the new
+  /// partitions have leaders at the connected node. Records with a key may
+  /// hash to another partition afterwards, as in Kafka. `validate_only`:
+  /// only the checks. Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS
+  /// (not more than now, or above 10000), INVALID_REPLICA_ASSIGNMENT,
+  /// INVALID_REPLICATION_FACTOR (fewer live nodes than partition 0's
+  /// replicas), INVALID_TOPIC_EXCEPTION (the topic is queued for deletion,
+  /// or is __transaction_state or __consumer_offsets), REQUEST_TIMED_OUT.
+  status create_partitions(const std::string& name, int32_t count,
+                           const std::vector<std::vector<int32_t>>& assignments = {},
+                           bool validate_only = false);
+
   /// DescribeTopics: leader, leader epoch, replicas and ISR of every
   /// partition of `topics` (every topic, internal ones included, when
   /// empty) as the connected node's metadata cache holds them (see

@@ -82,6 +82,11 @@ struct controller_state {
   std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>> creating;
   // DeleteTopics waiting for the deletion to complete, by topic name.
   std::map<std::string, std::vector<caf::typed_response_promise<txn_response>>> deleting;
+  // CreatePartitions waiting for the core's answer, by topic name, in the
+  // order the core answers them (controller_core::create_partitions), each
+  // with whether it only validates.
+  std::map<std::string, std::deque<std::pair<caf::typed_response_promise<txn_response>, bool>>>
+    growing;
   // The generation whose StopReplica retry timer runs (0: none).
   uint64_t deletion_retry_generation = 0;
   // ControlledShutdown requests waiting for the core's answer, by node.
@@ -212,6 +217,9 @@ void resign(ctl_ptr self, const std::string& why) {
     for (auto& [name, promises] : std::exchange(*waiting, {}))
       for (auto& rp : promises)
         rp.deliver(resigned);
+  for (auto& [name, promises] : std::exchange(st.growing, {}))
+    for (auto& p : promises)
+      p.first.deliver(resigned);
   for (auto& [id, waiting] : std::exchange(st.shutting_down, {}))
     for (auto& rp : waiting)
       rp.deliver(controlled_shutdown_response{error_code::not_controller,
@@ -249,6 +257,19 @@ void run(ctl_ptr self, controller_decision d) {
     if (c.result.ok() && st.opts.events.topic_deleted)
       st.opts.events.topic_deleted(c.name);
     answer_waiters(st.deleting, c);
+  }
+  for (auto& c : d.created_partitions) {
+    auto i = st.growing.find(c.name);
+    if (i == st.growing.end() || i->second.empty())
+      continue;
+    auto [rp, validate_only] = std::move(i->second.front());
+    i->second.pop_front();
+    if (c.result.ok() && !validate_only && st.opts.events.partitions_added)
+      if (auto* t = st.core->topic(c.name))
+        st.opts.events.partitions_added(*t);
+    rp.deliver(txn_response{c.result.code(), c.result.message()});
+    if (i->second.empty())
+      st.growing.erase(i);
   }
   for (auto& c : d.shutdowns) {
     auto i = st.shutting_down.find(c.node);
@@ -973,6 +994,17 @@ controller_impl_actor::behavior_type controller_fn(ctl_ptr self, controller_opti
       auto rp = self->make_response_promise<txn_response>();
       st.deleting[req.name].push_back(rp);
       run(self, st.core->delete_topic(req.name));
+      return rp;
+    },
+    [=](const controller_create_partitions_request& req) -> caf::result<txn_response> {
+      auto& st = self->state;
+      if (!st.core)
+        return txn_response{error_code::not_controller,
+                            "node " + std::to_string(st.opts.node_id) + " is not the controller"};
+      auto rp = self->make_response_promise<txn_response>();
+      st.growing[req.name].emplace_back(rp, req.validate_only);
+      run(self, st.core->create_partitions(
+                  {req.name, req.count, req.assignments, req.validate_only}));
       return rp;
     },
     [=](const replicas_deleted& r) {

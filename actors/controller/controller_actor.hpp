@@ -52,6 +52,9 @@ struct controller_events {
   /// A topic was created with this replica assignment (Kafka's
   /// controller logs "New topics: ... with new partition replica assignment").
   std::function<void(const controller::topic_assignment& topic)> topic_created;
+  /// CreatePartitions grew a topic; `topic` is its whole new assignment
+  /// (Kafka's controller logs "New partitions to be added").
+  std::function<void(const controller::topic_assignment& topic)> partitions_added;
   /// A topic's deletion completed: every replica deleted its data and its
   /// znodes are gone (Kafka's controller logs "Deletion of topic t
   /// successfully completed").

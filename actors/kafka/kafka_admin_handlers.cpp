@@ -1,4 +1,5 @@
-// OffsetCommit, OffsetFetch, CreateTopics and DeleteTopics of a Kafka
+// OffsetCommit, OffsetFetch, CreateTopics, DeleteTopics, CreatePartitions
+// and DescribeConfigs of a Kafka
 // connection (actors/kafka/kafka_connection.hpp): Kafka's KafkaApis
 // handlers over caftx's group coordinators and its broker.
 // docs/kafka-protocol.md §Offsets, §Topics.
@@ -20,6 +21,28 @@ namespace {
 
 using kafka::request_header;
 using kafka::wire_error;
+
+// Hands one topic's request to the node's broker; its answer fills
+// (*out)[i]: the error and, when `with_message`, the message of an error.
+template <class Request>
+void ask_broker(self_ptr self, const caf::actor& broker, std::chrono::milliseconds timeout,
+                Request req, std::shared_ptr<std::vector<kafka::topic_error>> out, size_t i,
+                std::shared_ptr<countdown> done, bool with_message) {
+  done->start();
+  self->request(broker, timeout, std::move(req))
+    .then(
+      [out, done, i, with_message](const txn_response& r) {
+        auto& a = (*out)[i];
+        a.error = wire_error(r.error);
+        if (with_message && r.error != error_code::none)
+          a.message = r.message;
+        done->finish();
+      },
+      [out, done, i](const caf::error& e) {
+        (*out)[i].error = wire_error(from_caf(e, error_code::request_timed_out));
+        done->finish();
+      });
+}
 
 } // namespace
 
@@ -171,20 +194,7 @@ void answer_create_topics(self_ptr self, const state_ptr& st, const request_head
       c.partitions = t.num_partitions;
       c.replication_factor = t.replication_factor;
       c.configs = std::move(configs);
-      done->start();
-      self->request(broker, timeout, std::move(c))
-        .then(
-          [out, done, i](const txn_response& r) {
-            auto& a = (*out)[i];
-            a.error = wire_error(r.error);
-            if (r.error != error_code::none)
-              a.message = r.message;
-            done->finish();
-          },
-          [out, done, i](const caf::error& e) {
-            (*out)[i].error = wire_error(from_caf(e, error_code::request_timed_out));
-            done->finish();
-          });
+      ask_broker(self, broker, timeout, std::move(c), out, i, done, true);
     }
   }
   done->close();
@@ -210,11 +220,101 @@ void answer_delete_topics(self_ptr self, const state_ptr& st, const request_head
       (*out)[i].error = wire_error(error_code::not_controller);
       continue;
     }
+    // DeleteTopics has no message before v5.
+    ask_broker(self, broker, timeout, delete_topic_request{name, req.timeout_ms}, out, i, done,
+               false);
+  }
+  done->close();
+}
+
+void answer_create_partitions(self_ptr self, const state_ptr& st, const request_header& h,
+                              kafka::create_partitions_request req) {
+  auto broker = st->slot->get().first;
+  auto version = h.api_version;
+  auto out = std::make_shared<std::vector<kafka::topic_error>>();
+  auto done = std::make_shared<countdown>([self, st, h, out, version] {
+    respond(self, st, h, kafka::encode_create_partitions_response(*out, version));
+  });
+  auto timeout = std::chrono::milliseconds(
+    std::max<int64_t>(req.timeout_ms, 0) + st->opts.request_timeout_ms);
+  // KafkaApis.handleCreatePartitionsRequest: a topic named twice gets
+  // INVALID_REQUEST, once.
+  std::map<std::string, int> count;
+  for (auto& t : req.topics)
+    ++count[t.name];
+  std::set<std::string> answered;
+  for (auto& t : req.topics) {
+    if (!answered.insert(t.name).second)
+      continue;
+    auto i = out->size();
+    out->push_back({t.name, 0, std::nullopt});
+    auto fail = [&out, i](error_code e, std::string why) {
+      (*out)[i].error = wire_error(e);
+      (*out)[i].message = std::move(why);
+    };
+    if (count[t.name] > 1) {
+      fail(error_code::invalid_request, "Duplicate topic in request.");
+      continue;
+    }
+    if (!broker) {
+      fail(error_code::not_controller, "the node is starting");
+      continue;
+    }
+    create_partitions_request c;
+    c.name = t.name;
+    c.count = t.count;
+    if (t.assignments)
+      c.assignments = std::move(*t.assignments);
+    c.validate_only = req.validate_only;
+    c.timeout_ms = req.timeout_ms;
+    ask_broker(self, broker, timeout, std::move(c), out, i, done, true);
+  }
+  done->close();
+}
+
+void answer_describe_configs(self_ptr self, const state_ptr& st, const request_header& h,
+                             kafka::describe_configs_request req) {
+  auto broker = st->slot->get().first;
+  auto version = h.api_version;
+  auto out = std::make_shared<std::vector<kafka::describe_configs_result>>();
+  auto done = std::make_shared<countdown>([self, st, h, out, version] {
+    respond(self, st, h, kafka::encode_describe_configs_response(*out, version));
+  });
+  auto synonyms = req.include_synonyms && version >= 1;
+  for (auto& res : req.resources) {
+    auto i = out->size();
+    out->push_back({0, std::nullopt, res.type, res.name, {}});
+    if (!broker) {
+      (*out)[i].error = wire_error(error_code::request_timed_out);
+      (*out)[i].message = "the node is starting";
+      continue;
+    }
     done->start();
-    self->request(broker, timeout, delete_topic_request{name, req.timeout_ms})
+    auto keys = res.keys;
+    self
+      ->request(broker, std::chrono::milliseconds(st->opts.request_timeout_ms),
+                describe_configs_request{res.type, res.name})
       .then(
-        [out, done, i](const txn_response& r) {
-          (*out)[i].error = wire_error(r.error);
+        [out, done, i, keys, synonyms](const describe_configs_response& r) {
+          auto& result = (*out)[i];
+          result.error = wire_error(r.error);
+          if (r.error != error_code::none)
+            result.message = r.message;
+          for (auto& e : r.entries) {
+            // Only the keys asked for (Kafka's ConfigHelper filter); unknown ones are left out.
+            if (keys && std::find(keys->begin(), keys->end(), e.name) == keys->end())
+              continue;
+            kafka::describe_configs_entry w;
+            w.name = e.name;
+            w.value = e.value;
+            w.read_only = e.read_only;
+            w.is_default = e.source == config_source::default_config;
+            w.source = static_cast<int8_t>(e.source);
+            if (synonyms)
+              for (auto& s : e.synonyms)
+                w.synonyms.push_back({s.name, s.value, static_cast<int8_t>(s.source)});
+            result.configs.push_back(std::move(w));
+          }
           done->finish();
         },
         [out, done, i](const caf::error& e) {

@@ -26,6 +26,7 @@
 #include "protocol/kafka_data_api.hpp"
 #include "protocol/kafka_admin_api.hpp"
 #include "protocol/kafka_group_api.hpp"
+#include "protocol/kafka_txn_admin_api.hpp"
 #include "protocol/kafka_txn_api.hpp"
 #include "runtime/actor_interfaces.hpp"
 #include "runtime/error_code.hpp"
@@ -247,6 +248,28 @@ void answer_create_topics(self_ptr self, const state_ptr& st, const kafka::reque
                           kafka::create_topics_request req);
 void answer_delete_topics(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                           kafka::delete_topics_request req);
+/// KIP-664: DescribeProducers v0 at each partition's leader here,
+/// DescribeTransactions v0 at each id's coordinator here, ListTransactions
+/// v0-1 over this node's coordinator shards (Kafka's admin client asks
+/// every broker and merges).
+void answer_describe_producers(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                               kafka::describe_producers_request req);
+void answer_describe_transactions(self_ptr self, const state_ptr& st,
+                                  const kafka::request_header& h,
+                                  kafka::describe_transactions_request req);
+void answer_list_transactions(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                              kafka::list_transactions_request req);
+/// WriteTxnMarkers v0-1 (kafka-transactions.sh abort): each marker to its
+/// partition's leader here, as an admin's marker (KIP-664); the internal
+/// topics are refused (their coordinators write their markers).
+void answer_write_txn_markers(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                              kafka::write_txn_markers_request req);
+/// DescribeConfigs v0-2 (topics and this node) through the node's broker.
+void answer_describe_configs(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                             kafka::describe_configs_request req);
+/// CreatePartitions v0-1 (KIP-195) through the node's broker.
+void answer_create_partitions(self_ptr self, const state_ptr& st, const kafka::request_header& h,
+                              kafka::create_partitions_request req);
 
 } // namespace kafka_connection
 } // namespace caftx

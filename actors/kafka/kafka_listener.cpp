@@ -275,6 +275,24 @@ void next_request(caf::io::broker* self, const state_ptr& st) {
       return serve("CreateTopics", kafka::read_create_topics_request, kc::answer_create_topics);
     case kafka::api::delete_topics:
       return serve("DeleteTopics", kafka::read_delete_topics_request, kc::answer_delete_topics);
+    case kafka::api::write_txn_markers:
+      return serve("WriteTxnMarkers", kafka::read_write_txn_markers_request,
+                   kc::answer_write_txn_markers);
+    case kafka::api::describe_producers:
+      return serve("DescribeProducers", kafka::read_describe_producers_request,
+                   kc::answer_describe_producers);
+    case kafka::api::describe_transactions:
+      return serve("DescribeTransactions", kafka::read_describe_transactions_request,
+                   kc::answer_describe_transactions);
+    case kafka::api::list_transactions:
+      return serve("ListTransactions", kafka::read_list_transactions_request,
+                   kc::answer_list_transactions);
+    case kafka::api::describe_configs:
+      return serve("DescribeConfigs", kafka::read_describe_configs_request,
+                   kc::answer_describe_configs);
+    case kafka::api::create_partitions:
+      return serve("CreatePartitions", kafka::read_create_partitions_request,
+                   kc::answer_create_partitions);
     case kafka::api::delete_records:
       return serve("DeleteRecords", kafka::read_delete_records_request, kc::answer_delete_records);
     case kafka::api::txn_offset_commit:

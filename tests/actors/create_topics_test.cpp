@@ -1,6 +1,7 @@
 // Two CreateTopics racing for one name: the second gets
 // TOPIC_ALREADY_EXISTS while the first's record is being written, so one set
-// of partition leaders serves the topic.
+// of partition leaders serves the topic. CreatePartitions on the embedded
+// node: new partitions with leaders, the old ones and their records kept.
 #include "fixture.hpp"
 
 namespace caftx::testing {
@@ -23,6 +24,40 @@ TEST_F(CreateTopicsTest, TwoCreateTopicsAtOnceCreateOneTopic) {
   auto md = call<metadata_response>(broker(), metadata_request{{"x"}});
   ASSERT_EQ(md.topics.size(), 1u);
   EXPECT_EQ(md.topics[0].partitions.size(), 2u);
+}
+
+TEST_F(CreateTopicsTest, CreatePartitionsAddsLedPartitionsAndKeepsTheOldOnesRecords) {
+  create_topic("x", 2);
+  auto b = [this](std::string value) {
+    return batch(producer_id{-1}, producer_epoch{-1}, -1, {std::move(value)}, false);
+  };
+  ASSERT_EQ(produce({"x", 1}, "", b("before")).error, error_code::none);
+  auto grown = call<txn_response>(broker(), create_partitions_request{"x", 4, {}, false, 30000});
+  ASSERT_EQ(grown.error, error_code::none) << grown.message;
+  auto md = call<metadata_response>(broker(), metadata_request{{"x"}});
+  ASSERT_EQ(md.topics.size(), 1u);
+  ASSERT_EQ(md.topics[0].partitions.size(), 4u);
+  for (auto& leader : md.topics[0].partitions)
+    EXPECT_TRUE(leader);
+  auto produced = produce({"x", 3}, "", b("after"));
+  ASSERT_EQ(produced.error, error_code::none);
+  EXPECT_EQ(produced.base_offset, 0);
+  EXPECT_EQ(visible_values({"x", 3}, isolation_level::read_committed),
+            (std::vector<std::string>{"after"}));
+  EXPECT_EQ(visible_values({"x", 1}, isolation_level::read_committed),
+            (std::vector<std::string>{"before"}));
+  // Kafka's errors; nothing changes.
+  auto lower = call<txn_response>(broker(), create_partitions_request{"x", 3, {}, false, 30000});
+  EXPECT_EQ(lower.error, error_code::invalid_partitions);
+  EXPECT_EQ(lower.message, "Topic currently has 4 partitions, which is higher than the requested 3.");
+  auto unknown = call<txn_response>(broker(), create_partitions_request{"y", 3, {}, false, 30000});
+  EXPECT_EQ(unknown.error, error_code::unknown_topic_or_partition);
+  auto dry = call<txn_response>(broker(), create_partitions_request{"x", 9, {}, true, 30000});
+  EXPECT_EQ(dry.error, error_code::none);
+  auto too_many = call<txn_response>(broker(), create_partitions_request{"x", 10001, {}, false, 30000});
+  EXPECT_EQ(too_many.error, error_code::invalid_partitions);
+  EXPECT_EQ(call<metadata_response>(broker(), metadata_request{{"x"}}).topics.at(0).partitions.size(),
+            4u);
 }
 
 } // namespace

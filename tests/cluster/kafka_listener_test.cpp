@@ -624,6 +624,8 @@ std::string init_producer_id_v1(int32_t correlation_id, std::optional<std::strin
 // transactional.id fences the first's epoch and commits again; caftx's
 // read_committed consumer sees every record once. Then the coordinator
 // APIs' answers to a wrong node, a bad key type, "" and a fenced epoch.
+// ... and KIP-664's DescribeTransactions, ListTransactions and
+// DescribeProducers answer for them over the wire.
 TEST_F(KafkaListener, KcatCommitsTransactionsThroughTheirCoordinator) {
   start_cluster(3);
   admin_client admin{client_props()};
@@ -705,6 +707,147 @@ TEST_F(KafkaListener, KcatCommitsTransactionsThroughTheirCoordinator) {
   w.boolean(true);
   c.send(request(26, 1, 6, w.bytes()));
   EXPECT_EQ(throttle_then_error(c, 6), std::make_pair(int16_t{47}, std::string()));
+
+  // KIP-664 as kafka-transactions.sh sends it (flexible v0/v1, response
+  // header v1: the correlation id, then tagged fields).
+  auto flexible_response = [](raw_connection& conn, int32_t correlation_id) {
+    auto bytes = conn.response().value_or("");
+    EXPECT_FALSE(bytes.empty());
+    kafka::reader rd{bytes};
+    EXPECT_EQ(rd.int32(), correlation_id);
+    rd.skip_tagged_fields();
+    EXPECT_EQ(rd.int32(), 0); // throttle
+    return bytes.substr(bytes.size() - rd.remaining());
+  };
+  // Two ids never used: one this coordinator owns, one another node does.
+  std::string here, elsewhere;
+  for (int i = 0; here.empty() || elsewhere.empty(); ++i) {
+    auto id = "never-used-" + std::to_string(i);
+    bool ours = internal->at(0).partitions.at(partition_for(id, internal_partitions)).leader
+                == coordinator;
+    (ours ? here : elsewhere) = id;
+  }
+  kafka::writer dt;
+  dt.array_length(3, true);
+  dt.compact_string("kcat-tx");
+  dt.compact_string(here);
+  dt.compact_string(elsewhere);
+  dt.no_tagged_fields();
+  c.send(request(65, 0, 7, dt.bytes()));
+  {
+    auto body = flexible_response(c, 7);
+    kafka::reader rd{body};
+    ASSERT_EQ(rd.array_length(true), 3);
+    EXPECT_EQ(rd.int16(), 0);
+    EXPECT_EQ(rd.compact_string(), "kcat-tx");
+    EXPECT_EQ(rd.compact_string(), "CompleteCommit");
+    EXPECT_GT(rd.int32(), 0);                   // timeout
+    rd.int64();                                 // start time
+    EXPECT_EQ(rd.int64(), described->pid.value);
+    EXPECT_EQ(rd.int16(), 1);                   // epoch
+    EXPECT_EQ(rd.array_length(true), 0);        // no partitions once complete
+    rd.skip_tagged_fields();
+    EXPECT_EQ(rd.int16(), 105);                 // TRANSACTIONAL_ID_NOT_FOUND
+    EXPECT_EQ(rd.compact_string(), here);
+    rd.compact_string();
+    rd.int32();
+    rd.int64();
+    rd.int64();
+    rd.int16();
+    rd.array_length(true);
+    rd.skip_tagged_fields();
+    EXPECT_EQ(rd.int16(), 16);                  // NOT_COORDINATOR
+    EXPECT_EQ(rd.compact_string(), elsewhere);
+  }
+  kafka::writer lt;
+  lt.array_length(0, true);
+  lt.array_length(1, true);
+  lt.int64(described->pid.value);
+  lt.int64(-1);
+  lt.no_tagged_fields();
+  c.send(request(66, 1, 8, lt.bytes()));
+  {
+    auto body = flexible_response(c, 8);
+    kafka::reader rd{body};
+    EXPECT_EQ(rd.int16(), 0);
+    EXPECT_EQ(rd.array_length(true), 0); // unknown state filters
+    ASSERT_EQ(rd.array_length(true), 1);
+    EXPECT_EQ(rd.compact_string(), "kcat-tx");
+    EXPECT_EQ(rd.int64(), described->pid.value);
+    EXPECT_EQ(rd.compact_string(), "CompleteCommit");
+  }
+  // DescribeProducers at kt-0's leader: kcat's producer, its epoch and its
+  // last marker's coordinator epoch; NOT_LEADER_OR_FOLLOWER (6) elsewhere.
+  auto kt = admin.describe_topics({"kt"});
+  ASSERT_TRUE(kt.ok());
+  auto kt_leader = kt->at(0).partitions.at(0).leader;
+  for (int32_t node : {kt_leader, kt_leader == 1 ? 2 : 1}) {
+    raw_connection pc{kafka_ports.at(node)};
+    kafka::writer dp;
+    dp.array_length(1, true);
+    dp.compact_string("kt");
+    dp.array_length(1, true);
+    dp.int32(0);
+    dp.no_tagged_fields();
+    dp.no_tagged_fields();
+    pc.send(request(61, 0, 9, dp.bytes()));
+    auto body = flexible_response(pc, 9);
+    kafka::reader rd{body};
+    ASSERT_EQ(rd.array_length(true), 1);
+    EXPECT_EQ(rd.compact_string(), "kt");
+    ASSERT_EQ(rd.array_length(true), 1);
+    EXPECT_EQ(rd.int32(), 0);
+    if (node != kt_leader) {
+      EXPECT_EQ(rd.int16(), 6) << "node " << node;
+      continue;
+    }
+    EXPECT_EQ(rd.int16(), 0);
+    EXPECT_EQ(rd.compact_nullable_string(), std::nullopt);
+    ASSERT_EQ(rd.array_length(true), 1);
+    EXPECT_EQ(rd.int64(), described->pid.value);
+    EXPECT_EQ(rd.int32(), 1); // epoch
+    rd.int32();               // last sequence
+    EXPECT_GT(rd.int64(), 0); // last timestamp
+    auto coordinator_epoch = rd.int32();
+    EXPECT_GE(coordinator_epoch, 0); // of its markers
+    EXPECT_EQ(rd.int64(), -1); // no open transaction
+    // WriteTxnMarkers v1 (kafka-transactions.sh abort) at the leader: an
+    // older epoch is INVALID_PRODUCER_EPOCH (47), the current one is
+    // written; __consumer_offsets is left to its coordinator (42).
+    auto markers = [&](int16_t epoch, const std::string& topic) {
+      kafka::writer wm;
+      wm.array_length(1, true);
+      wm.int64(described->pid.value);
+      wm.int16(epoch);
+      wm.boolean(false);
+      wm.array_length(1, true);
+      wm.compact_string(topic);
+      wm.array_length(1, true);
+      wm.int32(0);
+      wm.no_tagged_fields();
+      wm.int32(coordinator_epoch);
+      wm.no_tagged_fields();
+      wm.no_tagged_fields();
+      pc.send(request(27, 1, 10, wm.bytes()));
+      auto answer = pc.response().value_or("");
+      EXPECT_FALSE(answer.empty());
+      kafka::reader rm{answer};
+      EXPECT_EQ(rm.int32(), 10);
+      rm.skip_tagged_fields();
+      EXPECT_EQ(rm.array_length(true), 1);
+      EXPECT_EQ(rm.int64(), described->pid.value);
+      EXPECT_EQ(rm.array_length(true), 1);
+      EXPECT_EQ(rm.compact_string(), topic);
+      EXPECT_EQ(rm.array_length(true), 1);
+      EXPECT_EQ(rm.int32(), 0);
+      return rm.int16();
+    };
+    EXPECT_EQ(markers(0, "kt"), 47);
+    EXPECT_EQ(markers(1, "kt"), 0);
+    EXPECT_EQ(markers(1, "__consumer_offsets"), 42);
+  }
+  // Nothing of the committed transactions is lost to the markers.
+  EXPECT_EQ(kcat_consume(2, "kt", "read_committed").size(), 30u);
 }
 
 // confluent-kafka-python (librdkafka) runs six transactions from one
@@ -753,8 +896,10 @@ TEST_F(KafkaListener, ConfluentKafkaPythonCommitsAndAbortsWithGroupOffsets) {
 
 // confluent-kafka-python's AdminClient, idempotent producer and consumer
 // (manual assignment, offsets committed outside group management):
-// CreateTopics with Kafka's errors, Produce with a producer id, Fetch,
-// OffsetCommit and OffsetFetch at the group's coordinator, DeleteTopics.
+// CreateTopics and CreatePartitions with Kafka's errors, DescribeConfigs of
+// a topic and a node, Produce with a
+// producer id to old and new partitions, Fetch, OffsetCommit and
+// OffsetFetch at the group's coordinator, DeleteTopics.
 TEST_F(KafkaListener, ConfluentKafkaPythonAdminIdempotenceAndCommittedOffsets) {
   std::string python = CAFTX_PYTHON3;
   ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
@@ -770,6 +915,28 @@ TEST_F(KafkaListener, ConfluentKafkaPythonAdminIdempotenceAndCommittedOffsets) {
   EXPECT_EQ(out["create"], "NO_ERROR");
   EXPECT_EQ(out["create_again"], "TOPIC_ALREADY_EXISTS");
   EXPECT_EQ(out["create_bad_name"], "TOPIC_EXCEPTION"); // librdkafka's name for 17
+  // Source 5 is DEFAULT_CONFIG, 4 STATIC_BROKER_CONFIG (the node's
+  // properties set it); librdkafka asks for synonyms.
+  EXPECT_EQ(out["topic_configs"],
+            nlohmann::json::parse(R"({"retention.ms": ["604800000", 5, false, ["log.retention.ms"]],
+                                      "cleanup.policy": ["delete", 5, false, ["log.cleanup.policy"]]})"));
+  EXPECT_EQ(out["broker_configs"],
+            (nlohmann::json{{"num.partitions", {"1", 5, true, {"num.partitions"}}},
+                            {"transaction.state.log.num.partitions",
+                             {std::to_string(internal_partitions), 4, true,
+                              {"transaction.state.log.num.partitions"}}}}));
+  EXPECT_EQ(out["unknown_topic_configs"], "UNKNOWN_TOPIC_OR_PART");
+  EXPECT_EQ(out["grow_validate_only"], "NO_ERROR");
+  EXPECT_EQ(out["grow"], "NO_ERROR");
+  EXPECT_EQ(out["grow_same"], "INVALID_PARTITIONS");
+  EXPECT_EQ(out["grow_unknown"], "UNKNOWN_TOPIC_OR_PART");
+  EXPECT_EQ(out["grow_bad_node"], "INVALID_REPLICA_ASSIGNMENT");
+  EXPECT_EQ(out["grow_assigned"], "NO_ERROR");
+  // Six partitions, not nine (validate_only); the sixth on the given nodes.
+  ASSERT_EQ(out["partitions"].size(), 6u) << out["partitions"].dump();
+  EXPECT_EQ(out["partitions"]["5"], (nlohmann::json{3, 1, 2}));
+  for (auto& [p, replicas] : out["partitions"].items())
+    EXPECT_EQ(replicas.size(), 3u) << "partition " << p;
   EXPECT_EQ(out["unflushed"], 0);
   EXPECT_EQ(out["delivery_errors"].size(), 0u) << out["delivery_errors"].dump();
   std::vector<std::string> want;

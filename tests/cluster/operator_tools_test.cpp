@@ -175,6 +175,56 @@ TEST_F(OperatorTools, TopicsCreatesListsAndDescribesWithKafkasLines) {
   EXPECT_EQ(unreachable.err.find("system_error"), std::string::npos) << unreachable.err;
 }
 
+// kafka-topics.sh --alter --partitions (Kafka's CreatePartitions): new
+// partitions placed by the controller or by --replica-assignment (whose
+// entries for the partitions the topic has are skipped, as TopicCommand
+// does); no increase is exit 1 with Kafka's error, bad input exit 2.
+TEST_F(OperatorTools, TopicsAlterAddsPartitionsWithLeaders) {
+  start_cluster(3);
+  ASSERT_EQ(topics({"--create", "--topic", "grow", "--partitions", "2", "--replication-factor",
+                    "2"})
+              .code,
+            0);
+  auto grown = topics({"--alter", "--topic", "grow", "--partitions", "4"});
+  EXPECT_EQ(grown.code, 0) << grown.err;
+  EXPECT_EQ(grown.out, "Adding partitions succeeded!\n");
+  auto assigned = topics({"--alter", "--topic", "grow", "--partitions", "5", "--replica-assignment",
+                          "9:9,9:9,9:9,9:9,3:1"});
+  EXPECT_EQ(assigned.code, 0) << assigned.err;
+  auto described = topics({"--describe", "--topic", "grow"});
+  ASSERT_EQ(described.code, 0) << described.err;
+  auto ls = lines(described.out);
+  ASSERT_EQ(ls.size(), 6u) << described.out;
+  EXPECT_EQ(ls[0], "Topic: grow\tPartitionCount: 5\tReplicationFactor: 2");
+  std::regex row("\tTopic: grow\tPartition: ([0-4])\tLeader: ([1-3])\tReplicas: ([1-3]),([1-3])"
+                 "\tIsr: ([1-3]),([1-3])");
+  for (size_t i = 1; i < ls.size(); ++i) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(ls[i], m, row)) << ls[i];
+    EXPECT_EQ(m[2].str(), m[3].str()) << "the first replica leads a new partition";
+  }
+  EXPECT_EQ(ls[5], "\tTopic: grow\tPartition: 4\tLeader: 3\tReplicas: 3,1\tIsr: 3,1");
+  auto lower = topics({"--alter", "--topic", "grow", "--partitions", "3"});
+  EXPECT_EQ(lower.code, 1);
+  EXPECT_NE(lower.err.find("INVALID_PARTITIONS"), std::string::npos) << lower.err;
+  auto unknown = topics({"--alter", "--topic", "nope", "--partitions", "3"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("UNKNOWN_TOPIC_OR_PARTITION"), std::string::npos) << unknown.err;
+  for (auto args : std::vector<std::vector<std::string>>{
+         {"--alter", "--topic", "grow"},
+         {"--alter", "--partitions", "6"},
+         {"--alter", "--topic", "grow", "--partitions", "0"},
+         {"--alter", "--topic", "grow", "--partitions", "6", "--replication-factor", "2"},
+         {"--alter", "--topic", "grow", "--partitions", "6", "--replica-assignment", "1:x"},
+         {"--alter", "--topic", "grow", "--partitions", "6", "--replica-assignment", "1:2"},
+         {"--create", "--topic", "x", "--replica-assignment", "1"}}) {
+    auto bad = topics(args);
+    EXPECT_EQ(bad.code, 2) << bad.err;
+    EXPECT_FALSE(bad.err.empty());
+  }
+  EXPECT_EQ(lines(topics({"--describe", "--topic", "grow"}).out).size(), 6u); // nothing changed
+}
+
 // kafka-topics.sh --delete (Kafka's DeleteTopics, TopicDeletionManager):
 // the topic leaves every node's metadata, every replica's data leaves its
 // store, the name is free again; a replica on a node that is down holds

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -511,6 +512,83 @@ TEST(Config, CompactionSettingsWithTheNodesDefaults) {
             "delete or compact,delete)");
   EXPECT_EQ(error_of(node_config::parse({{"log.cleaner.enable", "yes"}})),
             "config 'log.cleaner.enable' = 'yes' must be true or false");
+}
+
+// -- DescribeConfigs -------------------------------------------------------------
+
+const config_entry* entry(const std::vector<config_entry>& entries, const std::string& name) {
+  for (const auto& e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+// Kafka's ConfigHelper for a topic: the override first, then the node's
+// key; the value and source are the first synonym's.
+TEST(Config, DescribeTopicConfigsGivesOverridesThenTheNodesKeys) {
+  auto node = node_config::parse({{"log.retention.hours", "1"}, {"log.cleanup.policy", "compact"}});
+  ASSERT_TRUE(node.ok());
+  auto entries = describe_topic_configs({{"retention.bytes", "2048"}}, *node);
+  std::vector<std::string> names;
+  for (auto& e : entries)
+    names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"cleanup.policy", "compression.type",
+                                             "delete.retention.ms", "max.message.bytes",
+                                             "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
+                                             "min.insync.replicas", "retention.bytes",
+                                             "retention.ms"}));
+  auto* bytes = entry(entries, "retention.bytes");
+  ASSERT_NE(bytes, nullptr);
+  EXPECT_EQ(bytes->value, "2048");
+  EXPECT_EQ(bytes->source, config_source::dynamic_topic_config);
+  EXPECT_FALSE(bytes->read_only);
+  ASSERT_EQ(bytes->synonyms.size(), 2u);
+  EXPECT_EQ(bytes->synonyms[1].name, "log.retention.bytes");
+  EXPECT_EQ(bytes->synonyms[1].value, "-1");
+  EXPECT_EQ(bytes->synonyms[1].source, config_source::default_config);
+  auto* ms = entry(entries, "retention.ms"); // from log.retention.hours
+  ASSERT_NE(ms, nullptr);
+  EXPECT_EQ(ms->value, "3600000");
+  EXPECT_EQ(ms->source, config_source::static_broker_config);
+  EXPECT_EQ(ms->synonyms.size(), 1u);
+  EXPECT_EQ(entry(entries, "cleanup.policy")->value, "compact");
+  EXPECT_EQ(entry(entries, "min.cleanable.dirty.ratio")->value, "0.5");
+  EXPECT_EQ(entry(entries, "min.cleanable.dirty.ratio")->source, config_source::default_config);
+  EXPECT_EQ(entry(entries, "compression.type")->value, "producer");
+  EXPECT_EQ(entry(entries, "max.message.bytes")->value, "1048588");
+}
+
+TEST(Config, DescribeNodeConfigsListsEveryKeyReadOnlyWithItsSource) {
+  auto node = node_config::parse({{"num.partitions", "4"},
+                                  {"log.cleaner.min.cleanable.ratio", "0.25"},
+                                  {"log.cleanup.policy", "delete,compact"},
+                                  {"log.dirs", "/var/lib/caftx"}});
+  ASSERT_TRUE(node.ok());
+  auto entries = describe_node_configs(*node);
+  EXPECT_TRUE(std::is_sorted(entries.begin(), entries.end(),
+                             [](auto& a, auto& b) { return a.name < b.name; }));
+  for (auto& e : entries)
+    EXPECT_TRUE(e.read_only) << e.name;
+  auto is = [&](const std::string& name, const std::string& value, config_source source) {
+    auto* e = entry(entries, name);
+    ASSERT_NE(e, nullptr) << name;
+    EXPECT_EQ(e->value, value) << name;
+    EXPECT_EQ(e->source, source) << name;
+  };
+  is("num.partitions", "4", config_source::static_broker_config);
+  is("log.cleaner.min.cleanable.ratio", "0.25", config_source::static_broker_config);
+  is("log.cleanup.policy", "compact,delete", config_source::static_broker_config);
+  is("log.dirs", "/var/lib/caftx", config_source::static_broker_config);
+  is("default.replication.factor", "1", config_source::default_config);
+  is("auto.create.topics.enable", "false", config_source::default_config);
+  is("log.retention.ms", "604800000", config_source::default_config);
+  // Every key the parser takes is listed: each one parses back.
+  for (auto& e : entries) {
+    if (e.name == "log.dirs")
+      continue;
+    auto again = node_config::parse({{e.name, e.value}});
+    EXPECT_TRUE(again.ok()) << e.name << "=" << e.value << ": " << again.error().message();
+  }
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 
 #include "protocol/kafka_api.hpp"
 #include "protocol/kafka_data_api.hpp"
+#include "protocol/kafka_txn_admin_api.hpp"
 #include "protocol/kafka_txn_api.hpp"
 #include "protocol/kafka_admin_api.hpp"
 #include "protocol/kafka_group_api.hpp"
@@ -500,6 +501,109 @@ TEST(KafkaAdminApi, CreateAndDeleteTopics) {
   EXPECT_EQ(del.timeout_ms, 5000);
   EXPECT_EQ(encode_delete_topics_response({{"a", 3, std::nullopt}}, 1),
             bytes({0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 'a', 0, 3}));
+}
+
+// CreatePartitions v1 (KIP-195): one topic without assignments (null, -1)
+// and one with two new partitions' replicas; the response's message is
+// nullable.
+TEST(KafkaAdminApi, CreatePartitions) {
+  auto body = bytes({0, 0, 0, 2, 0, 1}) + "a" + bytes({0, 0, 0, 4, 0xff, 0xff, 0xff, 0xff})
+              + bytes({0, 1}) + "b" + bytes({0, 0, 0, 3, 0, 0, 0, 2})
+              + bytes({0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2}) + bytes({0, 0, 0, 1, 0, 0, 0, 3})
+              + bytes({0, 0, 0x75, 0x30, 1});
+  reader r{body};
+  auto req = read_create_partitions_request(r, 1);
+  EXPECT_TRUE(r.ok() && r.remaining() == 0) << r.what();
+  ASSERT_EQ(req.topics.size(), 2u);
+  EXPECT_EQ(req.topics[0].name, "a");
+  EXPECT_EQ(req.topics[0].count, 4);
+  EXPECT_FALSE(req.topics[0].assignments.has_value());
+  EXPECT_EQ(req.topics[1].count, 3);
+  EXPECT_EQ(req.topics[1].assignments,
+            (std::optional<std::vector<std::vector<int32_t>>>{{{1, 2}, {3}}}));
+  EXPECT_EQ(req.timeout_ms, 30000);
+  EXPECT_TRUE(req.validate_only);
+  // A hostile assignment count is refused before anything is allocated.
+  auto hostile = bytes({0, 0, 0, 1, 0, 1}) + "a" + bytes({0, 0, 0, 4, 0x7f, 0xff, 0xff, 0xff});
+  reader rh{hostile};
+  read_create_partitions_request(rh, 1);
+  EXPECT_FALSE(rh.ok());
+
+  EXPECT_EQ(encode_create_partitions_response({{"a", 0, std::nullopt}, {"b", 37, std::string("no")}}, 1),
+            bytes({0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 'a', 0, 0, 0xff, 0xff, 0, 1, 'b', 0, 37, 0, 2, 'n',
+                   'o'}));
+}
+
+// DescribeConfigs v1: a topic with one key asked for, a broker with all
+// (null keys); the response's v0 IsDefault becomes v1's ConfigSource and
+// the synonyms.
+TEST(KafkaAdminApi, DescribeConfigs) {
+  auto body = bytes({0, 0, 0, 2, 2, 0, 1}) + "t" + bytes({0, 0, 0, 1, 0, 2}) + "rm"
+              + bytes({4, 0, 1}) + "1" + bytes({0xff, 0xff, 0xff, 0xff, 1});
+  reader r{body};
+  auto req = read_describe_configs_request(r, 1);
+  EXPECT_TRUE(r.ok() && r.remaining() == 0) << r.what();
+  ASSERT_EQ(req.resources.size(), 2u);
+  EXPECT_EQ(req.resources[0].type, 2);
+  EXPECT_EQ(req.resources[0].keys, (std::optional<std::vector<std::string>>{{"rm"}}));
+  EXPECT_EQ(req.resources[1].type, 4);
+  EXPECT_EQ(req.resources[1].name, "1");
+  EXPECT_FALSE(req.resources[1].keys.has_value());
+  EXPECT_TRUE(req.include_synonyms);
+  auto v0_body = body.substr(0, body.size() - 1); // v0: no include_synonyms
+  reader r0{v0_body};
+  read_describe_configs_request(r0, 0);
+  EXPECT_TRUE(r0.ok() && r0.remaining() == 0);
+
+  describe_configs_result res{0, std::nullopt, 2, "t", {}};
+  res.configs.push_back({"rm", std::string("5"), false, true, 5, false, {{"x", std::string("5"), 5}}});
+  auto head = bytes({0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xff, 0xff, 2, 0, 1, 't', 0, 0, 0, 1, 0, 2, 'r',
+                     'm', 0, 1, '5', 0});
+  EXPECT_EQ(encode_describe_configs_response({res}, 0), head + bytes({1, 0}));
+  EXPECT_EQ(encode_describe_configs_response({res}, 1),
+            head + bytes({5, 0, 0, 0, 0, 1, 0, 1, 'x', 0, 1, '5', 5}));
+}
+
+// KIP-664's requests are flexible from v0: compact strings and arrays,
+// tagged fields after every struct; ListTransactions v1 adds the duration.
+TEST(KafkaTxnAdminApi, RequestsAndResponsesAreFlexible) {
+  auto dt_body = bytes({3, 2, 'a', 2, 'b', 0});
+  reader dt{dt_body};
+  EXPECT_EQ(read_describe_transactions_request(dt, 0).transactional_ids,
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(dt.ok() && dt.remaining() == 0);
+  auto lt0 = bytes({2, 8}) + "Ongoing" + bytes({2, 0, 0, 0, 0, 0, 0, 0, 7});
+  auto lt0_body = lt0 + bytes({0});
+  reader r0{lt0_body};
+  auto l0 = read_list_transactions_request(r0, 0);
+  EXPECT_TRUE(r0.ok() && r0.remaining() == 0);
+  EXPECT_EQ(l0.state_filters, (std::vector<std::string>{"Ongoing"}));
+  EXPECT_EQ(l0.producer_id_filters, (std::vector<int64_t>{7}));
+  EXPECT_EQ(l0.duration_filter_ms, -1);
+  auto lt1_body = lt0 + bytes({0, 0, 0, 0, 0, 0, 0xea, 0x60, 0});
+  reader r1{lt1_body};
+  EXPECT_EQ(read_list_transactions_request(r1, 1).duration_filter_ms, 60000);
+  EXPECT_TRUE(r1.ok() && r1.remaining() == 0);
+  auto dp_body = bytes({2, 2, 't', 3, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0});
+  reader dp{dp_body};
+  auto producers = read_describe_producers_request(dp, 0);
+  EXPECT_TRUE(dp.ok() && dp.remaining() == 0);
+  ASSERT_EQ(producers.topics.size(), 1u);
+  EXPECT_EQ(producers.topics[0].partitions, (std::vector<int32_t>{1, 2}));
+
+  EXPECT_EQ(encode_list_transactions_response({0, {"Nope"}, {{"a", 9, "Ongoing"}}}, 1),
+            bytes({0, 0, 0, 0, 0, 0, 2, 5}) + "Nope" + bytes({2, 2, 'a', 0, 0, 0, 0, 0, 0, 0, 9, 8})
+              + "Ongoing" + bytes({0, 0}));
+  EXPECT_EQ(encode_describe_producers_response({{"t", {{1, 0, std::nullopt, {{9, 2, 4, 5, 3, -1}}}}}},
+                                               0),
+            bytes({0, 0, 0, 0, 2, 2, 't', 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 9, 0,
+                   0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff,
+                   0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}));
+  transaction_state_description d{0, "a", "Ongoing", 60000, 5, 9, 1, {{"t", {0}}}};
+  EXPECT_EQ(encode_describe_transactions_response({d}, 0),
+            bytes({0, 0, 0, 0, 2, 0, 0, 2, 'a', 8}) + "Ongoing"
+              + bytes({0, 0, 0xea, 0x60, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 2, 2,
+                       't', 2, 0, 0, 0, 0, 0, 0, 0}));
 }
 
 // librdkafka's InitProducerId v4 (KIP-360 and KIP-588): flexible, with the

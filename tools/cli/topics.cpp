@@ -1,8 +1,10 @@
-// caftx-topics: create, list, describe and delete topics, with the
+// caftx-topics: create, list, describe, grow and delete topics, with the
 // options and output of Kafka's kafka-topics.sh (TopicCommand).
 //
 //   caftx-topics --bootstrap-server HOST:PORT --create --topic T
 //                [--partitions N] [--replication-factor R] [--config k=v ...]
+//   caftx-topics --bootstrap-server HOST:PORT --alter --topic T --partitions N
+//                [--replica-assignment 1:2,2:3,...]
 //   caftx-topics --bootstrap-server HOST:PORT --list [--exclude-internal]
 //   caftx-topics --bootstrap-server HOST:PORT --describe [--topic T]
 //                [--under-replicated-partitions | --unavailable-partitions]
@@ -12,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -45,9 +48,11 @@ int failed(const status& st) {
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"caftx-topics: create, list, describe and delete topics (Kafka's kafka-topics.sh)"};
+  CLI::App app{
+    "caftx-topics: create, list, describe, grow and delete topics (Kafka's kafka-topics.sh)"};
   std::string bootstrap, command_config, topic;
-  bool create = false, list = false, describe = false, remove = false;
+  bool create = false, list = false, describe = false, remove = false, alter = false;
+  std::string replica_assignment;
   bool if_not_exists = false, if_exists = false, exclude_internal = false;
   bool under_replicated = false, unavailable = false;
   int32_t partitions = -1, replication_factor = -1;
@@ -60,10 +65,18 @@ int main(int argc, char** argv) {
   app.add_flag("--create", create, "create a topic");
   app.add_flag("--list", list, "list all topics");
   app.add_flag("--describe", describe, "describe one topic (--topic) or all");
+  app.add_flag("--alter", alter,
+               "add partitions to a topic (--partitions: the new count; records with a key may "
+               "hash to another partition afterwards)");
+  app.add_option("--replica-assignment", replica_assignment,
+                 "--alter: replicas of every partition, partitions separated by ',' and the node "
+                 "ids of one partition by ':' (the first leads); the entries of the partitions "
+                 "the topic has already are skipped");
   app.add_flag("--delete", remove,
                "delete the topics --topic names (a regular expression, as in Kafka)");
   app.add_option("--topic", topic, "the topic (--delete: a regular expression matching whole names)");
-  app.add_option("--partitions", partitions, "partitions of a new topic (default num.partitions)");
+  app.add_option("--partitions", partitions,
+                 "partitions of a new topic (default num.partitions), or --alter's new count");
   app.add_option("--replication-factor", replication_factor,
                  "replicas per partition of a new topic (default default.replication.factor)");
   app.add_option("--config", configs, "topic config override key=value (repeatable)");
@@ -80,11 +93,17 @@ int main(int argc, char** argv) {
              "deleted when the node is back. Internal topics cannot be deleted.");
   if (auto code = cli::parse_command_line(app, argc, argv))
     return *code;
-  if (create + list + describe + remove != 1)
-    return refuse("Command must include exactly one action: --list, --describe, --create or "
-                  "--delete");
+  if (create + list + describe + remove + alter != 1)
+    return refuse("Command must include exactly one action: --list, --describe, --create, "
+                  "--alter or --delete");
   if (create && topic.empty())
     return refuse("--create needs --topic");
+  if (alter && (topic.empty() || partitions == -1))
+    return refuse("--alter needs --topic and --partitions");
+  if (!alter && !replica_assignment.empty())
+    return refuse("--replica-assignment goes with --alter only");
+  if (alter && (replication_factor != -1 || !configs.empty() || if_not_exists))
+    return refuse("--replication-factor, --config and --if-not-exists go with --create only");
   if (remove && topic.empty())
     return refuse("--delete needs --topic");
   if (!remove && if_exists)
@@ -97,8 +116,8 @@ int main(int argc, char** argv) {
       return refuse("--topic '" + topic + "' is not a regular expression: " + e.what());
     }
   }
-  if (!create && (partitions != -1 || replication_factor != -1 || !configs.empty()
-                  || if_not_exists))
+  if (!create && !alter
+      && (partitions != -1 || replication_factor != -1 || !configs.empty() || if_not_exists))
     return refuse("--partitions, --replication-factor, --config and --if-not-exists go with "
                   "--create only");
   if (!describe && (under_replicated || unavailable))
@@ -106,11 +125,45 @@ int main(int argc, char** argv) {
                   "--describe only");
   if (under_replicated && unavailable)
     return refuse("--under-replicated-partitions and --unavailable-partitions exclude each other");
-  if (create && partitions != -1 && partitions < 1)
+  if ((create || alter) && partitions != -1 && partitions < 1)
     return refuse("--partitions must be at least 1, not " + std::to_string(partitions));
   if (create && replication_factor != -1 && replication_factor < 1)
     return refuse("--replication-factor must be at least 1, not "
                   + std::to_string(replication_factor));
+  // kafka-topics.sh's --replica-assignment: "1:2,2:3" (TopicCommand.parseReplicaAssignment).
+  std::vector<std::vector<int32_t>> assignments;
+  if (!replica_assignment.empty()) {
+    auto bad = [&](const std::string& why) {
+      return refuse("--replica-assignment '" + replica_assignment + "': " + why);
+    };
+    size_t start = 0;
+    while (start <= replica_assignment.size()) {
+      auto comma = replica_assignment.find(',', start);
+      auto part = replica_assignment.substr(start, comma == std::string::npos ? std::string::npos
+                                                                              : comma - start);
+      std::vector<int32_t> replicas;
+      size_t from = 0;
+      while (from <= part.size()) {
+        auto colon = part.find(':', from);
+        auto id = part.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+        int32_t n = -1;
+        auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+        if (ec != std::errc{} || end != id.data() + id.size() || n < 0)
+          return bad("'" + id + "' is not a node id");
+        replicas.push_back(n);
+        if (colon == std::string::npos)
+          break;
+        from = colon + 1;
+      }
+      assignments.push_back(std::move(replicas));
+      if (comma == std::string::npos)
+        break;
+      start = comma + 1;
+    }
+    if (assignments.size() != static_cast<size_t>(partitions))
+      return bad("it gives " + std::to_string(assignments.size()) + " partitions, --partitions "
+                 + std::to_string(partitions));
+  }
   std::map<std::string, std::string> topic_configs;
   for (auto& c : configs) {
     auto eq = c.find('=');
@@ -131,6 +184,26 @@ int main(int argc, char** argv) {
     if (!st.ok())
       return failed(st);
     std::cout << "Created topic " << topic << ".\n";
+    return exit_ok;
+  }
+
+  if (alter) {
+    if (!assignments.empty()) {
+      // Kafka's TopicCommand.alterTopic: only the new partitions' entries.
+      auto described = admin->describe_topics({topic});
+      if (!described.ok())
+        return failed(described.error());
+      if (described->empty() || described->front().error != error_code::none)
+        return failed({error_code::unknown_topic_or_partition,
+                       "Topic '" + topic + "' does not exist as expected"});
+      auto existing = std::min(described->front().partitions.size(), assignments.size());
+      assignments.erase(assignments.begin(),
+                        assignments.begin() + static_cast<std::ptrdiff_t>(existing));
+    }
+    auto st = admin->create_partitions(topic, partitions, assignments);
+    if (!st.ok())
+      return failed(st);
+    std::cout << "Adding partitions succeeded!\n";
     return exit_ok;
   }
 
