@@ -239,6 +239,22 @@ topic_config internal_topic_config(const node_context& ctx, const std::string& t
   return internal;
 }
 
+// The overrides DescribeConfigs reports for `topic`: its stored configs;
+// for an internal topic what the node runs it with (internal_topic_config),
+// as Kafka creates them with these overrides.
+properties described_overrides(const node_context& ctx, const std::string& topic,
+                               const std::map<std::string, std::string>& stored) {
+  properties out(stored.begin(), stored.end());
+  if (!is_internal_topic(topic))
+    return out;
+  auto internal = internal_topic_config(ctx, topic);
+  out["cleanup.policy"] = "compact";
+  out["min.insync.replicas"] = std::to_string(internal.min_insync_replicas);
+  out["retention.ms"] = std::to_string(internal.retention_ms);
+  out["retention.bytes"] = std::to_string(internal.retention_bytes);
+  return out;
+}
+
 // Every partition of a topic has a leader handle.
 bool all_led(const std::vector<partition_actor>& partitions) {
   return !partitions.empty()
@@ -1483,7 +1499,7 @@ broker_impl_actor::behavior_type broker_fn(broker_ptr self, std::shared_ptr<cons
             else
               rp.deliver(describe_configs_response{
                 error_code::none, "",
-                describe_topic_configs(properties(r.configs.begin(), r.configs.end()),
+                describe_topic_configs(described_overrides(*self->state.ctx, name, r.configs),
                                        self->state.ctx->config)});
           },
           [self, rp](caf::error& e) mutable {

@@ -299,6 +299,11 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
     update_metadata(id, changed, out);
   if (bt.topic_reply)
     (bt.grown_from > 0 ? out.created_partitions : out.created_topics).push_back(*bt.topic_reply);
+  // A grown topic's batch is done, its ISR writes for replicas that died
+  // meanwhile included: the requests that waited for it are decided now.
+  std::optional<std::string> grown;
+  if (bt.grown_from > 0 && bt.new_topic)
+    grown = bt.new_topic->name;
   if (bt.shutdown_of) {
     controlled_shutdown_result res{*bt.shutdown_of, status{}, {}};
     for (const auto& [tp, st] : states_)
@@ -307,6 +312,10 @@ void controller_core::maybe_finish(uint64_t b, controller_decision& out) {
     out.shutdowns.push_back(std::move(res));
   }
   batches_.erase(it);
+  if (grown) {
+    growing_.erase(*grown);
+    release_topic_queue(*grown, out);
+  }
 }
 
 controller_decision controller_core::resign(controller_decision out) {
@@ -317,9 +326,23 @@ controller_decision controller_core::resign(controller_decision out) {
   out.requests.clear();
   const status resigned{error_code::not_controller, "the controller resigned"};
   for (auto& [id, bt] : batches_) {
-    if (bt.new_topic)
-      (bt.grown_from > 0 ? out.created_partitions : out.created_topics)
-        .push_back({bt.new_topic->name, resigned});
+    if (bt.new_topic && bt.grown_from > 0) {
+      // The grow may be stored already: NOT_CONTROLLER would have the
+      // caller retry it and be told the partitions exist. Written, it
+      // answers as written.
+      if (bt.topic_write_pending)
+        out.created_partitions.push_back(
+          {bt.new_topic->name,
+           status{error_code::request_timed_out,
+                  "the controller resigned while adding partitions to topic '"
+                    + bt.new_topic->name + "': they may have been added"}});
+      else
+        out.created_partitions.push_back(bt.topic_reply ? *bt.topic_reply
+                                                        : create_topic_result{bt.new_topic->name,
+                                                                              resigned});
+    } else if (bt.new_topic) {
+      out.created_topics.push_back({bt.new_topic->name, resigned});
+    }
     if (bt.shutdown_of)
       out.shutdowns.push_back(
         {*bt.shutdown_of, status{error_code::not_controller, "the controller resigned"}, {}});
@@ -740,8 +763,6 @@ controller_decision controller_core::write_answered(const write_result& r) {
     auto reply = [&out, grow](create_topic_result r) {
       (grow ? out.created_partitions : out.created_topics).push_back(std::move(r));
     };
-    if (grow)
-      growing_.erase(t.name);
     switch (r.outcome) {
       case write_outcome::ok: {
         topics_[t.name] = t;
@@ -805,8 +826,6 @@ controller_decision controller_core::write_answered(const write_result& r) {
                            + t.name + "' failed in the store"}};
     }
     maybe_finish(pw.batch, out);
-    if (grow)
-      release_topic_queue(t.name, out);
     return out;
   }
   const auto& tp = *pw.tp;

@@ -217,8 +217,12 @@ public:
   /// A topic's CreatePartitions and DeleteTopics are decided one at a time
   /// in arrival order: one that comes while partitions are being added to
   /// the topic waits for that write's outcome (Kafka's controller decides
-  /// its events one at a time). REQUEST_TIMED_OUT when the store's answer
-  /// is unknown; the controller then resigns, as for create_topic.
+  /// its events one at a time); the grow's own ISR writes (a new replica
+  /// that died meanwhile) are part of it. REQUEST_TIMED_OUT when the
+  /// store's answer is unknown (the controller then resigns, as for
+  /// create_topic) or when the controller resigns with the write in flight:
+  /// the partitions may exist, and NOT_CONTROLLER would have the caller
+  /// send it again and be told they do.
   controller_decision create_partitions(const create_partitions_request& req);
 
   /// `node` deleted its replicas of `results` whose error is NONE (Kafka's

@@ -301,8 +301,10 @@ void answer_describe_configs(self_ptr self, const state_ptr& st, const request_h
           if (r.error != error_code::none)
             result.message = r.message;
           for (auto& e : r.entries) {
-            // Only the keys asked for (Kafka's ConfigHelper filter); unknown ones are left out.
-            if (keys && std::find(keys->begin(), keys->end(), e.name) == keys->end())
+            // Only the keys asked for (Kafka's ConfigHelper filter: null or
+            // empty asks for all); unknown ones are left out.
+            if (keys && !keys->empty()
+                && std::find(keys->begin(), keys->end(), e.name) == keys->end())
               continue;
             kafka::describe_configs_entry w;
             w.name = e.name;

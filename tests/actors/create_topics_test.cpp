@@ -60,5 +60,49 @@ TEST_F(CreateTopicsTest, CreatePartitionsAddsLedPartitionsAndKeepsTheOldOnesReco
             4u);
 }
 
+// DescribeConfigs at the embedded node (node id 0): a topic's override
+// and the node's defaults; an internal topic as the node runs it; the
+// node's own keys; Kafka's errors.
+TEST_F(CreateTopicsTest, DescribeConfigsShowsOverridesDefaultsAndTheNodesOwnKeys) {
+  auto created = call<txn_response>(broker(), create_topic_request{"x", 1, {{"retention.ms", "1000"}}});
+  ASSERT_EQ(created.error, error_code::none) << created.message;
+  init("tx"); // creates __transaction_state
+  auto value_of = [](const describe_configs_response& r, const std::string& key) {
+    for (auto& e : r.entries)
+      if (e.name == key)
+        return std::make_pair(e.value, e.source);
+    return std::make_pair(std::string("absent"), config_source::unknown);
+  };
+  auto x = call<describe_configs_response>(broker(), describe_configs_request{2, "x"});
+  ASSERT_EQ(x.error, error_code::none) << x.message;
+  EXPECT_EQ(value_of(x, "retention.ms"),
+            std::make_pair(std::string("1000"), config_source::dynamic_topic_config));
+  EXPECT_EQ(value_of(x, "cleanup.policy"),
+            std::make_pair(std::string("delete"), config_source::default_config));
+  auto txn = call<describe_configs_response>(broker(),
+                                             describe_configs_request{2, "__transaction_state"});
+  ASSERT_EQ(txn.error, error_code::none) << txn.message;
+  EXPECT_EQ(value_of(txn, "retention.ms"),
+            std::make_pair(std::string("-1"), config_source::dynamic_topic_config));
+  EXPECT_EQ(value_of(txn, "cleanup.policy").first, "compact");
+  EXPECT_EQ(value_of(txn, "min.insync.replicas").first, "1"); // the embedded node's one replica
+  auto node = call<describe_configs_response>(broker(), describe_configs_request{4, "0"});
+  ASSERT_EQ(node.error, error_code::none) << node.message;
+  EXPECT_EQ(value_of(node, "num.partitions").first, "1");
+  for (auto& e : node.entries)
+    EXPECT_TRUE(e.read_only) << e.name;
+  EXPECT_TRUE(call<describe_configs_response>(broker(), describe_configs_request{4, ""}).entries.empty());
+  EXPECT_EQ(call<describe_configs_response>(broker(), describe_configs_request{4, "3"}).error,
+            error_code::invalid_request);
+  EXPECT_EQ(call<describe_configs_response>(broker(), describe_configs_request{4, "x"}).error,
+            error_code::invalid_request);
+  EXPECT_EQ(call<describe_configs_response>(broker(), describe_configs_request{8, "x"}).error,
+            error_code::invalid_request);
+  EXPECT_EQ(call<describe_configs_response>(broker(), describe_configs_request{2, "nope"}).error,
+            error_code::unknown_topic_or_partition);
+  EXPECT_EQ(call<describe_configs_response>(broker(), describe_configs_request{2, "bad/name"}).error,
+            error_code::invalid_topic_exception);
+}
+
 } // namespace
 } // namespace caftx::testing

@@ -1096,4 +1096,47 @@ TEST(Controller, CreatePartitionsWhoseAnswerIsLostResignsAndAnswersWhatWaited) {
   EXPECT_TRUE(r.created_topics.empty());
 }
 
+// A replica of a new partition dies while the grow is written: the grow is
+// answered once that replica's ISR removal is written too, and only then
+// are the requests that waited decided, in the order they came.
+TEST(Controller, WaitingRequestsAreDecidedOnceTheGrowsIsrWritesAreDone) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {1, 1, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto first = c.core.create_partitions({"t", 2, {{2, 3}}, false});
+  ASSERT_EQ(first.writes.size(), 1u);
+  EXPECT_TRUE(c.core.create_partitions({"t", 3, {}, true}).created_partitions.empty());
+  EXPECT_TRUE(c.core.delete_topic("t").writes.empty());
+  c.settle(c.core.on_nodes_changed({node(1, 100), node(2, 200)})); // node 3 fails
+  auto written = c.core.on_write_result(c.store.apply(first.writes[0]));
+  EXPECT_TRUE(written.created_partitions.empty()) << "answered before its ISR write";
+  ASSERT_EQ(written.writes.size(), 1u) << "only t-1's ISR removal, no deletion marker yet";
+  EXPECT_EQ(written.writes[0].ops.back().path, "/topics/t/1/state");
+  auto done = c.settle(written);
+  ASSERT_EQ(done.created_partitions.size(), 2u);
+  EXPECT_TRUE(done.created_partitions[0].result.ok());
+  EXPECT_TRUE(done.created_partitions[1].result.ok()); // the validation, on two partitions
+  EXPECT_EQ(c.stored({"t", 1}), (partition_state{2, 1, {2}, our_epoch, 1}));
+  EXPECT_TRUE(c.core.deleting("t"));
+}
+
+// A grow whose write is in flight when the controller resigns may be
+// stored: REQUEST_TIMED_OUT, not NOT_CONTROLLER (which a caller retries).
+TEST(Controller, AGrowInFlightAtResignationIsRequestTimedOut) {
+  cluster c;
+  c.add("t", {{0, {1, 2}}}, {{0, {1, 1, {1, 2}, 4, 0}}});
+  c.settle(c.become(c.nodes));
+  auto d = c.core.create_partitions({"t", 2, {}, false});
+  ASSERT_EQ(d.writes.size(), 1u);
+  // Another controller moved the epoch on: the next fenced write fails.
+  c.store.znodes[controller_epoch_path].second = our_epoch_version + 1;
+  auto other = c.core.create_topic({"u", 1, 1, {}, 0, 0});
+  auto r = c.core.on_write_result(c.store.apply(other.writes.at(0)));
+  EXPECT_TRUE(r.resigned);
+  ASSERT_EQ(r.created_partitions.size(), 1u);
+  EXPECT_EQ(r.created_partitions[0].result.code(), error_code::request_timed_out);
+  ASSERT_EQ(r.created_topics.size(), 1u);
+  EXPECT_EQ(r.created_topics[0].result.code(), error_code::not_controller);
+}
+
 } // namespace caftx::controller

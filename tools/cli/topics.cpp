@@ -150,11 +150,16 @@ int main(int argc, char** argv) {
         auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
         if (ec != std::errc{} || end != id.data() + id.size() || n < 0)
           return bad("'" + id + "' is not a node id");
+        if (std::find(replicas.begin(), replicas.end(), n) != replicas.end())
+          return bad("Partition replica lists may not contain duplicate entries: " + id);
         replicas.push_back(n);
         if (colon == std::string::npos)
           break;
         from = colon + 1;
       }
+      if (!assignments.empty() && replicas.size() != assignments.front().size())
+        return bad("Partition " + std::to_string(assignments.size())
+                   + " has different replication factor: " + part);
       assignments.push_back(std::move(replicas));
       if (comma == std::string::npos)
         break;
