@@ -2,28 +2,9 @@
 
 namespace caftx::kafka {
 
-namespace {
-
-// Every struct of a flexible version ends with its tagged fields.
-topic_partition_indexes read_topic_partitions(reader& r) {
-  topic_partition_indexes t;
-  t.name = r.compact_string();
-  t.partitions = read_array(r, [](reader& r) { return r.int32(); }, true);
-  r.skip_tagged_fields();
-  return t;
-}
-
-void write_topic_partitions(writer& w, const topic_partition_indexes& t) {
-  w.compact_string(t.name);
-  write_array(w, t.partitions, [](writer& w, int32_t p) { w.int32(p); }, true);
-  w.no_tagged_fields();
-}
-
-} // namespace
-
 describe_producers_request read_describe_producers_request(reader& r, int16_t) {
   describe_producers_request req;
-  req.topics = read_array(r, read_topic_partitions, true);
+  req.topics = read_txn_topics(r, true);
   r.skip_tagged_fields();
   return req;
 }
@@ -85,7 +66,7 @@ std::string encode_describe_transactions_response(
       w.int64(s.start_time_ms);
       w.int64(s.producer_id);
       w.int16(s.producer_epoch);
-      write_array(w, s.topics, write_topic_partitions, true);
+      write_txn_topics(w, s.topics, true);
       w.no_tagged_fields();
     },
     true);
@@ -133,17 +114,7 @@ write_txn_markers_request read_write_txn_markers_request(reader& r, int16_t vers
       m.producer_id = r.int64();
       m.producer_epoch = r.int16();
       m.committed = r.boolean();
-      m.topics = read_array(
-        r,
-        [flexible](reader& r) {
-          topic_partition_indexes t;
-          t.name = flexible ? r.compact_string() : r.string();
-          t.partitions = read_array(r, [](reader& r) { return r.int32(); }, flexible);
-          if (flexible)
-            r.skip_tagged_fields();
-          return t;
-        },
-        flexible);
+      m.topics = read_txn_topics(r, flexible);
       m.coordinator_epoch = r.int32();
       if (flexible)
         r.skip_tagged_fields();
@@ -158,34 +129,18 @@ write_txn_markers_request read_write_txn_markers_request(reader& r, int16_t vers
 std::string encode_write_txn_markers_response(const std::vector<txn_marker_result>& markers,
                                               int16_t version) {
   const bool flexible = version >= 1;
-  auto tags = [flexible](writer& w) {
-    if (flexible)
-      w.no_tagged_fields();
-  };
   writer w;
   write_array(
     w, markers,
-    [flexible, tags](writer& w, const txn_marker_result& m) {
+    [flexible](writer& w, const txn_marker_result& m) {
       w.int64(m.producer_id);
-      write_array(
-        w, m.topics,
-        [flexible, tags](writer& w, const txn_marker_topic_result& t) {
-          flexible ? w.compact_string(t.name) : w.string(t.name);
-          write_array(
-            w, t.partitions,
-            [tags](writer& w, const txn_marker_partition_result& p) {
-              w.int32(p.index);
-              w.int16(p.error);
-              tags(w);
-            },
-            flexible);
-          tags(w);
-        },
-        flexible);
-      tags(w);
+      write_partition_errors(w, m.topics, flexible);
+      if (flexible)
+        w.no_tagged_fields();
     },
     flexible);
-  tags(w);
+  if (flexible)
+    w.no_tagged_fields();
   return w.take();
 }
 

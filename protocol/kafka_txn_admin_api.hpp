@@ -13,19 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "protocol/kafka_txn_api.hpp"
 #include "protocol/kafka_wire.hpp"
 
 namespace caftx::kafka {
 
-/// A topic and partition indexes, as the requests and responses name them.
-struct topic_partition_indexes {
-  std::string name;
-  std::vector<int32_t> partitions;
-};
-
 /// DescribeProducersRequest v0: the partitions whose producers to list.
 struct describe_producers_request {
-  std::vector<topic_partition_indexes> topics;
+  std::vector<txn_topic> topics;
 };
 
 describe_producers_request read_describe_producers_request(reader& r, int16_t version);
@@ -71,7 +66,7 @@ struct transaction_state_description {
   int64_t start_time_ms = -1;
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
-  std::vector<topic_partition_indexes> topics;
+  std::vector<txn_topic> topics;
 };
 
 /// DescribeTransactionsResponse v0: the throttle time, then per id.
@@ -111,7 +106,7 @@ struct writable_txn_marker {
   int64_t producer_id = -1;
   int16_t producer_epoch = -1;
   bool committed = false;
-  std::vector<topic_partition_indexes> topics;
+  std::vector<txn_topic> topics;
   int32_t coordinator_epoch = 0;
 };
 
@@ -122,19 +117,10 @@ struct write_txn_markers_request {
 
 write_txn_markers_request read_write_txn_markers_request(reader& r, int16_t version);
 
-struct txn_marker_partition_result {
-  int32_t index = 0;
-  int16_t error = 0;
-};
-
-struct txn_marker_topic_result {
-  std::string name;
-  std::vector<txn_marker_partition_result> partitions;
-};
-
+/// One marker's result: its producer id and each partition's error.
 struct txn_marker_result {
   int64_t producer_id = -1;
-  std::vector<txn_marker_topic_result> topics;
+  std::vector<topic_partition_errors> topics;
 };
 
 /// WriteTxnMarkersResponse v0-1: per marker its producer id and each

@@ -61,16 +61,33 @@ void read_txn_identity(reader& r, Request& req) {
   req.producer_epoch = r.int16();
 }
 
-std::vector<txn_topic> read_txn_topics(reader& r) {
-  return read_array(r, [](reader& r) {
-    txn_topic t;
-    t.name = r.string();
-    t.partitions = read_array(r, [](reader& r) { return r.int32(); });
-    return t;
-  });
+} // namespace
+
+std::vector<txn_topic> read_txn_topics(reader& r, bool flexible) {
+  return read_array(
+    r,
+    [flexible](reader& r) {
+      txn_topic t;
+      t.name = flexible ? r.compact_string() : r.string();
+      t.partitions = read_array(r, [](reader& r) { return r.int32(); }, flexible);
+      if (flexible)
+        r.skip_tagged_fields();
+      return t;
+    },
+    flexible);
 }
 
-} // namespace
+void write_txn_topics(writer& w, const std::vector<txn_topic>& topics, bool flexible) {
+  write_array(
+    w, topics,
+    [flexible](writer& w, const txn_topic& t) {
+      flexible ? w.compact_string(t.name) : w.string(t.name);
+      write_array(w, t.partitions, [](writer& w, int32_t p) { w.int32(p); }, flexible);
+      if (flexible)
+        w.no_tagged_fields();
+    },
+    flexible);
+}
 
 add_partitions_to_txn_request read_add_partitions_to_txn_request(reader& r, int16_t) {
   add_partitions_to_txn_request req;
@@ -79,14 +96,25 @@ add_partitions_to_txn_request read_add_partitions_to_txn_request(reader& r, int1
   return req;
 }
 
-void write_partition_errors(writer& w, const std::vector<topic_partition_errors>& topics) {
-  write_array(w, topics, [](writer& w, const topic_partition_errors& t) {
-    w.string(t.name);
-    write_array(w, t.partitions, [](writer& w, const partition_error& p) {
-      w.int32(p.index);
-      w.int16(p.error);
-    });
-  });
+void write_partition_errors(writer& w, const std::vector<topic_partition_errors>& topics,
+                            bool flexible) {
+  write_array(
+    w, topics,
+    [flexible](writer& w, const topic_partition_errors& t) {
+      flexible ? w.compact_string(t.name) : w.string(t.name);
+      write_array(
+        w, t.partitions,
+        [flexible](writer& w, const partition_error& p) {
+          w.int32(p.index);
+          w.int16(p.error);
+          if (flexible)
+            w.no_tagged_fields();
+        },
+        flexible);
+      if (flexible)
+        w.no_tagged_fields();
+    },
+    flexible);
 }
 
 std::string encode_partition_errors_response(const std::vector<topic_partition_errors>& topics,
@@ -169,21 +197,7 @@ std::string encode_txn_offset_commit_response(const std::vector<topic_partition_
     return encode_partition_errors_response(topics);
   writer w;
   w.int32(0);
-  write_array(
-    w, topics,
-    [](writer& w, const topic_partition_errors& t) {
-      w.compact_string(t.name);
-      write_array(
-        w, t.partitions,
-        [](writer& w, const partition_error& p) {
-          w.int32(p.index);
-          w.int16(p.error);
-          w.no_tagged_fields();
-        },
-        true);
-      w.no_tagged_fields();
-    },
-    true);
+  write_partition_errors(w, topics, true);
   w.no_tagged_fields();
   return w.take();
 }

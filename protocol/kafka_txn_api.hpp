@@ -64,10 +64,16 @@ std::string encode_init_producer_id_response(const init_producer_id_response& i,
 
 // -- AddPartitionsToTxn (24) ----------------------------------------------------------
 
+/// A topic and partition indexes, as transaction requests name them.
 struct txn_topic {
   std::string name;
   std::vector<int32_t> partitions;
 };
+
+/// An array of txn_topic; `flexible` (KIP-482): compact strings and
+/// arrays, tagged fields after each topic.
+std::vector<txn_topic> read_txn_topics(reader& r, bool flexible = false);
+void write_txn_topics(writer& w, const std::vector<txn_topic>& topics, bool flexible = false);
 
 /// AddPartitionsToTxnRequest v0-1 (v1 is v0; v4+ batches transactions and
 /// is broker-to-broker).
@@ -91,8 +97,10 @@ struct topic_partition_errors {
 };
 
 /// Per topic and partition an error (the body of AddPartitionsToTxn's,
-/// TxnOffsetCommit's and OffsetCommit's responses after the throttle time).
-void write_partition_errors(writer& w, const std::vector<topic_partition_errors>& topics);
+/// TxnOffsetCommit's and OffsetCommit's responses after the throttle time,
+/// and of each WriteTxnMarkers result); `flexible` as read_txn_topics.
+void write_partition_errors(writer& w, const std::vector<topic_partition_errors>& topics,
+                            bool flexible = false);
 
 /// AddPartitionsToTxnResponse v0-1 and TxnOffsetCommitResponse v0-2 share
 /// this shape: the throttle time, then per topic and partition an error.

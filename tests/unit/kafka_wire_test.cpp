@@ -606,6 +606,36 @@ TEST(KafkaTxnAdminApi, RequestsAndResponsesAreFlexible) {
                        't', 2, 0, 0, 0, 0, 0, 0, 0}));
 }
 
+// WriteTxnMarkers v0 is not flexible, v1 is (kafka-transactions.sh abort).
+TEST(KafkaTxnAdminApi, WriteTxnMarkersV0AndV1) {
+  auto v0 = bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 2, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1,
+                   0, 0, 0, 3, 0, 0, 0, 5});
+  reader r0{v0};
+  auto m0 = read_write_txn_markers_request(r0, 0);
+  EXPECT_TRUE(r0.ok() && r0.remaining() == 0) << r0.what();
+  auto v1 = bytes({2, 0, 0, 0, 0, 0, 0, 0, 9, 0, 2, 0, 2, 2, 't', 2, 0, 0, 0, 3, 0, 0, 0, 0, 5, 0,
+                   0});
+  reader r1{v1};
+  auto m1 = read_write_txn_markers_request(r1, 1);
+  EXPECT_TRUE(r1.ok() && r1.remaining() == 0) << r1.what();
+  for (auto* m : {&m0, &m1}) {
+    ASSERT_EQ(m->markers.size(), 1u);
+    EXPECT_EQ(m->markers[0].producer_id, 9);
+    EXPECT_EQ(m->markers[0].producer_epoch, 2);
+    EXPECT_FALSE(m->markers[0].committed);
+    ASSERT_EQ(m->markers[0].topics.size(), 1u);
+    EXPECT_EQ(m->markers[0].topics[0].name, "t");
+    EXPECT_EQ(m->markers[0].topics[0].partitions, (std::vector<int32_t>{3}));
+    EXPECT_EQ(m->markers[0].coordinator_epoch, 5);
+  }
+  std::vector<txn_marker_result> result{{9, {{"t", {{3, 47}}}}}};
+  EXPECT_EQ(encode_write_txn_markers_response(result, 0),
+            bytes({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0,
+                   3, 0, 47}));
+  EXPECT_EQ(encode_write_txn_markers_response(result, 1),
+            bytes({2, 0, 0, 0, 0, 0, 0, 0, 9, 2, 2, 't', 2, 0, 0, 0, 3, 0, 47, 0, 0, 0, 0}));
+}
+
 // librdkafka's InitProducerId v4 (KIP-360 and KIP-588): flexible, with the
 // producer id and epoch it holds; the response ends with tagged fields.
 TEST(KafkaTxnApi, InitProducerIdV4IsFlexibleWithTheProducersIdentity) {
