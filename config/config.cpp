@@ -1,6 +1,7 @@
 #include "config/config.hpp"
 #include "config/server_config.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -407,6 +408,16 @@ status_or<consumer_config> consumer_config::parse(const properties& props) {
                    "commit() or send_offsets_to_transaction()");
   if (auto v = r.take("client.id"))
     c.client_id = *v;
+  if (auto v = r.take("group.instance.id")) {
+    bool legal = !v->empty() && v->size() <= 249 && *v != "." && *v != "..";
+    for (char ch : *v)
+      legal = legal && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-');
+    if (!legal)
+      return invalid("config 'group.instance.id' = '" + *v
+                     + "' is not a legal instance id: 1 to 249 characters of [a-zA-Z0-9._-], "
+                       "not '.' or '..'");
+    c.group_instance_id = *v;
+  }
   CAFTX_TRY(r.int32("session.timeout.ms", c.session_timeout_ms, 1, int_max));
   CAFTX_TRY(r.int32("heartbeat.interval.ms", c.heartbeat_interval_ms, 1, int_max));
   CAFTX_TRY(r.int32("max.poll.interval.ms", c.max_poll_interval_ms, 1, int_max));

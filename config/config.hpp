@@ -359,6 +359,14 @@ struct consumer_config {
   bool enable_auto_commit = false;
   /// `client.id`: the start of the member id a group gives this consumer.
   std::string client_id = "caftx-consumer";
+  /// `group.instance.id` (KIP-345): makes the consumer a static member of
+  /// its group, which keeps its place (and assignment) when the consumer
+  /// restarts within session.timeout.ms, and sends no LeaveGroup on
+  /// close() or unsubscribe(). 1-249 characters of [a-zA-Z0-9._-], not "."
+  /// or ".." (Kafka's JoinGroupRequest.validateGroupInstanceId). A second
+  /// consumer with the same id fences the first: its poll() and commit()
+  /// throw FENCED_INSTANCE_ID (fatal).
+  std::optional<std::string> group_instance_id;
   /// `session.timeout.ms`, [1, 2147483647]: a member that sends no
   /// heartbeat this long is removed from its group (subscribe()); the
   /// group coordinator's group.min/max.session.timeout.ms bound it.

@@ -12,7 +12,7 @@ const std::vector<version_range>& supported_apis() {
     {api::offset_commit, 2, 7},
     {api::offset_fetch, 1, 7},
     {api::find_coordinator, 0, 2},
-    {api::join_group, 0, 4},
+    {api::join_group, 0, 5},
     {api::heartbeat, 0, 3},
     {api::leave_group, 0, 3},
     {api::sync_group, 0, 3},

@@ -66,8 +66,8 @@ struct version_range {
 /// range starts at 0), Fetch 4-11,
 /// ListOffsets 0-3, Metadata 0-4, OffsetCommit 2-7, OffsetFetch 1-7 (the
 /// older versions kept offsets in ZooKeeper; v7 has require_stable), FindCoordinator 0-2,
-/// JoinGroup 0-4 (v5 brings static membership, KIP-345, which caftx does
-/// not have), Heartbeat 0-3, LeaveGroup 0-3, SyncGroup 0-3,
+/// JoinGroup 0-5 (v5 brings static membership, KIP-345), Heartbeat 0-3,
+/// LeaveGroup 0-3, SyncGroup 0-3,
 /// DescribeGroups 0-4, ListGroups 0-2, ApiVersions 0-3, CreateTopics 0-4,
 /// DeleteTopics 0-1, DeleteRecords 0-1, InitProducerId 0-4,
 /// AddPartitionsToTxn 0-1, AddOffsetsToTxn 0-1, EndTxn 0-1,

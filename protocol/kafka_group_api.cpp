@@ -8,6 +8,15 @@
 
 namespace caftx::kafka {
 
+namespace {
+
+// A static member's instance id on the wire: null for a dynamic member.
+std::optional<std::string> instance_id(const std::string& id) {
+  return id.empty() ? std::nullopt : std::optional<std::string>(id);
+}
+
+} // namespace
+
 offset_commit_request read_offset_commit_request(reader& r, int16_t version) {
   offset_commit_request req;
   req.group_id = r.string();
@@ -117,7 +126,7 @@ join_group_request read_join_group_request(reader& r, int16_t version) {
   g.rebalance_timeout_ms = version >= 1 ? r.int32() : g.session_timeout_ms;
   g.member_id = r.string();
   if (version >= 5)
-    req.group_instance_id = r.nullable_string();
+    g.group_instance_id = r.nullable_string().value_or("");
   g.protocol_type = r.string();
   g.protocols = read_array(r, [](reader& r) {
     group_protocol p;
@@ -125,7 +134,7 @@ join_group_request read_join_group_request(reader& r, int16_t version) {
     p.metadata = r.bytes();
     return p;
   });
-  g.require_known_member_id = version >= 4 && !req.group_instance_id;
+  g.require_known_member_id = version >= 4 && g.group_instance_id.empty();
   return req;
 }
 
@@ -141,7 +150,7 @@ std::string encode_join_group_response(const caftx::join_group_response& resp, i
   write_array(w, resp.members, [version](writer& w, const join_group_member& m) {
     w.string(m.member_id);
     if (version >= 5)
-      w.nullable_string(std::nullopt);
+      w.nullable_string(instance_id(m.group_instance_id));
     w.bytes(m.metadata);
   });
   return w.take();
@@ -154,7 +163,7 @@ sync_group_request read_sync_group_request(reader& r, int16_t version) {
   g.generation_id = r.int32();
   g.member_id = r.string();
   if (version >= 3)
-    req.group_instance_id = r.nullable_string();
+    g.group_instance_id = r.nullable_string().value_or("");
   g.assignments = read_array(r, [](reader& r) {
     group_assignment a;
     a.member_id = r.string();
@@ -179,7 +188,7 @@ heartbeat_request read_heartbeat_request(reader& r, int16_t version) {
   req.group.generation_id = r.int32();
   req.group.member_id = r.string();
   if (version >= 3)
-    req.group_instance_id = r.nullable_string();
+    req.group.group_instance_id = r.nullable_string().value_or("");
   return req;
 }
 
@@ -205,6 +214,7 @@ leave_group_request read_leave_group_request(reader& r, int16_t version) {
   });
   for (auto& [id, instance] : members) {
     req.group.member_ids.push_back(id);
+    req.group.group_instance_ids.push_back(instance.value_or(""));
     req.group_instance_ids.push_back(instance);
   }
   return req;
@@ -258,7 +268,7 @@ std::string encode_describe_groups_response(const std::vector<caftx::group_descr
     write_array(w, g.members, [version](writer& w, const group_member_description& m) {
       w.string(m.member_id);
       if (version >= 4)
-        w.nullable_string(std::nullopt);
+        w.nullable_string(instance_id(m.group_instance_id));
       w.string(m.client_id);
       w.string(m.client_host);
       w.bytes(m.metadata);

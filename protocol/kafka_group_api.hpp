@@ -95,32 +95,30 @@ std::string encode_offset_fetch_response(const offset_fetch_response& f, int16_t
 // -- group membership -------------------------------------------------------------
 
 /// JoinGroupRequest v0-5: v1 adds the rebalance timeout (a v0 request gets
-/// its session timeout there), v5 the static member's instance id. The
-/// client id and host are left for the caller (they are not in the body).
+/// its session timeout there), v5 the static member's instance id (KIP-345;
+/// null, and "" too, read as a dynamic member). The client id and host are
+/// left for the caller (they are not in the body).
 struct join_group_request {
   caftx::join_group_request group;
-  std::optional<std::string> group_instance_id;
 };
 
 join_group_request read_join_group_request(reader& r, int16_t version);
 
 /// JoinGroupResponse v0-5: the throttle time from v2; each listed member's
-/// instance id (null here) from v5.
+/// instance id (null for a dynamic member) from v5.
 std::string encode_join_group_response(const caftx::join_group_response& resp, int16_t version);
 
-/// SyncGroupRequest v0-3 (v3 adds the instance id).
+/// SyncGroupRequest v0-3 (v3 adds the instance id, in the core request).
 struct sync_group_request {
   caftx::sync_group_request group;
-  std::optional<std::string> group_instance_id;
 };
 
 sync_group_request read_sync_group_request(reader& r, int16_t version);
 std::string encode_sync_group_response(const caftx::sync_group_response& resp, int16_t version);
 
-/// HeartbeatRequest v0-3 (v3 adds the instance id).
+/// HeartbeatRequest v0-3 (v3 adds the instance id, in the core request).
 struct heartbeat_request {
   caftx::heartbeat_request group;
-  std::optional<std::string> group_instance_id;
 };
 
 heartbeat_request read_heartbeat_request(reader& r, int16_t version);
@@ -131,7 +129,9 @@ std::string encode_heartbeat_response(int16_t error, int16_t version);
 /// (member id, instance id).
 struct leave_group_request {
   caftx::leave_group_request group;
-  std::vector<std::optional<std::string>> group_instance_ids; // v3, parallel to member ids
+  /// v3, parallel to member ids, as sent (null or not), to echo them; the
+  /// core request has them too, null as "".
+  std::vector<std::optional<std::string>> group_instance_ids;
 };
 
 leave_group_request read_leave_group_request(reader& r, int16_t version);

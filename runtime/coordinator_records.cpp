@@ -36,6 +36,16 @@ struct writer {
     uvarint(s.size() + 1);
     out.append(s);
   }
+  void nullable_string(std::string_view s) { // "" as null (-1)
+    if (s.empty())
+      put<int16_t>(-1);
+    else
+      string(s);
+  }
+  void bytes(std::string_view s) { // int32 length
+    put<int32_t>(static_cast<int32_t>(s.size()));
+    out.append(s);
+  }
 };
 
 struct reader {
@@ -76,8 +86,8 @@ struct reader {
     failed = field;
     return 0;
   }
-  std::string string(const char* field) {
-    auto n = get<int16_t>(field);
+  // `n` bytes; a negative length (null where none is allowed) fails.
+  std::string take(int64_t n, const char* field) {
     if (n < 0) {
       if (failed.empty())
         failed = field;
@@ -89,6 +99,18 @@ struct reader {
     pos += static_cast<size_t>(n);
     return s;
   }
+  std::string string(const char* field) { return take(get<int16_t>(field), field); }
+  // A nullable string; null reads as "".
+  std::string nullable_string(const char* field) {
+    if (!need(2, field))
+      return {};
+    if (static_cast<unsigned char>(in[pos]) == 0xff && static_cast<unsigned char>(in[pos + 1]) == 0xff) {
+      pos += 2;
+      return {};
+    }
+    return string(field);
+  }
+  std::string bytes(const char* field) { return take(get<int32_t>(field), field); }
   std::string compact_string(const char* field) {
     auto n = uvarint(field);
     if (n == 0) { // null: not allowed where caftx reads one
@@ -373,6 +395,95 @@ status_or<offset_and_metadata> decode_offset_value(std::string_view value,
   return v;
 }
 
+bool is_group_key(std::string_view key) {
+  return key.size() >= 2 && key[0] == 0 && key[1] == 2;
+}
+
+std::string encode_group_key(const std::string& group) {
+  writer w;
+  w.put<int16_t>(2);
+  w.string(group);
+  return std::move(w.out);
+}
+
+status_or<std::string> decode_group_key(std::string_view key) {
+  reader r{key};
+  auto version = r.get<int16_t>("key version");
+  if (r.failed.empty() && version != 2)
+    return corrupt("GroupMetadataKey: key version " + std::to_string(version)
+                   + " is not a group's (2)");
+  auto group = r.string("Group");
+  if (!r.failed.empty())
+    return corrupt("GroupMetadataKey: truncated " + r.failed);
+  if (r.pos != key.size())
+    return corrupt("GroupMetadataKey: bytes after the group id");
+  return group;
+}
+
+std::string encode_group_value(const group_metadata_record& g) {
+  writer w;
+  w.put<int16_t>(3);
+  w.string(g.protocol_type);
+  w.put<int32_t>(g.generation);
+  w.nullable_string(g.protocol_name);
+  w.nullable_string(g.leader);
+  w.put<int64_t>(g.state_timestamp_ms);
+  w.put<int32_t>(static_cast<int32_t>(g.members.size()));
+  for (auto& m : g.members) {
+    w.string(m.member_id);
+    w.nullable_string(m.group_instance_id);
+    w.string(m.client_id);
+    w.string(m.client_host);
+    w.put<int32_t>(m.rebalance_timeout_ms);
+    w.put<int32_t>(m.session_timeout_ms);
+    w.bytes(m.subscription);
+    w.bytes(m.assignment);
+  }
+  return std::move(w.out);
+}
+
+status_or<group_metadata_record> decode_group_value(std::string group, std::string_view value) {
+  reader r{value};
+  auto version = r.get<int16_t>("version");
+  if (!r.failed.empty())
+    return corrupt("GroupMetadataValue: truncated version");
+  if (version < 0 || version > 3)
+    return corrupt("GroupMetadataValue: unknown version " + std::to_string(version));
+  group_metadata_record g;
+  g.group_id = std::move(group);
+  g.protocol_type = r.string("ProtocolType");
+  g.generation = r.get<int32_t>("Generation");
+  g.protocol_name = r.nullable_string("Protocol");
+  g.leader = r.nullable_string("Leader");
+  if (version >= 2)
+    g.state_timestamp_ms = r.get<int64_t>("CurrentStateTimestamp");
+  auto n = r.get<int32_t>("Members");
+  if (r.failed.empty() && n < 0)
+    return corrupt("GroupMetadataValue: negative member count");
+  for (int32_t i = 0; i < n && r.failed.empty(); ++i) {
+    group_record_member m;
+    m.member_id = r.string("MemberId");
+    if (version >= 3)
+      m.group_instance_id = r.nullable_string("GroupInstanceId");
+    m.client_id = r.string("ClientId");
+    m.client_host = r.string("ClientHost");
+    if (version >= 1)
+      m.rebalance_timeout_ms = r.get<int32_t>("RebalanceTimeout");
+    m.session_timeout_ms = r.get<int32_t>("SessionTimeout");
+    if (version == 0)
+      m.rebalance_timeout_ms = m.session_timeout_ms;
+    m.subscription = r.bytes("Subscription");
+    m.assignment = r.bytes("Assignment");
+    if (r.failed.empty())
+      g.members.push_back(std::move(m));
+  }
+  if (!r.failed.empty())
+    return corrupt("GroupMetadataValue: truncated " + r.failed);
+  if (r.pos != value.size())
+    return corrupt("GroupMetadataValue: bytes after the value");
+  return g;
+}
+
 // -- formatting ------------------------------------------------------------------
 
 std::string describe(const std::string& topic, std::string_view key, std::string_view value,
@@ -396,6 +507,25 @@ std::string describe(const std::string& topic, std::string_view key, std::string
             + " txnStartTimestamp=" + std::to_string(card->txn_start_ms)
             + " txnLastUpdateTimestamp=" + std::to_string(card->last_update_ms);
     return line;
+  }
+  if (topic == consumer_offsets_topic && is_group_key(key)) {
+    auto group = decode_group_key(key);
+    if (!group.ok())
+      return group.error().message();
+    auto line = "group=" + *group;
+    if (null_value)
+      return line + " <null>";
+    auto g = decode_group_value(*group, value);
+    if (!g.ok())
+      return line + " " + g.error().message();
+    line += " generation=" + std::to_string(g->generation) + " protocolType=" + g->protocol_type
+            + " protocol=" + g->protocol_name + " leader=" + g->leader + " members=[";
+    for (size_t i = 0; i < g->members.size(); ++i) {
+      line += (i ? "," : "") + g->members[i].member_id;
+      if (!g->members[i].group_instance_id.empty())
+        line += "(instance=" + g->members[i].group_instance_id + ")";
+    }
+    return line + "]";
   }
   if (topic == consumer_offsets_topic) {
     auto k = decode_offset_key(key);

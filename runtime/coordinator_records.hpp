@@ -7,7 +7,10 @@
 //   (tombstone) when the id expired;
 // - `__consumer_offsets`: key OffsetCommitKey v1 (group, topic, partition),
 //   value OffsetCommitValue v3 (offset, leader epoch, metadata, commit
-//   timestamp), a null value when the offset was deleted or expired.
+//   timestamp), a null value when the offset was deleted or expired; and
+//   key GroupMetadataKey v2 (group), value GroupMetadataValue v3 (the
+//   group's generation, members and assignments), a null value when the
+//   group was deleted.
 //
 // Integers are big-endian, strings length-prefixed, as Kafka's generated
 // message classes write them. Pure functions; thread-safe.
@@ -17,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/group_membership.hpp"
 #include "runtime/group_offsets.hpp"
 #include "runtime/status.hpp"
 #include "runtime/txn_card.hpp"
@@ -52,10 +56,34 @@ status_or<txn_card> decode_txn_value(std::string transactional_id, std::string_v
 /// each), int32 partition.
 std::string encode_offset_key(const group_offset_key& key);
 
-/// Errors: CORRUPT_MESSAGE for a truncated key; a key of version 2 (Kafka's
-/// GroupMetadataKey) or above is CORRUPT_MESSAGE too, with the version in
-/// the message (caftx writes no group metadata records yet).
+/// Errors: CORRUPT_MESSAGE for a truncated key; a key of version 2 (a
+/// GroupMetadataKey: is_group_key) or above is CORRUPT_MESSAGE too, with
+/// the version in the message.
 status_or<group_offset_key> decode_offset_key(std::string_view key);
+
+/// True for a key of version 2: Kafka's GroupMetadataKey.
+bool is_group_key(std::string_view key);
+
+/// GroupMetadataKey v2: int16 version 2, the group id (int16 length +
+/// bytes).
+std::string encode_group_key(const std::string& group);
+
+/// The group id of a GroupMetadataKey. Errors: CORRUPT_MESSAGE for a
+/// truncated key, another version, or bytes after the group id.
+status_or<std::string> decode_group_key(std::string_view key);
+
+/// GroupMetadataValue v3: int16 version 3, protocol type, int32
+/// generation, protocol and leader (nullable: null when ""), int64 state
+/// timestamp, then the members (int32 count), each: member id, instance id
+/// (nullable), client id, client host, int32 rebalance timeout, int32
+/// session timeout, subscription and assignment (int32 length + bytes).
+std::string encode_group_value(const group_metadata_record& group);
+
+/// A GroupMetadataValue of version 0-3 for `group` (v0 has no rebalance
+/// timeout: the session timeout stands in; v0-1 no state timestamp; v0-2
+/// no instance ids). Errors: CORRUPT_MESSAGE naming the field for a
+/// truncated value, an unknown version, or bytes after the value.
+status_or<group_metadata_record> decode_group_value(std::string group, std::string_view value);
 
 /// OffsetCommitValue v3: int16 version 3, int64 offset, int32 leader epoch
 /// (-1: unknown), metadata string, int64 commit timestamp (ms).
@@ -72,8 +100,10 @@ status_or<offset_and_metadata> decode_offset_value(std::string_view value,
 /// `__consumer_offsets` (Kafka's TransactionLogMessageFormatter and
 /// OffsetsMessageFormatter, for reading the internal topics):
 /// "transactional.id=<id> producerId=... state=PrepareCommit partitions=[t-0,t-1] ..."
-/// or "group=<g> topic=<t> partition=<p> offset=<o> metadata=<m>"; a null
-/// value prints as "<null>". Undecodable bytes print the decoding error.
+/// or "group=<g> topic=<t> partition=<p> offset=<o> metadata=<m>" or
+/// "group=<g> generation=<n> protocolType=<t> protocol=<p> leader=<l>
+/// members=[<member id>(instance=<i>),...]"; a null value prints as
+/// "<null>". Undecodable bytes print the decoding error.
 std::string describe(const std::string& topic, std::string_view key, std::string_view value,
                      bool null_value);
 

@@ -29,6 +29,7 @@ const char* to_string(error_code code) {
     case error_code::group_id_not_found: return "GROUP_ID_NOT_FOUND";
     case error_code::member_id_required: return "MEMBER_ID_REQUIRED";
     case error_code::group_max_size_reached: return "GROUP_MAX_SIZE_REACHED";
+    case error_code::fenced_instance_id: return "FENCED_INSTANCE_ID";
     case error_code::unsupported_for_message_format: return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case error_code::fetch_session_id_not_found: return "FETCH_SESSION_ID_NOT_FOUND";
     case error_code::message_too_large: return "MESSAGE_TOO_LARGE";
@@ -118,9 +119,11 @@ error_class classify(api_kind api, error_code code) {
       return error_class::fatal;
     case api_kind::txn_offset_commit:
       // Kafka's TxnOffsetCommitHandler: a consumer fenced by its group
-      // (KIP-447) is a CommitFailedException, abortable.
+      // (KIP-447) is a CommitFailedException, abortable; so is a static
+      // member fenced by its instance id (KIP-345).
       return code == error_code::transaction_abortable || code == error_code::illegal_generation
                  || code == error_code::unknown_member_id
+                 || code == error_code::fenced_instance_id
                ? error_class::abortable
                : error_class::fatal;
     case api_kind::init_producer_id:

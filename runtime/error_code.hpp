@@ -42,6 +42,7 @@ enum class error_code : uint8_t {
   group_id_not_found = 69,       // DeleteGroups of a group the coordinator does not have
   member_id_required = 79,       // JoinGroup v4+ without a member id (KIP-394): rejoin with the one given
   group_max_size_reached = 81,   // JoinGroup into a group of group.max.size members
+  fenced_instance_id = 82,       // a static member's instance id now held by another member id (KIP-345)
   invalid_replication_factor = 38, // CreateTopics: replication factor <= 0 or above the live nodes
   invalid_replica_assignment = 39, // CreatePartitions: an assignment Kafka's AdminZkClient refuses
   not_controller = 41,           // a request only the active controller answers

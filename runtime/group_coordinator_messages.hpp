@@ -31,6 +31,9 @@ struct txn_offset_commit_request {
   /// check.
   int32_t generation_id = -1;
   std::string member_id{};
+  /// KIP-345 (v3+): the member's static instance id, "" if none; another
+  /// member's instance id is FENCED_INSTANCE_ID.
+  std::string group_instance_id{};
 };
 
 /// OffsetCommit outside a transaction.
@@ -45,6 +48,8 @@ struct offset_commit_request {
   /// GroupCoordinator.handleCommitOffsets does.
   int32_t generation_id = -1;
   std::string member_id{};
+  /// OffsetCommit v7+ (KIP-345), as in txn_offset_commit_request.
+  std::string group_instance_id{};
 };
 
 /// OffsetFetch; require_stable answers UNSTABLE_OFFSET_COMMIT while a
@@ -93,9 +98,10 @@ struct offsets_topics_deleted {
 // -- inspectors ----------------------------------------------------------------
 
 CAFTX_INSPECT(txn_offset_commit_request, x.transactional_id, x.group_id, x.pid, x.epoch,
-              x.partitions, x.offsets, x.metadata, x.generation_id, x.member_id)
+              x.partitions, x.offsets, x.metadata, x.generation_id, x.member_id,
+              x.group_instance_id)
 CAFTX_INSPECT(offset_commit_request, x.group_id, x.partitions, x.offsets, x.metadata,
-              x.generation_id, x.member_id)
+              x.generation_id, x.member_id, x.group_instance_id)
 CAFTX_INSPECT(offset_fetch_request, x.group_id, x.partitions, x.require_stable)
 CAFTX_INSPECT(offset_fetch_response, x.error, x.offsets, x.partitions, x.metadata, x.unstable)
 CAFTX_INSPECT_EMPTY(offsets_retention_tick)
@@ -104,18 +110,20 @@ CAFTX_INSPECT(group_membership_tick, x.due_ms)
 CAFTX_INSPECT(group_protocol, x.name, x.metadata)
 CAFTX_INSPECT(join_group_request, x.group_id, x.session_timeout_ms, x.rebalance_timeout_ms,
               x.member_id, x.protocol_type, x.protocols, x.client_id, x.client_host,
-              x.require_known_member_id)
-CAFTX_INSPECT(join_group_member, x.member_id, x.metadata)
+              x.require_known_member_id, x.group_instance_id)
+CAFTX_INSPECT(join_group_member, x.member_id, x.metadata, x.group_instance_id)
 CAFTX_INSPECT(join_group_response, x.error, x.generation_id, x.protocol_name, x.leader_id,
               x.member_id, x.members)
 CAFTX_INSPECT(group_assignment, x.member_id, x.assignment)
-CAFTX_INSPECT(sync_group_request, x.group_id, x.generation_id, x.member_id, x.assignments)
+CAFTX_INSPECT(sync_group_request, x.group_id, x.generation_id, x.member_id, x.assignments,
+              x.group_instance_id)
 CAFTX_INSPECT(sync_group_response, x.error, x.assignment)
-CAFTX_INSPECT(heartbeat_request, x.group_id, x.generation_id, x.member_id)
-CAFTX_INSPECT(leave_group_request, x.group_id, x.member_ids)
+CAFTX_INSPECT(heartbeat_request, x.group_id, x.generation_id, x.member_id,
+              x.group_instance_id)
+CAFTX_INSPECT(leave_group_request, x.group_id, x.member_ids, x.group_instance_ids)
 CAFTX_INSPECT(leave_group_response, x.error, x.member_errors)
-CAFTX_INSPECT(group_member_description, x.member_id, x.client_id, x.client_host, x.metadata,
-              x.assignment)
+CAFTX_INSPECT(group_member_description, x.member_id, x.group_instance_id, x.client_id,
+              x.client_host, x.metadata, x.assignment)
 CAFTX_INSPECT(group_description, x.group_id, x.error, x.state, x.protocol_type, x.protocol,
               x.members)
 CAFTX_INSPECT(describe_groups_request, x.groups)

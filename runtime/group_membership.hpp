@@ -21,9 +21,8 @@ struct group_protocol {
   std::string metadata;
 };
 
-/// JoinGroup (Kafka's JoinGroupRequest v0-5 without the static member's
-/// instance id). Times in ms; a v0 request has no rebalance timeout and
-/// sends its session timeout there.
+/// JoinGroup (Kafka's JoinGroupRequest v0-5). Times in ms; a v0 request
+/// has no rebalance timeout and sends its session timeout there.
 struct join_group_request {
   std::string group_id;
   int32_t session_timeout_ms = 0;
@@ -38,6 +37,11 @@ struct join_group_request {
   /// KIP-394 (JoinGroup v4+): a first join gets MEMBER_ID_REQUIRED with
   /// its member id and must join again with it.
   bool require_known_member_id = false;
+  /// KIP-345 (JoinGroup v5+, the client's group.instance.id): a static
+  /// member, which keeps its place in the group across restarts; a join
+  /// under it with no member id takes over the instance's place and fences
+  /// the member id it had (FENCED_INSTANCE_ID). "" for a dynamic member.
+  std::string group_instance_id{};
 };
 
 /// A member as the leader's JoinGroup answer lists it: its id and its
@@ -45,6 +49,8 @@ struct join_group_request {
 struct join_group_member {
   std::string member_id;
   std::string metadata;
+  /// The member's static instance id (KIP-345), "" for a dynamic one.
+  std::string group_instance_id{};
 };
 
 struct join_group_response {
@@ -70,6 +76,9 @@ struct sync_group_request {
   int32_t generation_id = -1;
   std::string member_id;
   std::vector<group_assignment> assignments;
+  /// SyncGroup v3+ (KIP-345): the member's instance id, "" if dynamic;
+  /// another member's instance id is FENCED_INSTANCE_ID.
+  std::string group_instance_id{};
 };
 
 struct sync_group_response {
@@ -81,12 +90,18 @@ struct heartbeat_request {
   std::string group_id;
   int32_t generation_id = -1;
   std::string member_id;
+  /// Heartbeat v3+ (KIP-345), as sync_group_request::group_instance_id.
+  std::string group_instance_id{};
 };
 
 /// LeaveGroup: one member (v0-2) or several (v3).
 struct leave_group_request {
   std::string group_id;
   std::vector<std::string> member_ids;
+  /// LeaveGroup v3 (KIP-345), parallel to member_ids (shorter: "" for the
+  /// rest): each member's instance id. A member id "" with an instance id
+  /// removes whichever member holds the instance (an operator's removal).
+  std::vector<std::string> group_instance_ids{};
 };
 
 struct leave_group_response {
@@ -97,6 +112,8 @@ struct leave_group_response {
 
 struct group_member_description {
   std::string member_id;
+  /// The static member's instance id (DescribeGroups v4+), "" if dynamic.
+  std::string group_instance_id;
   std::string client_id;
   std::string client_host;
   /// The member's metadata and assignment; empty unless the group is
@@ -138,6 +155,41 @@ struct listed_group {
 struct list_groups_response {
   error_code error = error_code::none;
   std::vector<listed_group> groups;
+};
+
+/// A member as its group's metadata record keeps it (Kafka's
+/// GroupMetadataValue.MemberMetadata): its metadata for the group's chosen
+/// protocol (the "subscription") and its assignment, opaque bytes. Times
+/// in ms.
+struct group_record_member {
+  std::string member_id;
+  /// KIP-345; "" for a dynamic member (null in the record).
+  std::string group_instance_id;
+  std::string client_id;
+  std::string client_host;
+  int32_t rebalance_timeout_ms = 0;
+  int32_t session_timeout_ms = 0;
+  std::string subscription;
+  std::string assignment;
+};
+
+/// A group's record in `__consumer_offsets` (Kafka's GroupMetadataKey v2
+/// and GroupMetadataValue v3), written when a generation's assignment is
+/// complete and when the group becomes Empty; a coordinator loading the
+/// partition restores the group from its last record (a tombstone: the
+/// group was deleted). docs/consumer-groups.md §Coordinator failover.
+struct group_metadata_record {
+  std::string group_id; // the key's
+  std::string protocol_type;
+  int32_t generation = 0;
+  /// The chosen protocol and the leader's member id; "" (null in the
+  /// record) for an Empty group.
+  std::string protocol_name;
+  std::string leader;
+  /// When the group entered its current state (ms since the epoch); -1
+  /// unknown.
+  int64_t state_timestamp_ms = -1;
+  std::vector<group_record_member> members;
 };
 
 /// DeleteGroups: groups without members lose their committed offsets.

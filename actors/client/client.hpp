@@ -46,12 +46,16 @@ struct record_metadata {
 /// ConsumerGroupMetadata), from consumer::group_metadata(): given to
 /// producer::send_offsets_to_transaction so that the group coordinator
 /// refuses the offsets of a member a rebalance has replaced (KIP-447:
-/// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID, abortable). Generation -1 and
-/// an empty member id: no check (a consumer with manual assignment).
+/// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID, abortable; FENCED_INSTANCE_ID
+/// for a static member whose instance another consumer took, KIP-345).
+/// Generation -1 and an empty member id: no check (a consumer with manual
+/// assignment).
 struct consumer_group_metadata {
   std::string group_id;
   int32_t generation_id = -1;
   std::string member_id;
+  /// The consumer's group.instance.id, "" if it has none.
+  std::string group_instance_id{};
 };
 
 /// How a client waits and tells time. The default (every member empty) is

@@ -110,6 +110,9 @@ struct consumer::impl {
     }
   }
 
+  // The consumer's group.instance.id (KIP-345), "" for a dynamic member.
+  std::string instance() const { return cfg.group_instance_id.value_or(""); }
+
   const std::string& group() {
     if (!cfg.group_id)
       raise(status{error_code::invalid_request, "config 'group.id' is required for offsets"});
@@ -387,6 +390,7 @@ struct consumer::impl {
       join.protocols.push_back({name, consumer_protocol::encode_subscription(subscription)});
     join.client_id = cfg.client_id;
     join.require_known_member_id = true;
+    join.group_instance_id = instance();
     auto retry = [&](const status& why) {
       if (!back_off(deadline))
         raise(why);
@@ -422,7 +426,7 @@ struct consumer::impl {
       // A join may take up to max.poll.interval.ms: SyncGroup's retries
       // get default.api.timeout.ms of their own from here.
       deadline = api_deadline();
-      sync_group_request sync{group(), j->generation_id, member_id, {}};
+      sync_group_request sync{group(), j->generation_id, member_id, {}, instance()};
       if (j->leader_id == member_id)
         sync.assignments = leader_assignment(*j);
       auto s = ch.call<sync_group_response>(coordinator, sync, join_timeout);
@@ -469,7 +473,8 @@ struct consumer::impl {
       return;
     next_heartbeat_ms = ch.deadline_clock_ms() + cfg.heartbeat_interval_ms;
     auto r = ch.call<txn_response>(group_coordinator(),
-                                   heartbeat_request{group(), generation, member_id}, timeout());
+                                   heartbeat_request{group(), generation, member_id, instance()},
+                                   timeout());
     if (!r.ok()) {
       (void) ch.coordinator(0, group(), true, timeout());
       return;
@@ -477,8 +482,13 @@ struct consumer::impl {
     after_group_error(r->error);
   }
 
-  // What a group error says about this member.
+  // What a group error says about this member. FENCED_INSTANCE_ID is
+  // fatal: another consumer runs with this group.instance.id (Kafka's
+  // FencedInstanceIdException).
   void after_group_error(error_code e) {
+    if (e == error_code::fenced_instance_id)
+      raise(status{e, "group.instance.id " + instance() + " of group " + group()
+                        + " was taken by another consumer"});
     if (e == error_code::unknown_member_id) {
       member_id.clear();
       rejoin_needed = true;
@@ -490,13 +500,15 @@ struct consumer::impl {
   }
 
   // LeaveGroup (errors ignored: the session timeout removes the member
-  // anyway).
+  // anyway). A static member sends none (Kafka's
+  // AbstractCoordinator.maybeLeaveGroup, KIP-345): its place waits
+  // session.timeout.ms for it to come back.
   void leave_group() {
     if (member_id.empty())
       return;
     revoke_all();
     auto coordinator = ch.coordinator(0, group(), false, timeout());
-    if (coordinator.ok())
+    if (coordinator.ok() && instance().empty())
       (void) ch.call<leave_group_response>(coordinator.value(),
                                            leave_group_request{group(), {member_id}}, timeout());
     member_id.clear();
@@ -659,7 +671,8 @@ std::vector<std::string> consumer::subscription() const {
 consumer_group_metadata consumer::group_metadata() const {
   std::lock_guard<std::recursive_mutex> guard{impl_->mtx};
   auto& d = *impl_;
-  return {d.cfg.group_id.value_or(""), d.generation, d.generation >= 0 ? d.member_id : ""};
+  return {d.cfg.group_id.value_or(""), d.generation, d.generation >= 0 ? d.member_id : "",
+          d.instance()};
 }
 
 std::vector<topic_partition> consumer::assignment() const {
@@ -720,6 +733,7 @@ void consumer::commit(const std::map<topic_partition, int64_t>& offsets) {
   if (!d.subscription.empty()) {
     req.generation_id = d.generation;
     req.member_id = d.member_id;
+    req.group_instance_id = d.instance();
   }
   for (auto& [tp, off] : offsets) {
     req.partitions.push_back(tp);

@@ -647,6 +647,7 @@ void producer::send_offsets_to_transaction(const std::map<topic_partition, int64
   txn_offset_commit_request req{d.tid(), group_id, d.tm.pid(), d.tm.epoch(), {}, {}};
   req.generation_id = group.generation_id;
   req.member_id = group.member_id;
+  req.group_instance_id = group.group_instance_id;
   for (auto& [tp, off] : offsets) {
     req.partitions.push_back(tp);
     req.offsets.push_back(off);

@@ -97,14 +97,64 @@ bool has_offsets(const group_coordinator_core& core, const std::string& group) {
   return it != core.committed().end() && it->first.group == group;
 }
 
+// Why a static member's commit was refused (KIP-345).
+std::string fenced_message(const std::string& group, const std::string& instance,
+                           const std::string& member_id) {
+  return "instance " + instance + " of group " + group + " is no longer member " + member_id
+         + ": another member joined with the same group.instance.id";
+}
+
+void stop_on_failed_write(group_ptr self, const status& s);
+void flush(group_ptr self, group_membership_core::outbox& out);
+
+// The error a group whose record could not be stored answers (Kafka's
+// GroupMetadataManager.storeGroup): nothing appended (the ISR is below
+// min.insync.replicas) is COORDINATOR_NOT_AVAILABLE; a timeout
+// REBALANCE_IN_PROGRESS; anything else, after which this coordinator stops
+// and reloads, NOT_COORDINATOR.
+error_code store_error(const status& s) {
+  if (nothing_appended(s))
+    return error_code::coordinator_not_available;
+  if (s.code() == error_code::request_timed_out)
+    return error_code::rebalance_in_progress;
+  return error_code::not_coordinator;
+}
+
+// Appends a group's record (Kafka's GroupMetadataManager.storeGroup); the
+// membership core hears the outcome of the ones it waits for.
+void store_group(group_ptr self, group_membership_core::store s) {
+  auto& st = self->state;
+  record_batch b;
+  auto now = st.ctx->clock_ms();
+  b.records.push_back(record{coordinator_records::encode_group_key(s.record.group_id),
+                             coordinator_records::encode_group_value(s.record), {}, now, false});
+  append(self, st.log, v2::encode(b),
+         [self, id = s.id, group = s.record.group_id](const status& r, int64_t) {
+           auto& st = self->state;
+           if (r.ok())
+             CAFTX_FAULT_POINT(self, "group_coordinator.write_durable");
+           if (id != 0) {
+             group_membership_core::outbox out;
+             st.members->stored(group, id, r.ok() ? error_code::none : store_error(r),
+                                st.ctx->clock_ms(), out);
+             flush(self, out);
+           }
+           if (!r.ok() && !nothing_appended(r))
+             stop_on_failed_write(self, r);
+         });
+}
+
 // Delivers the JoinGroup and SyncGroup answers a membership call made due,
-// and arms the membership timer for the next deadline.
+// appends the group records it asked for, and arms the membership timer
+// for the next deadline.
 void flush(group_ptr self, group_membership_core::outbox& out) {
   auto& st = self->state;
   for (auto& [t, r] : out.joins)
     st.replies.deliver(t, std::move(r));
   for (auto& [t, r] : out.syncs)
     st.replies.deliver(t, std::move(r));
+  for (auto& s : out.stores)
+    store_group(self, std::move(s));
   auto next = st.members->next_deadline_ms();
   if (!next || (st.membership_tick_at >= 0 && st.membership_tick_at <= *next))
     return;
@@ -225,6 +275,7 @@ void start_load(group_ptr self);
 void load_chunk(group_ptr self);
 void expire_offsets(group_ptr self);
 void write_tombstones(group_ptr self, std::vector<group_offset_key> keys,
+                      std::vector<std::string> groups = {},
                       std::function<void(const status&)> done = {});
 
 group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared_ptr<const node_context> ctx, int32_t partition) {
@@ -282,11 +333,13 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         return txn_response{s.code(), s.message()};
       // KIP-447: a consumer fenced by its group cannot commit.
       if (auto e = st.members->validate_txn_offset_commit(req.group_id, req.generation_id,
-                                                           req.member_id);
+                                                           req.member_id, req.group_instance_id);
           e != error_code::none)
-        return txn_response{e, "member " + req.member_id + " of generation "
-                                 + std::to_string(req.generation_id) + " is not in group "
-                                 + req.group_id + "'s current generation"};
+        return txn_response{e, e == error_code::fenced_instance_id
+                                 ? fenced_message(req.group_id, req.group_instance_id, req.member_id)
+                                 : "member " + req.member_id + " of generation "
+                                     + std::to_string(req.generation_id) + " is not in group "
+                                     + req.group_id + "'s current generation"};
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp, timer.take());
       if (!st.core.needs_verification(req.pid, req.epoch)) {
@@ -313,11 +366,14 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
       if (auto s = check_request(self, req.group_id, req.partitions, req.offsets, req.metadata); !s.ok())
         return txn_response{s.code(), s.message()};
       if (auto e = st.members->validate_offset_commit(req.group_id, req.generation_id,
-                                                       req.member_id, st.ctx->clock_ms());
+                                                       req.member_id, req.group_instance_id,
+                                                       st.ctx->clock_ms());
           e != error_code::none)
-        return txn_response{e, "member " + req.member_id + " of generation "
-                                 + std::to_string(req.generation_id) + " cannot commit to group "
-                                 + req.group_id};
+        return txn_response{e, e == error_code::fenced_instance_id
+                                 ? fenced_message(req.group_id, req.group_instance_id, req.member_id)
+                                 : "member " + req.member_id + " of generation "
+                                     + std::to_string(req.generation_id)
+                                     + " cannot commit to group " + req.group_id};
       // Memory changes once the records are durable: an OffsetFetch in
       // between still answers the previous offset.
       auto offsets = offsets_of(req.group_id, req.partitions, req.offsets, req.metadata);
@@ -472,6 +528,7 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
       auto& st = self->state;
       auto r = std::make_shared<delete_groups_response>();
       std::vector<group_offset_key> keys;
+      std::vector<std::string> removed;
       for (auto& g : req.groups) {
         auto e = error_code::none;
         if (auto s = group_status(self, g); !s.ok())
@@ -481,18 +538,19 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
         else if (!st.members->has_group(g) && !has_offsets(st.core, g))
           e = error_code::group_id_not_found;
         else {
-          st.members->remove_group(g);
+          if (st.members->remove_group(g))
+            removed.push_back(g);
           for (auto it = st.core.committed().lower_bound({g, {}});
                it != st.core.committed().end() && it->first.group == g; ++it)
             keys.push_back(it->first);
         }
         r->errors.push_back(e);
       }
-      if (keys.empty())
+      if (keys.empty() && removed.empty())
         return *r;
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp);
-      write_tombstones(self, std::move(keys), [self, t, r](const status& s) {
+      write_tombstones(self, std::move(keys), std::move(removed), [self, t, r](const status& s) {
         if (!s.ok())
           for (auto& e : r->errors)
             if (e == error_code::none)
@@ -573,7 +631,7 @@ void load_chunk(group_ptr self) {
     [self] {
       auto& st = self->state;
       return st.loader->next_chunk(
-        st.core, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
+        st.core, *st.members, static_cast<size_t>(st.ctx->config.coordinator_load_chunk_cards));
     },
     [self] { self->send(self, coordinator_load_chunk{}); },
     [self](const status& s, bool corrupt) {
@@ -587,6 +645,10 @@ void load_chunk(group_ptr self) {
       auto& st = self->state;
       st.loader.reset();
       st.loading = false;
+      // The loaded members' sessions start now (Kafka's onGroupLoaded).
+      st.members->loaded(st.ctx->clock_ms());
+      group_membership_core::outbox out;
+      flush(self, out);
       // Kafka's GroupMetadataManager line after loadGroupsAndOffsets.
       st.ctx->emit(node_event_level::debug, "group_coordinator_loaded",
                    "[GroupMetadataManager brokerId=" + std::to_string(st.ctx->node_id)
@@ -596,17 +658,20 @@ void load_chunk(group_ptr self) {
     });
 }
 
-// Tombstones for `keys` in one batch; the core forgets them once it is
-// durable. `done` (if any) gets the write's outcome.
+// Tombstones for `keys` and the records of `groups` (forgotten by the
+// membership core already) in one batch; the core forgets the offsets once
+// it is durable. `done` (if any) gets the write's outcome.
 void write_tombstones(group_ptr self, std::vector<group_offset_key> keys,
-                      std::function<void(const status&)> done) {
-  if (keys.empty())
+                      std::vector<std::string> groups, std::function<void(const status&)> done) {
+  if (keys.empty() && groups.empty())
     return;
   auto& st = self->state;
   record_batch b;
   auto now = st.ctx->clock_ms();
   for (auto& k : keys)
     b.records.push_back(record{coordinator_records::encode_offset_key(k), {}, {}, now, true});
+  for (auto& g : groups)
+    b.records.push_back(record{coordinator_records::encode_group_key(g), {}, {}, now, true});
   append(self, st.log, v2::encode(b), [self, keys, done](const status& s, int64_t) {
     if (done)
       done(nothing_appended(s) ? coordinator_unavailable(s) : s);
@@ -635,10 +700,12 @@ void expire_offsets(group_ptr self) {
                                  return st.members->has_members(k.group);
                                }),
                 expired.end());
+  std::vector<std::string> removed;
   for (auto& g : st.members->list())
-    if (g.state == "Empty" && !has_offsets(st.core, g.group_id))
-      st.members->remove_group(g.group_id);
-  write_tombstones(self, std::move(expired));
+    if (g.state == "Empty" && !has_offsets(st.core, g.group_id)
+        && st.members->remove_group(g.group_id))
+      removed.push_back(g.group_id);
+  write_tombstones(self, std::move(expired), std::move(removed));
 }
 
 } // namespace

@@ -10,7 +10,10 @@
 //   producer id (with their log offsets);
 // - a control batch (the commit or abort marker the transaction coordinator
 //   had written into this partition) completes or drops that producer's
-//   pending offsets.
+//   pending offsets;
+// - a plain batch's group records (key GroupMetadataKey, value
+//   GroupMetadataValue) restore the group's membership, the last one
+//   winning; a null value forgets the group.
 //
 // Only records below the election's log end offset are replayed. No CAF:
 // the actor feeds it the bytes of each fetch and calls next_chunk() once
@@ -24,6 +27,7 @@
 
 #include "actors/common/partition_replay.hpp"
 #include "actors/group/group_coordinator_core.hpp"
+#include "actors/group/group_membership_core.hpp"
 #include "runtime/status.hpp"
 
 namespace caftx {
@@ -32,12 +36,14 @@ class group_offsets_loader : public partition_replay {
 public:
   using partition_replay::partition_replay;
 
-  /// Applies the fed batches to `core`, whole batches until at least
-  /// `max_records` (>= 1) records were read or the fed bytes end. Returns
-  /// true once they ended. Errors: KAFKA_STORAGE_ERROR naming the offset of
-  /// a batch or record that does not decode (the core then holds the
-  /// records before its batch).
-  status_or<bool> next_chunk(group_coordinator_core& core, size_t max_records);
+  /// Applies the fed batches to `core` (offsets) and `members` (group
+  /// records), whole batches until at least `max_records` (>= 1) records
+  /// were read or the fed bytes end. Returns true once they ended. Errors:
+  /// KAFKA_STORAGE_ERROR naming the offset of a batch or record that does
+  /// not decode, or of a group record in a transactional batch (the cores
+  /// then hold the records before its batch).
+  status_or<bool> next_chunk(group_coordinator_core& core, group_membership_core& members,
+                             size_t max_records);
 };
 
 } // namespace caftx

@@ -58,6 +58,7 @@ void answer_offset_commit(self_ptr self, const state_ptr& st, const request_head
   r.group_id = req.group_id;
   r.generation_id = req.generation_id;
   r.member_id = req.member_id;
+  r.group_instance_id = req.group_instance_id.value_or(""); // v7, KIP-345
   for (auto& t : req.topics) {
     kafka::topic_partition_errors te{t.name, {}};
     for (auto& p : t.partitions) {

@@ -225,7 +225,7 @@ void answer_offset_commit(self_ptr self, const state_ptr& st, const kafka::reque
                           kafka::offset_commit_request req);
 void answer_offset_fetch(self_ptr self, const state_ptr& st, const kafka::request_header& h,
                          kafka::offset_fetch_request req);
-/// JoinGroup v0-4, SyncGroup v0-3, Heartbeat v0-3, LeaveGroup v0-3 to the
+/// JoinGroup v0-5, SyncGroup v0-3, Heartbeat v0-3, LeaveGroup v0-3 to the
 /// group's coordinator on this node; DescribeGroups v0-4 and DeleteGroups
 /// v0-1 to each group's; ListGroups v0-2 to every group coordinator on
 /// this node.

@@ -252,6 +252,7 @@ void answer_txn_offset_commit(self_ptr self, const state_ptr& st, const request_
   r.epoch = producer_epoch{req.producer_epoch};
   r.generation_id = req.generation_id; // KIP-447 (v3)
   r.member_id = req.member_id;
+  r.group_instance_id = req.group_instance_id.value_or("");
   bool unknown = false;
   for (auto& t : *topics)
     for (auto& p : t.partitions) {

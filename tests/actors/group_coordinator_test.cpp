@@ -2,8 +2,9 @@
 // `__consumer_offsets-N` (docs/transactions.md §TxnOffsetCommit): offsets
 // change in memory only once their records are durable, the later record
 // wins when a transaction commits, a crash after a durable write fails the
-// request at once, a restart replays the partition, old offsets expire by
-// tombstones, and the partition reads like any other.
+// request at once, a restart replays the partition (offsets and the
+// groups' membership), old offsets expire by tombstones, and the partition
+// reads like any other.
 #include "fixture.hpp"
 
 #include <map>
@@ -141,6 +142,46 @@ TEST_F(GroupCoordinatorTest, CommittedAndPendingOffsetsComeBackFromThePartitionA
   EXPECT_EQ(offsets_log("g"), (std::vector<std::string>{
                                 "group=g topic=t partition=0 offset=4 metadata= commitTimestamp=1700000000000",
                                 "txn group=g topic=foo partition=0 offset=9 metadata= commitTimestamp=1700000000000"}));
+}
+
+// A group's record (Kafka's GroupMetadataValue) is written once the
+// leader's assignment comes and read back by the restarted coordinator:
+// the members go on at their generation with their assignments, the static
+// member keeps its instance, and the partition shows the record.
+TEST_F(GroupCoordinatorTest, GroupMembershipComesBackFromThePartitionAfterARestart) {
+  ncfg.group_initial_rebalance_delay_ms = 0;
+  start_node();
+  create_topic("t", 1);
+  auto join = [](const std::string& member, const std::string& instance) {
+    join_group_request r{"g", 10000, 30000, member, "consumer",
+                         {group_protocol{"range", "sub-" + instance}}, "client", "/10.0.0.1",
+                         false, instance};
+    return r;
+  };
+  auto j = call<join_group_response>(group_coordinator("g"), join("", "i-1"));
+  ASSERT_EQ(j.error, error_code::none);
+  ASSERT_EQ(j.generation_id, 1);
+  auto s = call<sync_group_response>(group_coordinator("g"),
+                                     sync_group_request{"g", 1, j.member_id,
+                                                        {group_assignment{j.member_id, "A"}}, "i-1"});
+  ASSERT_EQ(s.error, error_code::none);
+  EXPECT_EQ(s.assignment, "A");
+  stop_node();
+  start_node();
+  auto hb = call<txn_response>(group_coordinator("g"), heartbeat_request{"g", 1, j.member_id, "i-1"});
+  EXPECT_EQ(hb.error, error_code::none) << hb.message;
+  auto d = call<describe_groups_response>(group_coordinator("g"), describe_groups_request{{"g"}});
+  ASSERT_EQ(d.groups.size(), 1u);
+  EXPECT_EQ(d.groups[0].state, "Stable");
+  ASSERT_EQ(d.groups[0].members.size(), 1u);
+  EXPECT_EQ(d.groups[0].members[0].member_id, j.member_id);
+  EXPECT_EQ(d.groups[0].members[0].group_instance_id, "i-1");
+  EXPECT_EQ(d.groups[0].members[0].client_host, "/10.0.0.1");
+  EXPECT_EQ(d.groups[0].members[0].metadata, "sub-i-1");
+  EXPECT_EQ(d.groups[0].members[0].assignment, "A");
+  EXPECT_EQ(offsets_log("g"), (std::vector<std::string>{
+                                "group=g generation=1 protocolType=consumer protocol=range leader="
+                                + j.member_id + " members=[" + j.member_id + "(instance=i-1)]"}));
 }
 
 // Defect (c): a group coordinator that crashes right after a durable write

@@ -84,21 +84,24 @@ joined read_join(raw_connection& c, int32_t correlation_id, int16_t version) {
 }
 
 // The member fields Heartbeat v3, SyncGroup v3 and OffsetCommit v7 start
-// with: group, generation, member id, a null instance id.
+// with: group, generation, member id, the instance id (null: a dynamic
+// member).
 kafka::writer member_fields(const std::string& group, int32_t generation,
-                            const std::string& member) {
+                            const std::string& member,
+                            const std::optional<std::string>& instance = std::nullopt) {
   kafka::writer w;
   w.string(group);
   w.int32(generation);
   w.string(member);
-  w.nullable_string(std::nullopt);
+  w.nullable_string(instance);
   return w;
 }
 
-// Heartbeat v3's error (generation, member).
+// Heartbeat v3's error (generation, member, instance id).
 int16_t heartbeat(raw_connection& c, int32_t correlation_id, const std::string& group,
-                  int32_t generation, const std::string& member) {
-  auto w = member_fields(group, generation, member);
+                  int32_t generation, const std::string& member,
+                  const std::optional<std::string>& instance = std::nullopt) {
+  auto w = member_fields(group, generation, member, instance);
   c.send(request(kafka::api::heartbeat, 3, correlation_id, w.bytes()));
   return throttle_then_error(c, correlation_id).first;
 }
@@ -127,7 +130,8 @@ int16_t offset_commit(raw_connection& c, int32_t correlation_id, const std::stri
 struct described {
   int16_t error = -2;
   std::string state, protocol_type, protocol;
-  std::vector<std::string> members, hosts, assignments;
+  // instances: each member's instance id, "<null>" for a dynamic member.
+  std::vector<std::string> members, instances, client_ids, hosts, assignments;
 };
 
 described describe_group(raw_connection& c, int32_t correlation_id, const std::string& group) {
@@ -148,8 +152,8 @@ described describe_group(raw_connection& c, int32_t correlation_id, const std::s
   auto n = rd.int32();
   for (int32_t i = 0; i < n && rd.ok(); ++i) {
     d.members.push_back(rd.string());
-    EXPECT_EQ(rd.nullable_string(), std::nullopt);
-    EXPECT_EQ(rd.string(), "test"); // the client id of the request header
+    d.instances.push_back(rd.nullable_string().value_or("<null>"));
+    d.client_ids.push_back(rd.string());
     d.hosts.push_back(rd.string());
     rd.bytes();
     d.assignments.push_back(rd.bytes());
@@ -186,6 +190,69 @@ std::pair<int16_t, std::map<std::string, std::string>> list_groups(raw_connectio
     out.second[g] = rd.string();
   }
   return out;
+}
+
+// JoinGroup v5 of a static member (KIP-345): session and rebalance
+// timeouts 30 s, one protocol.
+std::string static_join(int32_t correlation_id, const std::string& group,
+                        const std::string& member, const std::string& instance) {
+  kafka::writer w;
+  w.string(group);
+  w.int32(30000);
+  w.int32(30000);
+  w.string(member);
+  w.nullable_string(instance);
+  w.string("consumer");
+  w.int32(1);
+  w.string("range");
+  w.bytes("subscription");
+  return request(kafka::api::join_group, 5, correlation_id, w.bytes());
+}
+
+// JoinGroup v5's answer; `instances` are the listed members' instance ids.
+struct static_joined {
+  int16_t error = -2;
+  int32_t generation = -2;
+  std::string leader, member;
+  std::vector<std::string> members, instances;
+};
+
+static_joined read_static_join(raw_connection& c, int32_t correlation_id) {
+  static_joined j;
+  auto body = after_throttle(c, correlation_id);
+  kafka::reader rd{body};
+  j.error = rd.int16();
+  j.generation = rd.int32();
+  rd.string(); // protocol
+  j.leader = rd.string();
+  j.member = rd.string();
+  auto n = rd.int32();
+  for (int32_t i = 0; i < n && rd.ok(); ++i) {
+    j.members.push_back(rd.string());
+    j.instances.push_back(rd.nullable_string().value_or("<null>"));
+    EXPECT_EQ(rd.bytes(), "subscription");
+  }
+  EXPECT_TRUE(rd.ok() && rd.remaining() == 0) << rd.what();
+  return j;
+}
+
+// SyncGroup v3 of a static member with `assignment` for itself ("": none,
+// a follower's): the error and the assignment it got.
+std::pair<int16_t, std::string> static_sync(raw_connection& c, int32_t correlation_id,
+                                            const std::string& group, int32_t generation,
+                                            const std::string& member,
+                                            const std::string& instance,
+                                            const std::string& assignment) {
+  auto w = member_fields(group, generation, member, instance);
+  w.int32(assignment.empty() ? 0 : 1);
+  if (!assignment.empty()) {
+    w.string(member);
+    w.bytes(assignment);
+  }
+  c.send(request(kafka::api::sync_group, 3, correlation_id, w.bytes()));
+  auto [error, rest] = throttle_then_error(c, correlation_id);
+  kafka::reader rd{rest};
+  return {error, rd.bytes()};
 }
 
 // One node, on a raw socket: KIP-394's MEMBER_ID_REQUIRED round, the
@@ -246,6 +313,8 @@ TEST_F(KafkaGroups, GroupProtocolOnARawSocketWithKafkasErrors) {
   EXPECT_EQ(d.protocol_type, "consumer");
   EXPECT_EQ(d.protocol, "range");
   EXPECT_EQ(d.members, std::vector<std::string>{j.member});
+  EXPECT_EQ(d.instances, std::vector<std::string>{"<null>"});
+  EXPECT_EQ(d.client_ids, std::vector<std::string>{"test"}); // the request header's
   EXPECT_EQ(d.hosts, std::vector<std::string>{"/127.0.0.1"});
   EXPECT_EQ(d.assignments, std::vector<std::string>{"my-assignment"});
   auto listed = list_groups(c, 12);
@@ -308,6 +377,87 @@ TEST_F(KafkaGroups, GroupProtocolOnARawSocketWithKafkasErrors) {
   EXPECT_EQ(read_join(c, 24, 4).error, 24); // INVALID_GROUP_ID
   c.send(join_group(25, 4, "grp-x", "ghost"));
   EXPECT_EQ(read_join(c, 25, 4).error, 25);
+}
+
+// A group's membership lives in its __consumer_offsets partition (Kafka's
+// group metadata records). A static member (JoinGroup v5, KIP-345) joins
+// and gets its assignment; the node of the group's coordinator is killed
+// (SIGKILL); the coordinator on the partition's new leader knows the member
+// at its generation, with its assignment: its heartbeat is answered NONE,
+// no rebalance. A second process with the same instance id then takes the
+// member's place in the Stable group, again without a rebalance, and the
+// first is fenced (FENCED_INSTANCE_ID).
+TEST_F(KafkaGroups, StaticMemberKeepsItsPlaceWhenItsCoordinatorsNodeIsKilled) {
+  start_cluster(3, {{"group.initial.rebalance.delay.ms", "0"}});
+  const std::string group = "persisted";
+  raw_connection any{kafka_ports.at(1)};
+  int32_t coordinator = -1;
+  ASSERT_TRUE(wait_until(
+    [&] {
+      kafka::writer w;
+      w.string(group);
+      w.int8(0);
+      any.send(request(kafka::api::find_coordinator, 2, 1, w.bytes()));
+      auto body = after_throttle(any, 1);
+      kafka::reader rd{body};
+      auto error = rd.int16();
+      rd.nullable_string();
+      coordinator = rd.int32();
+      return error == 0;
+    },
+    60s));
+  raw_connection c{kafka_ports.at(coordinator)};
+  static_joined j;
+  ASSERT_TRUE(wait_until(
+    [&] {
+      c.send(static_join(2, group, "", "i-1"));
+      j = read_static_join(c, 2);
+      return j.error != 14 && j.error != 15;
+    },
+    30s));
+  ASSERT_EQ(j.error, 0); // no MEMBER_ID_REQUIRED round for a static member
+  EXPECT_EQ(j.generation, 1);
+  EXPECT_EQ(j.member.rfind("i-1-", 0), 0u) << j.member;
+  EXPECT_EQ(j.leader, j.member);
+  EXPECT_EQ(j.instances, std::vector<std::string>{"i-1"});
+  EXPECT_EQ(static_sync(c, 3, group, 1, j.member, "i-1", "A"),
+            (std::pair<int16_t, std::string>{0, "A"}));
+
+  auto [tp, leader] = internal_partition_of(group, consumer_offsets_topic);
+  ASSERT_EQ(leader.first, coordinator);
+  nodes.at(coordinator)->proc().stop(SIGKILL, 10s);
+  auto next = wait_leader_above(tp, leader.second);
+  ASSERT_GT(next.first, 0);
+  ASSERT_NE(next.first, coordinator);
+  raw_connection moved{kafka_ports.at(next.first)};
+  int16_t error = -2;
+  ASSERT_TRUE(wait_until(
+    [&] {
+      error = heartbeat(moved, 4, group, 1, j.member, "i-1");
+      return error != 14 && error != 15 && error != 16; // loading, not there yet
+    },
+    30s));
+  EXPECT_EQ(error, 0) << "the member is known at its generation after the move";
+  auto d = describe_group(moved, 5, group);
+  EXPECT_EQ(d.state, "Stable");
+  EXPECT_EQ(d.members, std::vector<std::string>{j.member});
+  EXPECT_EQ(d.instances, std::vector<std::string>{"i-1"});
+  EXPECT_EQ(d.assignments, std::vector<std::string>{"A"});
+
+  // The instance's next process: the current generation at once, its
+  // assignment, and the old member id fenced.
+  moved.send(static_join(6, group, "", "i-1"));
+  auto j2 = read_static_join(moved, 6);
+  EXPECT_EQ(j2.error, 0);
+  EXPECT_EQ(j2.generation, 1);
+  EXPECT_NE(j2.member, j.member);
+  EXPECT_EQ(j2.leader, j.member); // the leader before the takeover: no assigning again
+  EXPECT_TRUE(j2.members.empty());
+  EXPECT_EQ(heartbeat(moved, 7, group, 1, j.member, "i-1"), 82); // FENCED_INSTANCE_ID
+  EXPECT_EQ(static_sync(moved, 8, group, 1, j2.member, "i-1", ""),
+            (std::pair<int16_t, std::string>{0, "A"}));
+  EXPECT_EQ(heartbeat(moved, 9, group, 1, j2.member, "i-1"), 0);
+  EXPECT_EQ(describe_group(moved, 10, group).members, std::vector<std::string>{j2.member});
 }
 
 // Two kcat balanced consumers (-G, librdkafka's range assignor) in one
@@ -547,6 +697,84 @@ TEST_F(KafkaGroups, CaftxConsumersSubscribeRebalanceAndFenceAStoppedMember) {
   b_loop.join();
   a.close();
   b.close();
+}
+
+// caftx's own consumer as a static member (group.instance.id, KIP-345):
+// close() sends no LeaveGroup, so the member stays in the group; the next
+// consumer with the instance id takes its place at the same generation
+// with the same partitions (no rebalance); a third one fences it, after
+// which its poll() throws FENCED_INSTANCE_ID (fatal) and its offsets are
+// refused in a transaction (abortable).
+TEST_F(KafkaGroups, CaftxStaticConsumerComesBackWithoutARebalanceAndIsFencedByItsTwin) {
+  start_cluster(1, {{"transaction.state.log.replication.factor", "1"},
+                    {"transaction.state.log.min.isr", "1"},
+                    {"offsets.topic.replication.factor", "1"},
+                    {"group.initial.rebalance.delay.ms", "0"}});
+  admin_client admin{client_props()};
+  ASSERT_TRUE(admin.create_topic("static", 2, {}, 1).ok());
+  auto props = client_props({{"group.id", "static-group"},
+                             {"group.instance.id", "inst-a"},
+                             {"session.timeout.ms", "30000"},
+                             {"heartbeat.interval.ms", "200"}});
+  auto poll_until_assigned = [](consumer& c) {
+    return wait_until(
+      [&] {
+        c.poll(100ms);
+        return c.assignment().size() == 2;
+      },
+      60s);
+  };
+  consumer first{props};
+  first.subscribe({"static"});
+  ASSERT_TRUE(poll_until_assigned(first));
+  auto before = first.group_metadata();
+  EXPECT_EQ(before.group_instance_id, "inst-a");
+  EXPECT_EQ(before.member_id.rfind("inst-a-", 0), 0u) << before.member_id;
+  first.close();
+  raw_connection c{kafka_ports.at(1)};
+  auto d = describe_group(c, 1, "static-group");
+  EXPECT_EQ(d.state, "Stable");
+  EXPECT_EQ(d.members, std::vector<std::string>{before.member_id}) << "no LeaveGroup on close";
+  EXPECT_EQ(d.instances, std::vector<std::string>{"inst-a"});
+
+  consumer second{props};
+  second.subscribe({"static"});
+  ASSERT_TRUE(poll_until_assigned(second));
+  auto back = second.group_metadata();
+  EXPECT_EQ(back.generation_id, before.generation_id) << "no rebalance";
+  EXPECT_NE(back.member_id, before.member_id);
+
+  consumer twin{props};
+  twin.subscribe({"static"});
+  ASSERT_TRUE(poll_until_assigned(twin));
+  error_code fenced = error_code::none;
+  bool fatal = false;
+  wait_until(
+    [&] {
+      try {
+        second.poll(100ms);
+      } catch (const kafka_exception& e) {
+        fenced = e.code();
+        fatal = e.is_fatal();
+        return true;
+      }
+      return false;
+    },
+    30s);
+  EXPECT_EQ(fenced, error_code::fenced_instance_id);
+  EXPECT_TRUE(fatal);
+  producer p{client_props({{"transactional.id", "static-tx"}})};
+  p.init_transactions();
+  p.begin_transaction();
+  try {
+    p.send_offsets_to_transaction({{{"static", 0}, 1}}, back);
+    ADD_FAILURE() << "the offsets of a fenced static member were taken";
+  } catch (const kafka_exception& e) {
+    EXPECT_EQ(e.code(), error_code::fenced_instance_id) << e.what();
+    EXPECT_TRUE(e.is_abortable()) << e.what();
+  }
+  p.abort_transaction();
+  twin.close();
 }
 
 // KafkaJS 2.2.4 (tests/clients/js/kafkajs_client.js) and librdkafka,

@@ -184,6 +184,22 @@ TEST(Config, GroupKeysAreParsedWithTheirRanges) {
             "config 'partition.assignment.strategy' names 'sticky'; allowed: range, roundrobin");
 }
 
+// group.instance.id (KIP-345) as Kafka's JoinGroupRequest.validateGroupInstanceId
+// checks it.
+TEST(Config, GroupInstanceIdIsValidatedAsKafkaDoes) {
+  auto c = consumer_config::parse({{"group.instance.id", "host-1_a.B"}});
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->group_instance_id, "host-1_a.B");
+  EXPECT_EQ(consumer_config::parse({})->group_instance_id, std::nullopt);
+  EXPECT_TRUE(consumer_config::parse({{"group.instance.id", std::string(249, 'x')}}).ok());
+  const std::string rule =
+    "' is not a legal instance id: 1 to 249 characters of [a-zA-Z0-9._-], not '.' or '..'";
+  std::vector<std::string> bad_ids{"", ".", "..", "a b", "a:b", std::string(250, 'x')};
+  for (const auto& bad : bad_ids)
+    EXPECT_EQ(error_of(consumer_config::parse({{"group.instance.id", bad}})),
+              "config 'group.instance.id' = '" + bad + rule);
+}
+
 TEST(Config, ExpirationKeysAreParsedWithTheirRanges) {
   auto n = node_config::parse({{"transactional.id.expiration.ms", "2147483647"},
                                {"transaction.remove.expired.transaction.cleanup.interval.ms", "1"},

@@ -1,7 +1,8 @@
 // The records coordinators write to their partitions, in Kafka's layouts
 // (docs/coordinator-records.md): golden bytes written out by hand from
-// Kafka's TransactionLogKey/Value and OffsetCommitKey/Value schemas, round
-// trips, and what is refused as corrupt.
+// Kafka's TransactionLogKey/Value, OffsetCommitKey/Value and
+// GroupMetadataKey/Value schemas, round trips, and what is refused as
+// corrupt.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -143,6 +144,89 @@ TEST(CoordinatorRecords, DescribePrintsTheRecordsOfBothInternalTopics) {
   EXPECT_EQ(describe(consumer_offsets_topic, encode_offset_key({"g", {"t", 5}}),
                      encode_offset_value({42, ""}, 7), false),
             "group=g topic=t partition=5 offset=42 metadata= commitTimestamp=7");
+}
+
+group_metadata_record two_member_group() {
+  group_metadata_record g;
+  g.group_id = "g";
+  g.protocol_type = "consumer";
+  g.generation = 7;
+  g.protocol_name = "range";
+  g.leader = "m1";
+  g.state_timestamp_ms = 1000;
+  g.members = {{"m1", "i", "c", "/h", 30000, 10000, "S", "A"},
+               {"m2", "", "c", "/h", 30000, 10000, "", ""}};
+  return g;
+}
+
+TEST(CoordinatorRecords, GroupMetadataKeyV2AndValueV3GoldenBytes) {
+  auto key = bytes({0, 2, 0, 1, 'g'});
+  EXPECT_EQ(encode_group_key("g"), key);
+  EXPECT_TRUE(is_group_key(key));
+  EXPECT_FALSE(is_group_key(encode_offset_key({"g", {"t", 0}})));
+  EXPECT_EQ(decode_group_key(key).value(), "g");
+  auto m1 = bytes({0, 2, 'm', '1', 0, 1, 'i', 0, 1, 'c', 0, 2, '/', 'h', 0, 0, 0x75, 0x30, 0, 0,
+                   0x27, 0x10, 0, 0, 0, 1, 'S', 0, 0, 0, 1, 'A'});
+  auto m2 = bytes({0, 2, 'm', '2', 0xff, 0xff, 0, 1, 'c', 0, 2, '/', 'h', 0, 0, 0x75, 0x30, 0, 0,
+                   0x27, 0x10, 0, 0, 0, 0, 0, 0, 0, 0});
+  auto value = bytes({0, 3, 0, 8}) + "consumer" + bytes({0, 0, 0, 7, 0, 5}) + "range"
+               + bytes({0, 2, 'm', '1', 0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 2}) + m1 + m2;
+  EXPECT_EQ(encode_group_value(two_member_group()), value);
+  auto g = decode_group_value("g", value);
+  ASSERT_TRUE(g.ok()) << g.error().message();
+  auto want = two_member_group();
+  EXPECT_EQ(g->generation, 7);
+  EXPECT_EQ(g->protocol_name, "range");
+  EXPECT_EQ(g->leader, "m1");
+  EXPECT_EQ(g->state_timestamp_ms, 1000);
+  ASSERT_EQ(g->members.size(), 2u);
+  EXPECT_EQ(g->members[0].group_instance_id, "i");
+  EXPECT_EQ(g->members[0].subscription, "S");
+  EXPECT_EQ(g->members[0].assignment, "A");
+  EXPECT_EQ(g->members[1].group_instance_id, "");
+  EXPECT_EQ(g->members[1].rebalance_timeout_ms, 30000);
+  // An Empty group: null protocol and leader, no members.
+  group_metadata_record empty;
+  empty.group_id = "g";
+  empty.protocol_type = "consumer";
+  empty.generation = 2;
+  EXPECT_EQ(encode_group_value(empty), bytes({0, 3, 0, 8}) + "consumer"
+                                         + bytes({0, 0, 0, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}));
+}
+
+// Kafka 0.10's version 0 (no rebalance timeout: the session timeout
+// stands in, no state timestamp, no instance ids).
+TEST(CoordinatorRecords, GroupMetadataValueV0IsRead) {
+  auto value = bytes({0, 0, 0, 8}) + "consumer" + bytes({0, 0, 0, 1, 0, 5}) + "range"
+               + bytes({0, 1, 'm', 0, 0, 0, 1, 0, 1, 'm', 0, 1, 'c', 0, 2, '/', 'h', 0, 0, 0x27,
+                        0x10, 0, 0, 0, 0, 0, 0, 0, 0});
+  auto g = decode_group_value("g", value);
+  ASSERT_TRUE(g.ok()) << g.error().message();
+  ASSERT_EQ(g->members.size(), 1u);
+  EXPECT_EQ(g->members[0].session_timeout_ms, 10000);
+  EXPECT_EQ(g->members[0].rebalance_timeout_ms, 10000);
+  EXPECT_EQ(g->state_timestamp_ms, -1);
+}
+
+TEST(CoordinatorRecords, CorruptGroupRecordsAreRefusedNamingWhy) {
+  EXPECT_EQ(decode_group_key(bytes({0, 1, 0, 1, 'g'})).error().message(),
+            "GroupMetadataKey: key version 1 is not a group's (2)");
+  EXPECT_EQ(decode_group_key(bytes({0, 2, 0, 5, 'g'})).error().message(),
+            "GroupMetadataKey: truncated Group");
+  auto value = encode_group_value(two_member_group());
+  EXPECT_EQ(decode_group_value("g", value.substr(0, value.size() - 1)).error().message(),
+            "GroupMetadataValue: truncated Assignment");
+  EXPECT_EQ(decode_group_value("g", value + "x").error().message(),
+            "GroupMetadataValue: bytes after the value");
+  value[1] = 4;
+  EXPECT_EQ(decode_group_value("g", value).error().message(),
+            "GroupMetadataValue: unknown version 4");
+  EXPECT_EQ(describe(consumer_offsets_topic, encode_group_key("g"),
+                     encode_group_value(two_member_group()), false),
+            "group=g generation=7 protocolType=consumer protocol=range leader=m1 "
+            "members=[m1(instance=i),m2]");
+  EXPECT_EQ(describe(consumer_offsets_topic, encode_group_key("g"), "", true), "group=g <null>");
 }
 
 } // namespace

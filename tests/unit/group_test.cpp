@@ -328,12 +328,13 @@ TEST(GroupOffsetsLoader, ReplaysCommitsTombstonesAndTransactionsInLogOrder) {
     .txn(5000, 0, {offsets_log::value_record(in0, 70)})         // 7
     .marker(5000, 1, control_type::abort);                      // 8
   group_coordinator_core core;
+  group_membership_core members{{}, 1};
   group_offsets_loader loader{log.end()};
   loader.feed(log.bytes());
   // Chunks of at least two records, whole batches each.
   int chunks = 0;
   for (bool used_up = false; !used_up; ++chunks) {
-    auto r = loader.next_chunk(core, 2);
+    auto r = loader.next_chunk(core, members, 2);
     ASSERT_TRUE(r.ok()) << r.error().to_string();
     used_up = r.value();
   }
@@ -363,10 +364,11 @@ TEST(GroupOffsetsLoader, StopsAtTheElectionsLogEndAndSkipsBatchesBeforeItsStart)
   offsets_log log;
   log.commit(in0, 1).commit(in0, 2).commit(in0, 3);
   group_coordinator_core core;
+  group_membership_core members{{}, 1};
   group_offsets_loader loader{2};
   loader.set_next_offset(1);
   loader.feed(log.bytes());
-  auto r = loader.next_chunk(core, 100);
+  auto r = loader.next_chunk(core, members, 100);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r.value());
   EXPECT_TRUE(loader.done());
@@ -378,14 +380,60 @@ TEST(GroupOffsetsLoader, UndecodableRecordIsStorageErrorNamingItsOffset) {
   offsets_log log;
   log.commit(in0, 1).batch({record{std::string{'\0', '\1', 'x'}, "v", {}, 5}});
   group_coordinator_core core;
+  group_membership_core members{{}, 1};
   group_offsets_loader loader{log.end()};
   loader.feed(log.bytes());
-  auto r = loader.next_chunk(core, 100);
+  auto r = loader.next_chunk(core, members, 100);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), error_code::kafka_storage_error);
   EXPECT_EQ(r.error().message().rfind("__consumer_offsets record at offset 1: ", 0), 0u)
     << r.error().message();
   EXPECT_EQ(core.fetch(in0), om(1, "m")); // the records before it
+}
+
+// Group records (GroupMetadataKey v2) among the offsets: the last one of
+// a group restores it, a tombstone forgets it; one in a transactional
+// batch is corrupt.
+TEST(GroupOffsetsLoader, ReplaysGroupRecordsTheLastOneWinning) {
+  auto group = [](const std::string& id, int32_t generation) {
+    group_metadata_record g;
+    g.group_id = id;
+    g.protocol_type = "consumer";
+    g.generation = generation;
+    g.protocol_name = "range";
+    g.leader = "m";
+    g.members = {{"m", "", "c", "/h", 30000, 10000, "S", "A"}};
+    return record{coordinator_records::encode_group_key(id),
+                  coordinator_records::encode_group_value(g), {}, 1};
+  };
+  offsets_log log;
+  log.batch({group("g", 1)})
+    .commit(in0, 5)
+    .batch({group("g", 2), group("gone", 1)})
+    .batch({record{coordinator_records::encode_group_key("gone"), {}, {}, 2, true}});
+  group_coordinator_core core;
+  group_membership_core members{{}, 1};
+  group_offsets_loader loader{log.end()};
+  loader.feed(log.bytes());
+  auto r = loader.next_chunk(core, members, 100);
+  ASSERT_TRUE(r.ok()) << r.error().to_string();
+  EXPECT_EQ(loader.loaded(), 5u);
+  members.loaded(0);
+  EXPECT_EQ(members.generation("g"), 2);
+  EXPECT_EQ(members.state("g"), group_state::stable);
+  EXPECT_EQ(members.describe("g").members.at(0).assignment, "A");
+  EXPECT_FALSE(members.has_group("gone"));
+  EXPECT_EQ(core.fetch(in0), om(5, "m"));
+
+  offsets_log txn;
+  txn.txn(7, 0, {group("g", 3)});
+  group_offsets_loader bad{txn.end()};
+  bad.feed(txn.bytes());
+  auto e = bad.next_chunk(core, members, 100);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message().find("a group record in a transactional batch"), std::string::npos)
+    << e.error().message();
+  EXPECT_EQ(members.generation("g"), 2);
 }
 
 } // namespace

@@ -727,6 +727,78 @@ TEST(KafkaGroupApi, JoinGroupByVersion) {
   EXPECT_EQ(encode_join_group_response(resp, 0).substr(0, 2), bytes({0, 0})); // no throttle time
 }
 
+// JoinGroup v5 (KIP-345): the instance id after the member id; a static
+// member is not asked for MEMBER_ID_REQUIRED; the answer lists each
+// member's instance id, null for a dynamic one.
+TEST(KafkaGroupApi, JoinGroupV5CarriesTheInstanceId) {
+  auto body = [](const std::string& instance_field) {
+    return bytes({0, 1}) + "g" + bytes({0, 0, 0x27, 0x10, 0, 0, 0x75, 0x30, 0, 0}) + instance_field
+           + bytes({0, 8}) + "consumer" + bytes({0, 0, 0, 0});
+  };
+  auto v5 = body(bytes({0, 3}) + "i-1");
+  reader r5{v5};
+  auto j5 = read_join_group_request(r5, 5);
+  ASSERT_TRUE(r5.ok() && r5.remaining() == 0) << r5.what();
+  EXPECT_EQ(j5.group.group_instance_id, "i-1");
+  EXPECT_FALSE(j5.group.require_known_member_id);
+  auto dynamic = body(bytes({0xff, 0xff}));
+  reader rd{dynamic};
+  auto jd = read_join_group_request(rd, 5);
+  ASSERT_TRUE(rd.ok() && rd.remaining() == 0) << rd.what();
+  EXPECT_EQ(jd.group.group_instance_id, "");
+  EXPECT_TRUE(jd.group.require_known_member_id);
+
+  caftx::join_group_response resp;
+  resp.generation_id = 1;
+  resp.protocol_name = "range";
+  resp.leader_id = "m";
+  resp.member_id = "m";
+  resp.members = {{"m", "x", "i-1"}, {"d", "y", ""}};
+  EXPECT_EQ(encode_join_group_response(resp, 5),
+            bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 5}) + "range" + bytes({0, 1}) + "m"
+              + bytes({0, 1}) + "m" + bytes({0, 0, 0, 2, 0, 1}) + "m" + bytes({0, 3}) + "i-1"
+              + bytes({0, 0, 0, 1}) + "x" + bytes({0, 1}) + "d" + bytes({0xff, 0xff, 0, 0, 0, 1})
+              + "y");
+  EXPECT_EQ(supported(api::join_group), (version_range{api::join_group, 0, 5}));
+}
+
+// DescribeGroups v4 names each member's instance id (null if dynamic).
+TEST(KafkaGroupApi, DescribeGroupsV4NamesInstanceIds) {
+  caftx::group_description g;
+  g.group_id = "g";
+  g.state = "Stable";
+  g.protocol_type = "consumer";
+  g.protocol = "range";
+  g.members = {{"m", "i", "c", "/h", "x", "y"}};
+  auto member = bytes({0, 1}) + "m" + bytes({0, 1}) + "i" + bytes({0, 1}) + "c" + bytes({0, 2})
+                + "/h" + bytes({0, 0, 0, 1}) + "x" + bytes({0, 0, 0, 1}) + "y";
+  auto group = bytes({0, 0, 0, 1}) + "g" + bytes({0, 6}) + "Stable" + bytes({0, 8}) + "consumer"
+               + bytes({0, 5}) + "range" + bytes({0, 0, 0, 1});
+  EXPECT_EQ(encode_describe_groups_response({g}, 4),
+            bytes({0, 0, 0, 0, 0, 0, 0, 1}) + group + member + bytes({0x80, 0, 0, 0}));
+  g.members[0].group_instance_id = "";
+  EXPECT_EQ(encode_describe_groups_response({g}, 4).find(bytes({0, 1}) + "m" + bytes({0xff, 0xff})),
+            8 + group.size());
+}
+
+// SyncGroup v3 and Heartbeat v3 carry the instance id into the core
+// request; null is "".
+TEST(KafkaGroupApi, SyncGroupAndHeartbeatV3CarryTheInstanceId) {
+  auto sync = bytes({0, 1}) + "g" + bytes({0, 0, 0, 2, 0, 1}) + "m" + bytes({0, 1}) + "i"
+              + bytes({0, 0, 0, 0});
+  reader rs{sync};
+  auto s3 = read_sync_group_request(rs, 3);
+  ASSERT_TRUE(rs.ok() && rs.remaining() == 0) << rs.what();
+  EXPECT_EQ(s3.group.generation_id, 2);
+  EXPECT_EQ(s3.group.group_instance_id, "i");
+  auto hb = bytes({0, 1}) + "g" + bytes({0, 0, 0, 2, 0, 1}) + "m" + bytes({0xff, 0xff});
+  reader rh{hb};
+  auto h3 = read_heartbeat_request(rh, 3);
+  ASSERT_TRUE(rh.ok() && rh.remaining() == 0) << rh.what();
+  EXPECT_EQ(h3.group.member_id, "m");
+  EXPECT_EQ(h3.group.group_instance_id, "");
+}
+
 // LeaveGroup v0-2 answers its one member's error at the top; v3 each
 // member's, with its instance id echoed.
 TEST(KafkaGroupApi, LeaveGroupByVersion) {
@@ -743,6 +815,7 @@ TEST(KafkaGroupApi, LeaveGroupByVersion) {
   auto l3 = read_leave_group_request(r3, 3);
   ASSERT_TRUE(r3.ok() && r3.remaining() == 0) << r3.what();
   EXPECT_EQ(l3.group.member_ids, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(l3.group.group_instance_ids, (std::vector<std::string>{"", "i"}));
   EXPECT_EQ(encode_leave_group_response({error_code::none, {error_code::none, error_code::unknown_member_id}},
                                         l3, 3),
             bytes({0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1}) + "a" + bytes({0xff, 0xff, 0, 0, 0, 1}) + "b"
