@@ -285,11 +285,12 @@ inline std::string valid_body(int16_t api_key) {
       w.no_tagged_fields();
       w.no_tagged_fields();
       break;
-    case api::join_group: // v4
+    case api::join_group: // v5: a static member
       w.string("group");
       w.int32(10000);
       w.int32(30000);
       w.string("");
+      w.nullable_string(std::string("instance-1"));
       w.string("consumer");
       w.int32(2);
       w.string("range");

@@ -107,17 +107,21 @@ std::string fenced_message(const std::string& group, const std::string& instance
 void stop_on_failed_write(group_ptr self, const status& s);
 void flush(group_ptr self, group_membership_core::outbox& out);
 
-// The error a group whose record could not be stored answers (Kafka's
-// GroupMetadataManager.storeGroup): nothing appended (the ISR is below
-// min.insync.replicas) is COORDINATOR_NOT_AVAILABLE; a timeout
-// REBALANCE_IN_PROGRESS; anything else, after which this coordinator stops
-// and reloads, NOT_COORDINATOR.
+// The error a group whose record could not be stored answers, as Kafka's
+// GroupMetadataManager.storeGroup maps the append's: too few replicas
+// (before or after the append) or a partition that did not answer is
+// COORDINATOR_NOT_AVAILABLE, anything else (a storage error, another
+// leader epoch) NOT_COORDINATOR. Unless nothing was appended, this
+// coordinator then stops and reloads.
 error_code store_error(const status& s) {
-  if (nothing_appended(s))
-    return error_code::coordinator_not_available;
-  if (s.code() == error_code::request_timed_out)
-    return error_code::rebalance_in_progress;
-  return error_code::not_coordinator;
+  switch (s.code()) {
+    case error_code::not_enough_replicas:
+    case error_code::not_enough_replicas_after_append:
+    case error_code::coordinator_not_available:
+      return error_code::coordinator_not_available;
+    default:
+      return error_code::not_coordinator;
+  }
 }
 
 // Appends a group's record (Kafka's GroupMetadataManager.storeGroup); the
@@ -461,8 +465,14 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
     [=](const sync_group_request& req) -> caf::result<sync_group_response> {
       auto& st = self->state;
       metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "SyncGroup")};
-      if (auto s = group_status(self, req.group_id); !s.ok())
+      if (auto s = group_status(self, req.group_id); !s.ok()) {
+        // Kafka's handleSyncGroup: a loading coordinator has lost the
+        // rebalance, so the member joins again (older clients do not know
+        // COORDINATOR_LOAD_IN_PROGRESS here).
+        if (s.code() == error_code::coordinator_load_in_progress)
+          return sync_group_response{error_code::rebalance_in_progress, {}};
         return sync_group_response{s.code(), {}};
+      }
       auto rp = self->make_response_promise();
       auto t = st.replies.add(rp, timer.take());
       group_membership_core::outbox out;
@@ -473,8 +483,13 @@ group_coordinator_impl_actor::behavior_type group_fn(group_ptr self, std::shared
     [=](const heartbeat_request& req) {
       auto& st = self->state;
       metrics::scoped_request_timer timer{node_metrics::time_request(st.ctx->metrics, "Heartbeat")};
-      if (auto s = group_status(self, req.group_id); !s.ok())
+      if (auto s = group_status(self, req.group_id); !s.ok()) {
+        // Kafka's handleHeartbeat answers a loading coordinator's
+        // heartbeats blindly: the member's group comes back with the load.
+        if (s.code() == error_code::coordinator_load_in_progress)
+          return txn_response{};
         return txn_response{s.code(), s.message()};
+      }
       // A heartbeat only moves a deadline later: the armed timer stands.
       return txn_response{st.members->heartbeat(req, st.ctx->clock_ms()), {}};
     },

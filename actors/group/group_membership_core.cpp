@@ -466,8 +466,8 @@ void group_membership_core::sync(ticket t, const sync_group_request& req, int64_
   if (it == groups_.end())
     return answer(error_code::unknown_member_id);
   auto& g = it->second;
-  if (fenced(g, req.group_instance_id, req.member_id))
-    return answer(error_code::fenced_instance_id);
+  if (auto e = validate_member(g, req.member_id, req.group_instance_id); e != error_code::none)
+    return answer(e);
   auto m = g.members.find(req.member_id);
   if (m == g.members.end())
     return answer(error_code::unknown_member_id);
@@ -509,17 +509,29 @@ void group_membership_core::sync(ticket t, const sync_group_request& req, int64_
 
 void group_membership_core::hand_out_assignment(group& g,
                                                 const std::map<std::string, std::string>& assignments,
-                                                outbox& out) {
+                                                int64_t now_ms, outbox& out) {
   for (auto& [id, other] : g.members) {
     auto a = assignments.find(id);
     other.assignment = a == assignments.end() ? std::string() : a->second;
   }
   g.state = group_state::stable;
-  for (auto& [id, other] : g.members)
-    if (other.sync_ticket) {
-      out.syncs.emplace_back(*other.sync_ticket, sync_group_response{error_code::none, other.assignment});
-      other.sync_ticket.reset();
-    }
+  answer_syncs(g, error_code::none, now_ms, out);
+}
+
+// Kafka's GroupCoordinator.propagateAssignment: every waiting SyncGroup
+// gets its member's assignment (or `error`), and the member's session
+// starts over, since it could send no heartbeat while its request waited.
+void group_membership_core::answer_syncs(group& g, error_code error, int64_t now_ms,
+                                         outbox& out) {
+  for (auto& [id, m] : g.members) {
+    if (error != error_code::none)
+      m.assignment.clear();
+    if (!m.sync_ticket)
+      continue;
+    out.syncs.emplace_back(*m.sync_ticket, sync_group_response{error, m.assignment});
+    m.sync_ticket.reset();
+    m.heartbeat_deadline_ms = now_ms + m.session_timeout_ms;
+  }
 }
 
 group_metadata_record group_membership_core::snapshot(
@@ -579,17 +591,11 @@ void group_membership_core::stored(const std::string& group_id, uint64_t id, err
     if (g.state != group_state::completing_rebalance)
       return;
     if (error == error_code::none) {
-      hand_out_assignment(g, p.assignments, out);
+      hand_out_assignment(g, p.assignments, now_ms, out);
       return;
     }
     // Kafka's resetAndPropagateAssignmentError, then a rebalance.
-    for (auto& [mid, m] : g.members) {
-      m.assignment.clear();
-      if (m.sync_ticket) {
-        out.syncs.emplace_back(*m.sync_ticket, sync_group_response{error, {}});
-        m.sync_ticket.reset();
-      }
-    }
+    answer_syncs(g, error, now_ms, out);
     prepare_rebalance(g, now_ms, out);
     check_join(g, now_ms, out);
     return;
@@ -607,6 +613,7 @@ void group_membership_core::stored(const std::string& group_id, uint64_t id, err
     r.member_id = p.member_id;
     out.joins.emplace_back(p.join_ticket, std::move(r));
     m->second.join_ticket.reset();
+    m->second.heartbeat_deadline_ms = now_ms + m->second.session_timeout_ms;
     return;
   }
   // The record still names the previous member id: it is the member again
@@ -621,7 +628,10 @@ void group_membership_core::stored(const std::string& group_id, uint64_t id, err
   if (!previous.instance_id.empty())
     g.static_members[previous.instance_id] = previous_id;
   g.members.emplace(previous_id, std::move(previous));
-  g.leader = p.old_leader;
+  // Leadership goes back only if the undone member holds it (Kafka's
+  // replaceStaticMember); another takeover may have moved it meanwhile.
+  if (g.leader == p.member_id)
+    g.leader = previous_id;
 }
 
 void group_membership_core::load_record(const group_metadata_record& record) {
@@ -665,8 +675,8 @@ error_code group_membership_core::heartbeat(const heartbeat_request& req, int64_
   if (it == groups_.end())
     return error_code::unknown_member_id;
   auto& g = it->second;
-  if (fenced(g, req.group_instance_id, req.member_id))
-    return error_code::fenced_instance_id;
+  if (auto e = validate_member(g, req.member_id, req.group_instance_id); e != error_code::none)
+    return e;
   if (g.state == group_state::empty)
     return error_code::unknown_member_id;
   auto m = g.members.find(req.member_id);
@@ -801,8 +811,9 @@ error_code group_membership_core::validate_offset_commit(const std::string& grou
   if (it == groups_.end())
     return generation_id < 0 ? error_code::none : error_code::illegal_generation;
   auto& g = it->second;
-  if (fenced(g, group_instance_id, member_id))
-    return error_code::fenced_instance_id;
+  if (!group_instance_id.empty())
+    if (auto e = validate_member(g, member_id, group_instance_id); e != error_code::none)
+      return e;
   if (generation_id < 0 && g.state == group_state::empty)
     return error_code::none;
   auto m = g.members.find(member_id);
@@ -821,8 +832,12 @@ error_code group_membership_core::validate_txn_offset_commit(const std::string& 
                                                              const std::string& member_id,
                                                              const std::string& group_instance_id) const {
   auto it = groups_.find(group);
-  if (it != groups_.end() && fenced(it->second, group_instance_id, member_id))
-    return error_code::fenced_instance_id;
+  if (!group_instance_id.empty()) {
+    if (it == groups_.end())
+      return error_code::unknown_member_id;
+    if (auto e = validate_member(it->second, member_id, group_instance_id); e != error_code::none)
+      return e;
+  }
   int32_t current = it == groups_.end() ? 0 : it->second.generation;
   if (!member_id.empty() && (it == groups_.end() || !it->second.members.count(member_id)))
     return error_code::unknown_member_id;

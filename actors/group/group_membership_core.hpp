@@ -96,14 +96,16 @@ public:
   /// FENCED_INSTANCE_ID.
   void join(ticket t, const join_group_request& req, int64_t now_ms, outbox& out);
 
-  /// SyncGroup: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+  /// SyncGroup: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID (also for an
+  /// instance id the group does not have), ILLEGAL_GENERATION,
   /// REBALANCE_IN_PROGRESS while PreparingRebalance; the member's
   /// assignment when Stable; while CompletingRebalance the answer waits for
   /// the leader's SyncGroup (members it names no assignment for get empty
   /// bytes), which makes the group Stable.
   void sync(ticket t, const sync_group_request& req, int64_t now_ms, outbox& out);
 
-  /// Heartbeat: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+  /// Heartbeat: FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID (also for an
+  /// instance id the group does not have), ILLEGAL_GENERATION,
   /// REBALANCE_IN_PROGRESS while PreparingRebalance (the member must join
   /// again), else NONE; the member's session starts over.
   error_code heartbeat(const heartbeat_request& req, int64_t now_ms);
@@ -144,8 +146,10 @@ public:
   void loaded(int64_t now_ms);
 
   /// Kafka's GroupCoordinator.handleCommitOffsets checks for OffsetCommit:
-  /// FENCED_INSTANCE_ID for an instance id that is another member id's;
-  /// generation < 0 into a group without members is accepted (offsets
+  /// FENCED_INSTANCE_ID for an instance id that is another member id's,
+  /// UNKNOWN_MEMBER_ID for one the group does not have (Kafka 3's
+  /// validateCurrentMember); generation < 0 into a group without members
+  /// is accepted (offsets
   /// kept for a consumer outside group management); otherwise the member
   /// must be in the group (UNKNOWN_MEMBER_ID) at its generation
   /// (ILLEGAL_GENERATION; also a generation for a group the coordinator
@@ -155,8 +159,9 @@ public:
                                     const std::string& member_id,
                                     const std::string& group_instance_id, int64_t now_ms);
 
-  /// KIP-447 for TxnOffsetCommit: an instance id must not be another
-  /// member id's (FENCED_INSTANCE_ID), a member id must be the group's
+  /// KIP-447 for TxnOffsetCommit: an instance id must be the group's
+  /// (UNKNOWN_MEMBER_ID) and not another member id's (FENCED_INSTANCE_ID),
+  /// a member id must be the group's
   /// (UNKNOWN_MEMBER_ID) and a generation >= 0 the group's
   /// (ILLEGAL_GENERATION); a request without either (TxnOffsetCommit
   /// v0-2) is accepted, as Kafka does.
@@ -266,7 +271,8 @@ private:
   // The leader's assignment is durable (or needs no store): every member
   // gets its bytes and the group is Stable.
   void hand_out_assignment(group& g, const std::map<std::string, std::string>& assignments,
-                           outbox& out);
+                           int64_t now_ms, outbox& out);
+  void answer_syncs(group& g, error_code error, int64_t now_ms, outbox& out);
   static const std::string* metadata_for(const member& m, const std::string& protocol);
 
   group_membership_limits limits_;

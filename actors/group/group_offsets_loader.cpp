@@ -55,8 +55,8 @@ status_or<bool> group_offsets_loader::next_chunk(group_coordinator_core& core,
       // Its offset in the log (a cleaned batch keeps its records' offsets).
       int64_t offset = h.base_offset + (r.offset_delta >= 0 ? r.offset_delta : static_cast<int64_t>(i));
       if (coordinator_records::is_group_key(r.key)) {
-        if (b->is_transactional())
-          return bad(what, offset, "a group record in a transactional batch");
+        // In any data batch, as Kafka's loadGroupsAndOffsets reads them
+        // (caftx writes them in plain batches only).
         auto group = coordinator_records::decode_group_key(r.key);
         if (!group.ok())
           return bad(what, offset, group.error().message());

@@ -40,8 +40,7 @@ public:
   /// records), whole batches until at least `max_records` (>= 1) records
   /// were read or the fed bytes end. Returns true once they ended. Errors:
   /// KAFKA_STORAGE_ERROR naming the offset of a batch or record that does
-  /// not decode, or of a group record in a transactional batch (the cores
-  /// then hold the records before its batch).
+  /// not decode (the cores then hold the records before its batch).
   status_or<bool> next_chunk(group_coordinator_core& core, group_membership_core& members,
                              size_t max_records);
 };

@@ -16,8 +16,131 @@ namespace caftx::testing {
 namespace {
 
 // The listener fixture under its own suite name (gtest wants one fixture
-// class per suite, and each file has its own copy of KafkaListener).
-class KafkaGroups : public KafkaListener {};
+// class per suite, and each file has its own copy of KafkaListener), with
+// the client runs that go against both shapes of node: a cluster on
+// ZooKeeper and the embedded default.
+class KafkaGroups : public KafkaListener {
+protected:
+  std::string kafka_bootstrap() {
+    std::string out;
+    for (auto& [id, port] : kafka_ports)
+      out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+    return out;
+  }
+
+  // confluent-kafka-python's exactly-once loop (tests/clients/
+  // confluent_group_eos.py) in two processes of one group, each with its
+  // own transactional id, over the 2155 Northwind order details (topics of
+  // 3 partitions and `replication` replicas): every fourth transaction
+  // aborts, and a process is killed (SIGKILL) three times at random points
+  // and started again. The read_committed output is exactly the
+  // sequential result: no line missing, none twice; the group's offsets
+  // reach every partition's end.
+  void confluent_exactly_once_loop(int16_t replication) {
+    std::string python = CAFTX_PYTHON3;
+    ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
+    admin_client admin{client_props()};
+    ASSERT_TRUE(admin.create_topic("nw-details", 3, {}, replication).ok());
+    ASSERT_TRUE(admin.create_topic("nw-totals", 3, {}, replication).ok());
+    auto bootstrap = kafka_bootstrap();
+    std::string script = std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_group_eos.py";
+    std::string csv = std::string(CAFTX_DATA_DIR) + "/northwind/order_details.csv";
+    int runs = 0;
+    auto run = [&](std::vector<std::string> args) {
+      args.insert(args.begin(), {python, script});
+      return std::make_unique<child_process>(tmp.path(), "py-" + std::to_string(runs++), args);
+    };
+    {
+      auto load = run({"load", bootstrap, "nw-details", csv});
+      ASSERT_EQ(exit_code(load->wait_exit(120s)), 0) << load->err();
+      EXPECT_EQ(nlohmann::json::parse(load->out(), nullptr, false)["loaded"], 2155);
+    }
+    auto process = [&](int slot) {
+      return run({"process", bootstrap, "nw-details", "nw-totals", "nw-group",
+                  "nw-tx-" + std::to_string(slot), "4"});
+    };
+    std::unique_ptr<child_process> slots[2] = {process(0), process(1)};
+    std::mt19937 rng{std::random_device{}()};
+    int kills = 0;
+    for (; kills < 3; ++kills) {
+      auto& victim = slots[kills % 2];
+      // A random point of its run: it may have finished by then.
+      if (victim->wait_exit(std::chrono::milliseconds(1000 + rng() % 3000)))
+        break;
+      ::kill(victim->pid(), SIGKILL);
+      victim->wait_exit(10s);
+      victim = process(kills % 2);
+    }
+    EXPECT_GE(kills, 1) << "the loop finished before the first kill";
+    for (auto& p : slots) {
+      ASSERT_EQ(exit_code(p->wait_exit(240s)), 0) << p->err();
+      std::cout << "killed " << kills << " times; last run of a process: " << p->out();
+    }
+    auto verify = run({"verify", bootstrap, "nw-totals", csv});
+    ASSERT_EQ(exit_code(verify->wait_exit(120s)), 0) << verify->err();
+    auto out = nlohmann::json::parse(verify->out(), nullptr, false);
+    ASSERT_TRUE(out.is_object()) << verify->out();
+    EXPECT_EQ(out["expected"], 2155);
+    EXPECT_EQ(out["got"], 2155);
+    EXPECT_EQ(out["missing"].size(), 0u) << out["missing"].dump();
+    EXPECT_EQ(out["extra"].size(), 0u) << out["extra"].dump();
+    // Aborted output is on the log, so read_uncommitted sees more.
+    EXPECT_GT(kcat_consume(1, "nw-totals", "read_uncommitted").size(), 2155u);
+    auto offsets = admin.list_group_offsets("nw-group");
+    ASSERT_TRUE(offsets.ok()) << offsets.error().to_string();
+    int64_t total = 0;
+    for (auto& [tp, o] : *offsets)
+      total += o;
+    EXPECT_EQ(total, 2155); // no marker in the input: its end offsets add up to the records
+  }
+
+  // KafkaJS 2.2.4 (tests/clients/js/kafkajs_client.js) and librdkafka
+  // across each other on node 1: KafkaJS's transactions read by kcat under
+  // read_committed, and confluent-kafka-python's transactions read by a
+  // KafkaJS group consumer. Each side sees every committed record once and
+  // no aborted one.
+  void kafkajs_and_librdkafka_across() {
+    std::string node = CAFTX_NODEJS, python = CAFTX_PYTHON3;
+    ASSERT_FALSE(node.empty()) << "node not found: tools/install-deps.sh installs Node.js";
+    ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
+    std::string js = std::string(CAFTX_CLIENT_SCRIPTS) + "/js/kafkajs_client.js";
+    ASSERT_TRUE(std::ifstream{std::string(CAFTX_CLIENT_SCRIPTS) + "/js/node_modules/kafkajs/package.json"})
+      << "KafkaJS is not installed: run tools/install-deps.sh";
+    create_topic("from-js", 3);
+    create_topic("from-rk", 3);
+    create_topic("rk-in", 1);
+    std::string bootstrap = "127.0.0.1:" + std::to_string(kafka_ports.at(1));
+    int runs = 0;
+    auto run = [&](std::vector<std::string> args) {
+      auto p = std::make_unique<child_process>(tmp.path(), "client-" + std::to_string(runs++), args);
+      auto status = p->wait_exit(180s);
+      EXPECT_EQ(exit_code(status), 0) << p->err();
+      auto out = nlohmann::json::parse(p->out(), nullptr, false);
+      EXPECT_TRUE(out.is_object()) << p->out() << p->err();
+      return out;
+    };
+    auto sorted = [](std::vector<std::string> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+
+    auto produced = run({node, js, "produce-txn", bootstrap, "from-js", "js-tx", "6"});
+    ASSERT_EQ(produced["committed"].size(), 15u);
+    ASSERT_EQ(produced["aborted"].size(), 15u);
+    std::vector<std::string> seen;
+    for (auto& line : kcat_consume(1, "from-js", "read_committed"))
+      seen.push_back(line.substr(line.find('=') + 1));
+    EXPECT_EQ(sorted(seen), sorted(produced["committed"].get<std::vector<std::string>>()));
+    EXPECT_EQ(kcat_consume(1, "from-js", "read_uncommitted").size(), 30u); // the aborted are on the log
+
+    auto written = run({python, std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_transactions.py",
+                        bootstrap, "from-rk", "rk-in", "rk-group", "rk-tx"});
+    ASSERT_EQ(written["committed"].size(), 15u);
+    auto consumed = run({node, js, "consume", bootstrap, "from-rk", "js-group", "15"});
+    EXPECT_EQ(sorted(consumed["values"].get<std::vector<std::string>>()),
+              sorted(written["committed"].get<std::vector<std::string>>()));
+  }
+};
 
 // The body of the response to `correlation_id` after its throttle time
 // (checked to be 0); "" (a test failure) without a response.
@@ -67,8 +190,9 @@ joined read_join(raw_connection& c, int32_t correlation_id, int16_t version) {
   }
   kafka::reader rd{*r};
   EXPECT_EQ(rd.int32(), correlation_id);
-  if (version >= 2)
+  if (version >= 2) {
     EXPECT_EQ(rd.int32(), 0);
+  }
   j.error = rd.int16();
   j.generation = rd.int32();
   j.protocol = rd.string();
@@ -517,72 +641,30 @@ TEST_F(KafkaGroups, KcatBalancedConsumersShareATopicAndCommit) {
   EXPECT_EQ(*offsets, ends);
 }
 
-// confluent-kafka-python's exactly-once loop (tests/clients/
-// confluent_group_eos.py) in two processes of one group, each with its
-// own transactional id, over the 2155 Northwind order details on three
-// nodes with replication factor 3: every fourth transaction aborts, and
-// a process is killed (SIGKILL) three times at random points and started
-// again. The read_committed output is exactly the sequential result: no
-// line missing, none twice; the group's offsets reach every partition's end.
+// confluent-kafka-python's exactly-once loop (confluent_exactly_once_loop)
+// on three nodes with replication factor 3.
 TEST_F(KafkaGroups, ConfluentKafkaPythonExactlyOnceGroupSurvivesKilledProcesses) {
-  std::string python = CAFTX_PYTHON3;
-  ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
   start_cluster(3, {{"group.initial.rebalance.delay.ms", "0"}});
-  admin_client admin{client_props()};
-  ASSERT_TRUE(admin.create_topic("nw-details", 3, {}, 3).ok());
-  ASSERT_TRUE(admin.create_topic("nw-totals", 3, {}, 3).ok());
-  std::string bootstrap;
-  for (auto& [id, port] : kafka_ports)
-    bootstrap += (bootstrap.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
-  std::string script = std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_group_eos.py";
-  std::string csv = std::string(CAFTX_DATA_DIR) + "/northwind/order_details.csv";
-  int runs = 0;
-  auto run = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {python, script});
-    return std::make_unique<child_process>(tmp.path(), "py-" + std::to_string(runs++), args);
-  };
-  {
-    auto load = run({"load", bootstrap, "nw-details", csv});
-    ASSERT_EQ(exit_code(load->wait_exit(120s)), 0) << load->err();
-    EXPECT_EQ(nlohmann::json::parse(load->out(), nullptr, false)["loaded"], 2155);
-  }
-  auto process = [&](int slot) {
-    return run({"process", bootstrap, "nw-details", "nw-totals", "nw-group",
-                "nw-tx-" + std::to_string(slot), "4"});
-  };
-  std::unique_ptr<child_process> slots[2] = {process(0), process(1)};
-  std::mt19937 rng{std::random_device{}()};
-  int kills = 0;
-  for (; kills < 3; ++kills) {
-    auto& victim = slots[kills % 2];
-    // A random point of its run: it may have finished by then.
-    if (victim->wait_exit(std::chrono::milliseconds(1000 + rng() % 3000)))
-      break;
-    ::kill(victim->pid(), SIGKILL);
-    victim->wait_exit(10s);
-    victim = process(kills % 2);
-  }
-  EXPECT_GE(kills, 1) << "the loop finished before the first kill";
-  for (auto& p : slots) {
-    ASSERT_EQ(exit_code(p->wait_exit(240s)), 0) << p->err();
-    std::cout << "killed " << kills << " times; last run of a process: " << p->out();
-  }
-  auto verify = run({"verify", bootstrap, "nw-totals", csv});
-  ASSERT_EQ(exit_code(verify->wait_exit(120s)), 0) << verify->err();
-  auto out = nlohmann::json::parse(verify->out(), nullptr, false);
-  ASSERT_TRUE(out.is_object()) << verify->out();
-  EXPECT_EQ(out["expected"], 2155);
-  EXPECT_EQ(out["got"], 2155);
-  EXPECT_EQ(out["missing"].size(), 0u) << out["missing"].dump();
-  EXPECT_EQ(out["extra"].size(), 0u) << out["extra"].dump();
-  // Aborted output is on the log, so read_uncommitted sees more.
-  EXPECT_GT(kcat_consume(1, "nw-totals", "read_uncommitted").size(), 2155u);
-  auto offsets = admin.list_group_offsets("nw-group");
-  ASSERT_TRUE(offsets.ok()) << offsets.error().to_string();
-  int64_t total = 0;
-  for (auto& [tp, o] : *offsets)
-    total += o;
-  EXPECT_EQ(total, 2155); // no marker in the input: its end offsets add up to the records
+  confluent_exactly_once_loop(3);
+}
+
+// The same clients against the embedded default: one caftx-node without
+// zookeeper.connect (the controller over its local store, internal topics
+// of one replica) and its Kafka listener. confluent-kafka-python's
+// exactly-once loop with killed processes, then KafkaJS and librdkafka
+// reading each other's transactions, kcat -L listing the one broker.
+TEST_F(KafkaGroups, ClientsWorkAgainstTheEmbeddedDefaultNode) {
+  start(1, {{"zookeeper.connect", ""},
+            {"zookeeper.session.timeout.ms", ""},
+            {"group.initial.rebalance.delay.ms", "0"}});
+  ASSERT_TRUE(wait_until([&] { return brokers_listed(kafka_ports.at(1)) == 1; }, 30s)) << log(1);
+  auto metadata = kcat_metadata(1);
+  ASSERT_TRUE(metadata.is_object()) << log(1);
+  ASSERT_EQ(metadata["brokers"].size(), 1u) << metadata.dump();
+  EXPECT_EQ(metadata["brokers"][0]["id"], 1);
+  EXPECT_EQ(metadata["brokers"][0]["name"], "127.0.0.1:" + std::to_string(kafka_ports.at(1)));
+  confluent_exactly_once_loop(1);
+  kafkajs_and_librdkafka_across();
 }
 
 // caftx's own consumer in a group (subscribe): a second member makes the
@@ -777,55 +859,14 @@ TEST_F(KafkaGroups, CaftxStaticConsumerComesBackWithoutARebalanceAndIsFencedByIt
   twin.close();
 }
 
-// KafkaJS 2.2.4 (tests/clients/js/kafkajs_client.js) and librdkafka,
-// across each other on one node: KafkaJS's transactions read by kcat
-// under read_committed, and confluent-kafka-python's transactions read by
-// a KafkaJS group consumer. Each side sees every committed record once and
-// no aborted one.
+// KafkaJS 2.2.4 and librdkafka across each other (kafkajs_and_librdkafka_across)
+// on one node of a cluster on ZooKeeper.
 TEST_F(KafkaGroups, KafkaJsAndLibrdkafkaReadEachOthersTransactions) {
-  std::string node = CAFTX_NODEJS, python = CAFTX_PYTHON3;
-  ASSERT_FALSE(node.empty()) << "node not found: tools/install-deps.sh installs Node.js";
-  ASSERT_FALSE(python.empty()) << "/usr/bin/python3 not found";
-  std::string js = std::string(CAFTX_CLIENT_SCRIPTS) + "/js/kafkajs_client.js";
-  ASSERT_TRUE(std::ifstream{std::string(CAFTX_CLIENT_SCRIPTS) + "/js/node_modules/kafkajs/package.json"})
-    << "KafkaJS is not installed: run tools/install-deps.sh";
   start_cluster(1, {{"transaction.state.log.replication.factor", "1"},
                     {"transaction.state.log.min.isr", "1"},
                     {"offsets.topic.replication.factor", "1"},
                     {"group.initial.rebalance.delay.ms", "0"}});
-  create_topic("from-js", 3);
-  create_topic("from-rk", 3);
-  create_topic("rk-in", 1);
-  std::string bootstrap = "127.0.0.1:" + std::to_string(kafka_ports.at(1));
-  int runs = 0;
-  auto run = [&](std::vector<std::string> args) {
-    auto p = std::make_unique<child_process>(tmp.path(), "client-" + std::to_string(runs++), args);
-    auto status = p->wait_exit(180s);
-    EXPECT_EQ(exit_code(status), 0) << p->err();
-    auto out = nlohmann::json::parse(p->out(), nullptr, false);
-    EXPECT_TRUE(out.is_object()) << p->out() << p->err();
-    return out;
-  };
-  auto sorted = [](std::vector<std::string> v) {
-    std::sort(v.begin(), v.end());
-    return v;
-  };
-
-  auto produced = run({node, js, "produce-txn", bootstrap, "from-js", "js-tx", "6"});
-  ASSERT_EQ(produced["committed"].size(), 15u);
-  ASSERT_EQ(produced["aborted"].size(), 15u);
-  std::vector<std::string> seen;
-  for (auto& line : kcat_consume(1, "from-js", "read_committed"))
-    seen.push_back(line.substr(line.find('=') + 1));
-  EXPECT_EQ(sorted(seen), sorted(produced["committed"].get<std::vector<std::string>>()));
-  EXPECT_EQ(kcat_consume(1, "from-js", "read_uncommitted").size(), 30u); // the aborted are on the log
-
-  auto written = run({python, std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_transactions.py",
-                      bootstrap, "from-rk", "rk-in", "rk-group", "rk-tx"});
-  ASSERT_EQ(written["committed"].size(), 15u);
-  auto consumed = run({node, js, "consume", bootstrap, "from-rk", "js-group", "15"});
-  EXPECT_EQ(sorted(consumed["values"].get<std::vector<std::string>>()),
-            sorted(written["committed"].get<std::vector<std::string>>()));
+  kafkajs_and_librdkafka_across();
 }
 
 // KafkaJS's exactly-once loop (sendOffsets in each transaction, every
@@ -843,9 +884,7 @@ TEST_F(KafkaGroups, KafkaJsExactlyOnceLoopSurvivesAKilledNode) {
   admin_client admin{client_props()};
   ASSERT_TRUE(admin.create_topic("js-details", 3, {}, 3).ok());
   ASSERT_TRUE(admin.create_topic("js-totals", 3, {}, 3).ok());
-  std::string bootstrap;
-  for (auto& [id, port] : kafka_ports)
-    bootstrap += (bootstrap.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+  auto bootstrap = kafka_bootstrap();
   std::string py = std::string(CAFTX_CLIENT_SCRIPTS) + "/confluent_group_eos.py";
   std::string csv = std::string(CAFTX_DATA_DIR) + "/northwind/order_details.csv";
   {

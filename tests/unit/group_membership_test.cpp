@@ -829,5 +829,62 @@ TEST_F(GroupMembership, ALoadedEmptyGroupStartsItsNextGenerationAfterTheStoredOn
   EXPECT_TRUE(reloaded.remove_group("other") == false);
 }
 
+// Two takeovers in flight whose stores both fail: each is undone, and
+// leadership goes back only to the member it was taken from (Kafka's
+// replaceStaticMember), so the leader is always a member.
+TEST_F(GroupMembership, TwoFailedTakeoversLeaveTheFirstLeaderLeading) {
+  auto [a, b] = stable_static_pair();
+  durable_at_once = false;
+  auto ta = join(static_request("", "i-a")); // the leader's instance
+  auto tb = join(static_request("", "i-b"));
+  ASSERT_EQ(held.size(), 2u);
+  complete(held[0], error_code::coordinator_not_available);
+  complete(held[1], error_code::coordinator_not_available);
+  EXPECT_EQ(joins.at(ta).error, error_code::coordinator_not_available);
+  EXPECT_EQ(joins.at(tb).error, error_code::coordinator_not_available);
+  EXPECT_EQ(heartbeat(a, 2, "i-a"), error_code::none);
+  EXPECT_EQ(heartbeat(b, 2, "i-b"), error_code::none);
+  // A new takeover works and names a as the leader.
+  held.clear();
+  auto tb2 = join(static_request("", "i-b"));
+  ASSERT_EQ(held.size(), 1u);
+  complete(held[0], error_code::none);
+  EXPECT_EQ(joins.at(tb2).error, error_code::none);
+  EXPECT_EQ(joins.at(tb2).leader_id, a);
+}
+
+// A SyncGroup held while the group's record is written: the member could
+// send no heartbeat meanwhile, so its session starts over when answered
+// (Kafka's propagateAssignment).
+TEST_F(GroupMembership, AHeldSyncStartsTheSessionOverWhenAnswered) {
+  durable_at_once = false;
+  auto a = joins.at(join(request(""))).member_id;
+  auto s = sync(a, 1, {{a, "A"}});
+  advance(9000);
+  ASSERT_EQ(held.size(), 1u);
+  complete(held[0], error_code::none);
+  EXPECT_EQ(syncs.at(s).assignment, "A");
+  advance(1001); // past the session the sync started
+  EXPECT_EQ(core.state("g"), group_state::stable);
+  EXPECT_EQ(heartbeat(a, 1), error_code::none);
+}
+
+// An instance id the group does not have is UNKNOWN_MEMBER_ID wherever a
+// member is checked (Kafka 3's validateCurrentMember), even with a member
+// id the group has.
+TEST_F(GroupMembership, AnUnknownInstanceIdIsAnUnknownMember) {
+  auto [a, b] = stable_static_pair();
+  EXPECT_EQ(heartbeat(a, 2, "i-x"), error_code::unknown_member_id);
+  group_membership_core::outbox out;
+  core.sync(99, sync_group_request{"g", 2, a, {}, "i-x"}, now, out);
+  ASSERT_EQ(out.syncs.size(), 1u);
+  EXPECT_EQ(out.syncs[0].second.error, error_code::unknown_member_id);
+  EXPECT_EQ(core.validate_offset_commit("g", 2, a, "i-x", now), error_code::unknown_member_id);
+  EXPECT_EQ(core.validate_txn_offset_commit("g", 2, a, "i-x"), error_code::unknown_member_id);
+  EXPECT_EQ(core.validate_txn_offset_commit("none", 2, a, "i-x"), error_code::unknown_member_id);
+  EXPECT_EQ(heartbeat(a, 2, "i-a"), error_code::none);
+  (void) b;
+}
+
 } // namespace
 } // namespace caftx
