@@ -102,13 +102,8 @@ struct reader {
   std::string string(const char* field) { return take(get<int16_t>(field), field); }
   // A nullable string; null reads as "".
   std::string nullable_string(const char* field) {
-    if (!need(2, field))
-      return {};
-    if (static_cast<unsigned char>(in[pos]) == 0xff && static_cast<unsigned char>(in[pos + 1]) == 0xff) {
-      pos += 2;
-      return {};
-    }
-    return string(field);
+    auto n = get<int16_t>(field);
+    return n == -1 ? std::string() : take(n, field);
   }
   std::string bytes(const char* field) { return take(get<int32_t>(field), field); }
   std::string compact_string(const char* field) {

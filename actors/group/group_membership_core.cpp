@@ -564,16 +564,15 @@ group_metadata_record group_membership_core::snapshot(
   return r;
 }
 
-uint64_t group_membership_core::request_store(group& g, int64_t now_ms, outbox& out,
-                                              std::optional<pending_store> wait,
-                                              const std::map<std::string, std::string>* assignments) {
+void group_membership_core::request_store(group& g, int64_t now_ms, outbox& out,
+                                          std::optional<pending_store> wait,
+                                          const std::map<std::string, std::string>* assignments) {
   uint64_t id = 0;
   if (wait) {
     id = ++last_store_id_;
     g.stores.emplace(id, std::move(*wait));
   }
   out.stores.push_back({id, snapshot(g, now_ms, assignments)});
-  return id;
 }
 
 void group_membership_core::stored(const std::string& group_id, uint64_t id, error_code error,

@@ -264,10 +264,10 @@ private:
   // protocol and their assignments (`assignments` instead, if given).
   group_metadata_record snapshot(const group& g, int64_t now_ms,
                                  const std::map<std::string, std::string>* assignments = nullptr) const;
-  // Asks the shell to append the group's record; returns the store's id
-  // (0 when nothing waits for it).
-  uint64_t request_store(group& g, int64_t now_ms, outbox& out, std::optional<pending_store> wait,
-                         const std::map<std::string, std::string>* assignments = nullptr);
+  // Asks the shell to append the group's record; `wait`, if given, is
+  // what waits for stored() under the store's id.
+  void request_store(group& g, int64_t now_ms, outbox& out, std::optional<pending_store> wait,
+                     const std::map<std::string, std::string>* assignments = nullptr);
   // The leader's assignment is durable (or needs no store): every member
   // gets its bytes and the group is Stable.
   void hand_out_assignment(group& g, const std::map<std::string, std::string>& assignments,
